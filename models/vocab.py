@@ -1,0 +1,136 @@
+"""Fixed vocabularies, each defined once (SPEC sections 2-5)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class EvidenceStatus(StrEnum):
+    """What a projection says about its evidence list."""
+
+    EVIDENCE_FOUND = "EVIDENCE_FOUND"
+    NO_EVIDENCE = "NO_EVIDENCE"
+
+
+class RelevanceLevel(StrEnum):
+    """Grade of the best-ranked block; absent (null) below the reference threshold."""
+
+    PRECISE = "PRECISE"
+    REFERENCE = "REFERENCE"
+
+
+class PyRagEvidenceStatus(StrEnum):
+    """py-rag's own business status."""
+
+    SUPPORTED = "supported"
+    NO_EVIDENCE = "no_evidence"
+
+
+class RecordStatus(StrEnum):
+    """Status of a postprocessed / projected value: rejected inputs travel on as FAILED."""
+
+    OK = "OK"
+    FAILED = "FAILED"
+
+
+class LedgerStatus(StrEnum):
+    """Status of a ledger entry."""
+
+    READY = "READY"
+    FAILED = "FAILED"
+
+
+class LedgerOutcome(StrEnum):
+    """Result of one write-once attempt."""
+
+    WRITTEN = "WRITTEN"
+    DUPLICATE = "DUPLICATE"
+    CONFLICT = "CONFLICT"
+
+
+class Station(StrEnum):
+    """The station that emitted an audit record or a dead letter."""
+
+    POSTPROCESS = "postprocess"
+    PROJECT = "project"
+    LEDGER = "ledger"
+    GUARD = "guard"
+    DEAD_LETTER = "dead-letter"
+
+
+class DeadLetterReason(StrEnum):
+    """Why a record could not be processed (SPEC section 5)."""
+
+    MALFORMED_JSON = "MALFORMED_JSON"
+    OVERSIZED = "OVERSIZED"
+    INVALID_ID = "INVALID_ID"
+    INTERNAL_ERROR = "INTERNAL_ERROR"
+    SCHEMA_VIOLATION = "SCHEMA_VIOLATION"
+    PROJECTION_BUDGET_EXCEEDED = "PROJECTION_BUDGET_EXCEEDED"
+    LEDGER_CONFLICT = "LEDGER_CONFLICT"
+
+
+class AnalysisKind(StrEnum):
+    """The two legal kinds of an analysis item."""
+
+    NORMAL = "NORMAL"
+    NEGATIVE_OBSERVATION = "NEGATIVE_OBSERVATION"
+
+
+class VerdictKind(StrEnum):
+    """The guard's decision on one draft."""
+
+    PASS = "PASS"
+    REJECT = "REJECT"
+    FALLBACK = "FALLBACK"
+
+
+class ViolationCode(StrEnum):
+    """The twenty violation codes of the evidence guard (SPEC section 4)."""
+
+    # A. Structure
+    DRAFT_UNPARSABLE = "DRAFT_UNPARSABLE"
+    DRAFT_TOO_LARGE = "DRAFT_TOO_LARGE"
+    RUN_ID_MISSING = "RUN_ID_MISSING"
+    ANALYSIS_EMPTY = "ANALYSIS_EMPTY"
+    ID_DUPLICATE = "ID_DUPLICATE"
+    CONTENT_EMPTY = "CONTENT_EMPTY"
+    ANALYSIS_KIND_INVALID = "ANALYSIS_KIND_INVALID"
+    ANALYSIS_CITATION_MISSING = "ANALYSIS_CITATION_MISSING"
+    REFERENCE_MISSING = "REFERENCE_MISSING"
+    REFERENCE_UNKNOWN_ANALYSIS = "REFERENCE_UNKNOWN_ANALYSIS"
+    LIMITATIONS_MISSING = "LIMITATIONS_MISSING"
+    # B. Citation
+    CITATION_NOT_FOUND = "CITATION_NOT_FOUND"
+    CITATION_NOT_READY = "CITATION_NOT_READY"
+    CITATION_CROSS_RUN = "CITATION_CROSS_RUN"
+    NORMAL_CITES_NO_EVIDENCE = "NORMAL_CITES_NO_EVIDENCE"
+    NEGATIVE_CITES_EVIDENCE = "NEGATIVE_CITES_EVIDENCE"
+    CITATION_DOCUMENT_UNKNOWN = "CITATION_DOCUMENT_UNKNOWN"
+    # C. Re-read
+    LEDGER_PAYLOAD_INVALID = "LEDGER_PAYLOAD_INVALID"
+    LEDGER_PAYLOAD_UNKNOWN_FIELD = "LEDGER_PAYLOAD_UNKNOWN_FIELD"
+    LEDGER_PAYLOAD_TAMPERED = "LEDGER_PAYLOAD_TAMPERED"
+
+
+COMPLETENESS_HINTS: dict[RelevanceLevel | None, str] = {
+    RelevanceLevel.PRECISE: "知识库中不存在比上述结果更精准的文档",
+    RelevanceLevel.REFERENCE: "以上结果仅供参考，知识库中可能没有与问题完全匹配的文档",
+    None: "知识库中没有与问题足够相关的文档",
+}
+"""The ceiling hint bound to each level (SPEC 3.2)."""
+
+FALLBACK_MESSAGE = "知识库未检索到可用证据，请结合日志、指标、告警继续排查"
+"""LookupResult.fallback_message when nothing was found (SPEC 3.4)."""
+
+FALLBACK_LIMITATION = "自动诊断未通过证据校验，请结合日志、指标、告警人工排查"
+"""The one limitation of a FALLBACK verdict's report (SPEC 4)."""
+
+SCORE_LABEL = "rerank"
+"""KnowledgeSearchHit.score_label: the rerank score passes straight through."""
+
+ATTEMPT_REASON = "attempt:UNFILTERED_VECTOR"
+"""The only recall attempt that still exists; its label is part of every hit's reasons."""
+
+PACK_STRATEGY = "ranked_evidence_char_budget"
+"""ContextPack.strategy: rank is priority, first come first served."""

@@ -1,0 +1,54 @@
+"""The ``evidence-chain`` command line: one console script, one module per group of commands."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+
+from streams.errors import ConfigurationError, EvidenceChainError
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser with every subcommand registered by its module."""
+    from streams.cli import offline
+
+    parser = argparse.ArgumentParser(
+        prog="evidence-chain",
+        description="Govern RAG evidence for an LLM agent and check its diagnosis against what it was shown.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    offline.register(sub)
+    for name in ("stream", "ops"):
+        try:
+            module = __import__(f"streams.cli.{name}", fromlist=["register"])
+        except ModuleNotFoundError as exc:
+            if exc.name != f"streams.cli.{name}":
+                raise
+            continue
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Handler = args.handler
+    try:
+        return handler(args)
+    except ConfigurationError as exc:
+        print(f"evidence-chain {args.command}: {exc}", file=sys.stderr)
+        return 2
+    except EvidenceChainError as exc:
+        print(f"evidence-chain {args.command}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"evidence-chain {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,156 @@
+"""``pipe`` and ``verify``: the stations without Kafka or Redis, JSON lines in and out.
+
+Input is read as bytes, one record per line (a trailing ``\\r\\n`` or ``\\n`` is not part of it);
+every input line gives exactly one output line, and the exit code is 0 when the input was read to
+the end. These commands run the same code path as the agents (``streams.pipeline``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator
+from typing import IO, Any
+
+from models.events import Rejection
+from models.ids import is_valid_id
+from models.vocab import DeadLetterReason
+from streams import json
+from streams.errors import ConfigurationError
+from streams.pipeline import process_lookup, process_raw_hits
+from streams.settings import get_settings
+from streams.stations.guard import EvidenceGuard
+from streams.stations.ledger_view import InMemoryLedger
+
+# Offline, a rejected line prints a dead letter instead of a FAILED LookupResult, so every
+# LookupResult printed is status OK; the two envelope fields carry nothing and are left out.
+_OFFLINE_LOOKUP_OMITS = ("status", "failure_reason")
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``pipe`` and ``verify``."""
+    pipe = sub.add_parser(
+        "pipe",
+        help="run the stations on JSON lines from stdin, without Kafka",
+        description="One JSON object per stdin line → one stdout line: the projection (the exact "
+        "ledger bytes), the LookupResult (--emit lookup), or {\"dead_letter\": ...}.",
+    )
+    pipe.add_argument("--emit", choices=("projection", "lookup"), default="projection")
+    pipe.add_argument(
+        "--from",
+        dest="source",
+        choices=("raw-hits", "lookup"),
+        default="raw-hits",
+        help="raw-hits records (default) or LookupResults fed straight to the projector",
+    )
+    pipe.set_defaults(handler=run_pipe)
+
+    verify = sub.add_parser(
+        "verify",
+        help="run the guard on drafts from stdin against a ledger file, without Kafka or Redis",
+        description="Ledger entries (JSON lines, first line for a key wins) from --ledger; one draft "
+        "per stdin line → one verdict per line.",
+    )
+    verify.add_argument("--ledger", required=True, metavar="FILE", help="ledger entries as JSON lines")
+    verify.set_defaults(handler=run_verify)
+
+
+def read_lines(stream: IO[bytes]) -> Iterator[bytes]:
+    """Lines as bytes without their line ending; a final line without ``\\n`` still counts."""
+    for line in stream:
+        if line.endswith(b"\n"):
+            line = line[:-2] if line.endswith(b"\r\n") else line[:-1]
+        yield line
+
+
+def dead_letter_line(rejection: Rejection) -> dict[str, Any]:
+    """What ``pipe`` prints for a rejected line."""
+    return {"dead_letter": dict(rejection)}
+
+
+def run_pipe(args: argparse.Namespace) -> int:
+    """The ``pipe`` command."""
+    if args.source == "lookup" and args.emit == "lookup":
+        raise ConfigurationError("--from lookup reads LookupResults; it can only --emit projection")
+    settings = get_settings()
+    out = sys.stdout.buffer
+    for line in read_lines(sys.stdin.buffer):
+        if args.source == "lookup":
+            result = process_lookup(line, settings)
+            if result.projection is not None:
+                out.write(result.projection.canonical + b"\n")
+            elif result.rejection is not None:
+                out.write(json.dumps_line(dead_letter_line(result.rejection)))
+            else:  # a FAILED LookupResult: its dead letter was written upstream; say why here too
+                out.write(json.dumps_line(dead_letter_line(_failed_upstream(result.event))))
+            continue
+        outcome = process_raw_hits(line, settings)
+        if outcome.rejection is not None or outcome.lookup is None:
+            out.write(json.dumps_line(dead_letter_line(outcome.rejection or _missing())))
+        elif args.emit == "lookup":
+            shown = {k: v for k, v in outcome.lookup.items() if k not in _OFFLINE_LOOKUP_OMITS}
+            out.write(json.dumps_line(shown))
+        else:
+            projected = process_lookup(json.dumps(outcome.lookup), settings)
+            if projected.projection is not None:
+                out.write(projected.projection.canonical + b"\n")
+            else:
+                out.write(json.dumps_line(dead_letter_line(projected.rejection or _missing())))
+    out.flush()
+    return 0
+
+
+def _failed_upstream(event: Any) -> Rejection:
+    reason = event.get("failure_reason") if isinstance(event, dict) else None
+    run_id = event.get("run_id") if isinstance(event, dict) else None
+    tool_call_id = event.get("tool_call_id") if isinstance(event, dict) else None
+    valid = is_valid_id(run_id) and is_valid_id(tool_call_id)
+    return {
+        "reason": reason or DeadLetterReason.INTERNAL_ERROR,
+        "error": "the LookupResult is FAILED upstream",
+        "run_id": run_id if valid else None,
+        "tool_call_id": tool_call_id if valid else None,
+    }
+
+
+def _missing() -> Rejection:
+    return {"reason": DeadLetterReason.INTERNAL_ERROR, "error": "no result", "run_id": None, "tool_call_id": None}
+
+
+def load_ledger(path: str) -> InMemoryLedger:
+    """Ledger entries from a JSON-lines file; the first line for a key wins.
+
+    Raises:
+        ConfigurationError: the file cannot be read or a line is not a ledger entry.
+    """
+    ledger = InMemoryLedger()
+    try:
+        with open(path, "rb") as handle:
+            for number, line in enumerate(read_lines(handle), start=1):
+                if not line.strip():
+                    continue
+                try:
+                    entry = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise ConfigurationError(f"{path}:{number}: not JSON ({exc}); fix or remove the line") from exc
+                if not isinstance(entry, dict) or not all(
+                    isinstance(entry.get(k), str) for k in ("run_id", "tool_call_id")
+                ):
+                    raise ConfigurationError(
+                        f"{path}:{number}: a ledger entry is an object with string run_id and tool_call_id"
+                    )
+                ledger.put(entry)
+    except OSError as exc:
+        raise ConfigurationError(f"cannot read the ledger file {path!r}: {exc.strerror}") from exc
+    return ledger
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    """The ``verify`` command."""
+    ledger = load_ledger(args.ledger)
+    guard = EvidenceGuard(get_settings().guard)
+    out = sys.stdout.buffer
+    for line in read_lines(sys.stdin.buffer):
+        out.write(json.dumps_line(guard.check(line, ledger)))
+    out.flush()
+    return 0

@@ -1,0 +1,109 @@
+"""Station 1, the anti-corruption layer: validate a raw-hits record and adapt py-rag's hits (SPEC 2, 3.1).
+
+Only this module knows py-rag's field names; every later station reads ``KnowledgeSearchHit``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from models.ids import is_valid_id
+from models.limits import InputLimits
+from models.rag import PY_RAG_RESPONSE_ADAPTER, KnowledgeSearchHit, PyRagResponse, RawHitsRecord
+from models.validation import ContractError, validate
+from models.vocab import ATTEMPT_REASON, SCORE_LABEL, PyRagEvidenceStatus
+from streams import json
+from streams.errors import InvalidId, MalformedJson, OversizedInput, SchemaViolation
+
+_CHUNK_SUFFIX = re.compile(r"#chunk-([0-9]+)\Z")
+_MAX_CHUNK_INDEX = 2**63 - 1  # larger values cannot be carried as a JSON integer by every consumer
+
+
+def parse_object(raw: bytes | str) -> dict[str, Any]:
+    """Parse strict JSON whose top level must be an object.
+
+    Raises:
+        MalformedJson: not UTF-8, not strict JSON, or not an object.
+    """
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise MalformedJson(str(exc)) from exc
+    if not isinstance(value, dict):
+        raise MalformedJson("not an object")
+    return value
+
+
+def validate_raw_hits(raw: bytes, limits: InputLimits) -> RawHitsRecord:
+    """Validate one raw-hits value (SPEC 2) in the SPEC's order: size, strict JSON object, ids, schema.
+
+    Raises:
+        OversizedInput, MalformedJson, InvalidId, SchemaViolation: the record is rejected; the
+            exception carries the reason and, when readable, the ids.
+    """
+    if len(raw) > limits.max_message_bytes:
+        raise OversizedInput(
+            f"value is {len(raw)} bytes, over max_message_bytes={limits.max_message_bytes}; "
+            "split the response or raise EC_INPUT__MAX_MESSAGE_BYTES"
+        )
+    doc = parse_object(raw)
+    run_id, tool_call_id = doc.get("run_id"), doc.get("tool_call_id")
+    if not is_valid_id(run_id):
+        raise InvalidId("bad run_id: must be 1-128 characters of [A-Za-z0-9._-]", run_id=None)
+    if not is_valid_id(tool_call_id):
+        raise InvalidId("bad tool_call_id: must be 1-128 characters of [A-Za-z0-9._-]", run_id=run_id)
+    response = doc.get("response")
+    if not isinstance(response, dict):
+        raise SchemaViolation("response: must be an object", run_id=run_id, tool_call_id=tool_call_id)
+    hits = response.get("hits")
+    if isinstance(hits, list) and len(hits) > limits.max_hits:
+        raise SchemaViolation(
+            f"hits: {len(hits)} hits, over max_hits={limits.max_hits}", run_id=run_id, tool_call_id=tool_call_id
+        )
+    try:
+        validated = validate(PY_RAG_RESPONSE_ADAPTER, response)
+    except ContractError as exc:
+        raise SchemaViolation(str(exc), run_id=run_id, tool_call_id=tool_call_id) from exc
+    return {"run_id": run_id, "tool_call_id": tool_call_id, "response": validated}
+
+
+def chunk_index(evidence_key: str) -> int | None:
+    """The N of an evidence key ending in ``#chunk-N``, else None."""
+    match = _CHUNK_SUFFIX.search(evidence_key)
+    if match is None:
+        return None
+    index = int(match.group(1))
+    return index if index <= _MAX_CHUNK_INDEX else None
+
+
+def adapt(response: PyRagResponse) -> list[KnowledgeSearchHit]:
+    """One KnowledgeSearchHit per hit, in array order.
+
+    ``no_evidence`` means there are no candidates, even if py-rag sent hits.
+    """
+    if response["evidence_status"] == PyRagEvidenceStatus.NO_EVIDENCE:
+        return []
+    return [
+        {
+            "evidence_key": hit["evidence_key"],
+            "doc_id": hit["document_id"],
+            "chunk_index": chunk_index(hit["evidence_key"]),
+            "content": hit["excerpt"],
+            "score": hit["quality_score"],
+            "score_label": SCORE_LABEL,
+            "original_rank": rank,
+            "source": hit["source"],
+            "title": hit.get("title"),
+            "breadcrumb": hit.get("breadcrumb"),
+            "hit_reasons": [f"semantic_rank:{rank}", ATTEMPT_REASON],
+        }
+        for rank, hit in enumerate(response["hits"], start=1)
+    ]
+
+
+def contract_anomaly(response: PyRagResponse) -> str | None:
+    """A py-rag contract oddity worth auditing: ``no_evidence`` that still carries hits."""
+    if response["evidence_status"] == PyRagEvidenceStatus.NO_EVIDENCE and response["hits"]:
+        return "hits_with_no_evidence"
+    return None

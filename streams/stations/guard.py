@@ -1,0 +1,324 @@
+"""Station 6, the EvidenceGuard: check a diagnosis draft against the ledger (SPEC 4).
+
+Pure rules in two steps around one batch read of the ledger: :meth:`EvidenceGuard.plan` parses the
+draft and runs the structure checks (A) and says which entries to read; :meth:`EvidenceGuard.judge`
+runs the citation (B) and re-read (C) checks on what was read and builds the verdict. The edge
+does the read in between (at most two Redis round trips), so the same rules run offline and live.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from models.draft import DIAGNOSIS_DRAFT_ADAPTER, DiagnosisDraft
+from models.events import Origin
+from models.ids import is_valid_id
+from models.limits import GuardSettings
+from models.projection import RagToolResult
+from models.validation import ContractError, validate
+from models.verdict import EvidenceSnapshot, FallbackReport, Verdict, Violation, ViolationEvent
+from models.vocab import FALLBACK_LIMITATION, AnalysisKind, LedgerStatus, VerdictKind, ViolationCode
+from streams import json
+from streams.stations.ledger_view import LedgerLookup, LedgerReader
+from streams.stations.reread import reread
+
+Code = ViolationCode
+_KINDS = frozenset(AnalysisKind)
+_NO_ENTRY = LedgerLookup(None, False)
+
+
+@dataclass(slots=True)
+class GuardPlan:
+    """A parsed draft, its structure violations, and the ledger entries it needs."""
+
+    draft_sha256: str
+    run_id: str | None
+    draft_id: str | None
+    attempt: int
+    violations: list[Violation] = field(default_factory=list)
+    draft: DiagnosisDraft | None = None
+    cited: list[str] = field(default_factory=list)
+    """Distinct valid tool call ids to read, in first-cited order (empty if none may be checked)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Citation:
+    code: ViolationCode | None
+    message: str
+    result: RagToolResult | None = None
+    sha256: str = ""
+
+
+def _violation(code: ViolationCode, path: str, message: str) -> Violation:
+    return {"code": code, "path": path, "message": message}
+
+
+def _blank(value: str | None) -> bool:
+    return value is None or not value.strip()
+
+
+def _readable(doc: Any) -> tuple[str | None, str | None, int]:
+    """What an early-ended check can still read: run_id, draft_id, attempt."""
+    if not isinstance(doc, dict):
+        return None, None, 1
+    run_id = doc.get("run_id")
+    draft_id = doc.get("draft_id")
+    attempt = doc.get("attempt")
+    return (
+        run_id if isinstance(run_id, str) else None,
+        draft_id if isinstance(draft_id, str) and draft_id else None,
+        attempt if isinstance(attempt, int) and not isinstance(attempt, bool) and attempt >= 1 else 1,
+    )
+
+
+class EvidenceGuard:
+    """Collects every violation of a draft (except that unparsable or too large ends the check)."""
+
+    def __init__(self, settings: GuardSettings) -> None:
+        self.settings = settings
+
+    # -- step 1: parse and structure (A) ---------------------------------------------------------
+
+    def plan(self, raw: bytes) -> GuardPlan:
+        """Parse the draft's exact bytes and run the structure checks."""
+        digest = json.sha256_hex(raw)
+        if len(raw) > self.settings.max_draft_bytes:
+            message = f"draft is {len(raw)} bytes, over max_draft_bytes={self.settings.max_draft_bytes}"
+            return GuardPlan(digest, None, None, 1, [_violation(Code.DRAFT_TOO_LARGE, "", message)])
+        try:
+            doc = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            return GuardPlan(digest, None, None, 1, [_violation(Code.DRAFT_UNPARSABLE, "", f"not JSON: {exc}")])
+        run_id, draft_id, attempt = _readable(doc)
+        if not isinstance(doc, dict):
+            message = "the draft must be a JSON object"
+            return GuardPlan(digest, None, None, 1, [_violation(Code.DRAFT_UNPARSABLE, "", message)])
+        try:
+            draft = validate(DIAGNOSIS_DRAFT_ADAPTER, doc)
+        except ContractError as exc:
+            message = f"{exc}; fix the field's type (draft_id must be a non-empty string, item ids strings)"
+            return GuardPlan(digest, run_id, draft_id, attempt, [_violation(Code.DRAFT_UNPARSABLE, "", message)])
+        too_large = self._too_large(draft)
+        if too_large is not None:
+            return GuardPlan(digest, run_id, draft_id, attempt, [_violation(Code.DRAFT_TOO_LARGE, "", too_large)])
+        plan = GuardPlan(digest, run_id, draft_id, attempt, self._structure(draft), draft)
+        if is_valid_id(run_id):
+            cited = dict.fromkeys(
+                tcid for item in draft.get("analysis") or [] for tcid in item.get("tool_call_ids") or []
+            )
+            plan.cited = [tcid for tcid in cited if is_valid_id(tcid)]
+        return plan
+
+    def _too_large(self, draft: DiagnosisDraft) -> str | None:
+        s = self.settings
+        analysis = draft.get("analysis") or []
+        actions = draft.get("action_plan") or []
+        if len(analysis) > s.max_items or len(actions) > s.max_items:
+            return f"more than {s.max_items} items in analysis or action_plan"
+        lists: list[tuple[str, list[str]]] = []
+        for i, item in enumerate(analysis):
+            lists.append((f"analysis[{i}].tool_call_ids", item.get("tool_call_ids") or []))
+            lists.append((f"analysis[{i}].document_ids", item.get("document_ids") or []))
+        conclusion = draft.get("conclusion")
+        if conclusion is not None:
+            lists.append(("conclusion.based_on_analysis_ids", conclusion.get("based_on_analysis_ids") or []))
+        for i, action in enumerate(actions):
+            lists.append((f"action_plan[{i}].based_on_analysis_ids", action.get("based_on_analysis_ids") or []))
+        for path, entries in lists:
+            if len(entries) > s.max_list_entries:
+                return f"{path} has {len(entries)} entries, over {s.max_list_entries}"
+        distinct = {tcid for item in analysis for tcid in item.get("tool_call_ids") or []}
+        if len(distinct) > s.max_cited_tool_calls:
+            return f"{len(distinct)} distinct tool calls cited, over {s.max_cited_tool_calls}"
+        return None
+
+    def _structure(self, draft: DiagnosisDraft) -> list[Violation]:
+        out: list[Violation] = []
+        add = out.append
+        if not is_valid_id(draft.get("run_id")):
+            add(_violation(Code.RUN_ID_MISSING, "run_id", "run_id is absent, blank or not 1-128 of [A-Za-z0-9._-]"))
+        analysis = draft.get("analysis") or []
+        actions = draft.get("action_plan") or []
+        if not analysis:
+            add(_violation(Code.ANALYSIS_EMPTY, "analysis", "the draft has no analysis items"))
+        analysis_ids = {item["id"] for item in analysis}
+        seen: set[str] = set()
+
+        def check_id(item_id: str, path: str) -> None:
+            if item_id in seen:
+                add(_violation(Code.ID_DUPLICATE, path, f"id {item_id!r} is used twice"))
+            seen.add(item_id)
+
+        def check_refs(refs: list[str] | None, path: str) -> None:
+            if not refs:
+                add(_violation(Code.REFERENCE_MISSING, path, "names no analysis item"))
+                return
+            for k, ref in enumerate(refs):
+                if ref not in analysis_ids:
+                    add(_violation(Code.REFERENCE_UNKNOWN_ANALYSIS, f"{path}[{k}]", f"{ref!r} is not an analysis id"))
+
+        for i, item in enumerate(analysis):
+            path = f"analysis[{i}]"
+            check_id(item["id"], f"{path}.id")
+            if _blank(item.get("content")):
+                add(_violation(Code.CONTENT_EMPTY, f"{path}.content", "content is blank"))
+            if item.get("kind") not in _KINDS:
+                add(_violation(Code.ANALYSIS_KIND_INVALID, f"{path}.kind", "kind must be NORMAL or NEGATIVE_OBSERVATION"))
+            if not item.get("tool_call_ids"):
+                add(_violation(Code.ANALYSIS_CITATION_MISSING, f"{path}.tool_call_ids", "cites no tool call"))
+        conclusion = draft.get("conclusion")
+        if conclusion is not None:
+            if _blank(conclusion.get("content")):
+                add(_violation(Code.CONTENT_EMPTY, "conclusion.content", "content is blank"))
+            check_refs(conclusion.get("based_on_analysis_ids"), "conclusion.based_on_analysis_ids")
+        for i, action in enumerate(actions):
+            path = f"action_plan[{i}]"
+            check_id(action["id"], f"{path}.id")
+            if _blank(action.get("content")):
+                add(_violation(Code.CONTENT_EMPTY, f"{path}.content", "content is blank"))
+            check_refs(action.get("based_on_analysis_ids"), f"{path}.based_on_analysis_ids")
+        if all(_blank(entry) for entry in draft.get("limitations") or []):
+            add(_violation(Code.LIMITATIONS_MISSING, "limitations", "limitations must name at least one"))
+        return out
+
+    # -- step 2: citations (B) and re-read (C) ---------------------------------------------------
+
+    def judge(
+        self,
+        plan: GuardPlan,
+        lookups: Mapping[str, LedgerLookup],
+        *,
+        event_id: str | None = None,
+        origin: Origin | None = None,
+    ) -> Verdict:
+        """Check every citation occurrence against what the ledger returned, and build the verdict."""
+        violations = list(plan.violations)
+        snapshot: dict[str, EvidenceSnapshot] = {}
+        if plan.draft is not None and plan.cited:
+            violations += self._citations(plan.draft, plan.run_id, lookups, snapshot)
+        limit = self.settings.max_violations
+        if not violations:
+            verdict = VerdictKind.PASS
+        elif plan.attempt < self.settings.max_attempts:
+            verdict = VerdictKind.REJECT
+        else:
+            verdict = VerdictKind.FALLBACK
+        report: FallbackReport | None = None
+        if verdict is VerdictKind.FALLBACK:
+            report = {"conclusion": None, "limitations": [FALLBACK_LIMITATION]}
+        return {
+            "event_id": event_id,
+            "origin": origin,
+            "run_id": plan.run_id,
+            "draft_id": plan.draft_id,
+            "draft_sha256": plan.draft_sha256,
+            "attempt": plan.attempt,
+            "verdict": verdict,
+            "violation_count": len(violations),
+            "violations_truncated": len(violations) > limit,
+            "violations": violations[:limit],
+            "evidence_snapshot": list(snapshot.values()),
+            "fallback_report": report,
+            "source_timestamp": origin["timestamp"] if origin is not None else None,
+        }
+
+    def _citations(
+        self,
+        draft: DiagnosisDraft,
+        run_id: str | None,
+        lookups: Mapping[str, LedgerLookup],
+        snapshot: dict[str, EvidenceSnapshot],
+    ) -> list[Violation]:
+        cache: dict[str, _Citation] = {}
+        out: list[Violation] = []
+        for i, item in enumerate(draft.get("analysis") or []):
+            known_documents: set[str] = set()
+            any_passed = False
+            kind = item.get("kind")
+            for j, tcid in enumerate(item.get("tool_call_ids") or []):
+                path = f"analysis[{i}].tool_call_ids[{j}]"
+                citation = cache.get(tcid)
+                if citation is None:
+                    citation = cache[tcid] = _check_citation(tcid, run_id, lookups.get(tcid, _NO_ENTRY))
+                result = citation.result
+                if result is None:
+                    out.append(_violation(citation.code or Code.CITATION_NOT_FOUND, path, citation.message))
+                    continue
+                any_passed = True
+                known_documents.update(e["document_id"] for e in result["evidence"])
+                snapshot.setdefault(tcid, _snapshot(result, citation.sha256))
+                found = result["evidence_status"] == "EVIDENCE_FOUND"
+                if kind == AnalysisKind.NORMAL and not found:
+                    message = f"NORMAL item cites {tcid!r}, which found no evidence"
+                    out.append(_violation(Code.NORMAL_CITES_NO_EVIDENCE, path, message))
+                elif kind == AnalysisKind.NEGATIVE_OBSERVATION and found:
+                    message = f"NEGATIVE_OBSERVATION item cites {tcid!r}, which found evidence"
+                    out.append(_violation(Code.NEGATIVE_CITES_EVIDENCE, path, message))
+            if any_passed:
+                for k, document_id in enumerate(item.get("document_ids") or []):
+                    if document_id not in known_documents:
+                        message = f"{document_id!r} is in none of the item's cited projections"
+                        out.append(_violation(Code.CITATION_DOCUMENT_UNKNOWN, f"analysis[{i}].document_ids[{k}]", message))
+        return out
+
+    # -- both steps, with a synchronous reader ---------------------------------------------------
+
+    def check(
+        self, raw: bytes, reader: LedgerReader, *, event_id: str | None = None, origin: Origin | None = None
+    ) -> Verdict:
+        """Plan, read every cited entry in one call, judge."""
+        plan = self.plan(raw)
+        lookups = reader.read(plan.run_id or "", plan.cited) if plan.cited else {}
+        return self.judge(plan, lookups, event_id=event_id, origin=origin)
+
+
+def _check_citation(tool_call_id: str, run_id: str | None, lookup: LedgerLookup) -> _Citation:
+    """B then C for one cited tool call: found → READY → same run → re-read."""
+    if not is_valid_id(tool_call_id):
+        return _Citation(Code.CITATION_NOT_FOUND, f"{tool_call_id!r} is not a valid tool call id")
+    entry = lookup.entry
+    if entry is None:
+        if lookup.foreign_owner:
+            return _Citation(Code.CITATION_CROSS_RUN, f"{tool_call_id!r} belongs to another run")
+        return _Citation(Code.CITATION_NOT_FOUND, f"no ledger entry for {tool_call_id!r} in run {run_id!r}")
+    status = entry.get("status")
+    if status != LedgerStatus.READY:
+        return _Citation(Code.CITATION_NOT_READY, f"{tool_call_id!r} is {status}, not READY")
+    if entry.get("run_id") != run_id:
+        return _Citation(Code.CITATION_CROSS_RUN, f"the entry's stored run {entry.get('run_id')!r} differs")
+    outcome = reread(entry, tool_call_id)
+    if outcome.result is None:
+        return _Citation(outcome.code, f"{tool_call_id!r}: {outcome.detail}")
+    return _Citation(None, "", outcome.result, str(entry.get("projection_sha256")))
+
+
+def _snapshot(result: RagToolResult, sha256: str) -> EvidenceSnapshot:
+    return {
+        "tool_call_id": result["tool_call_id"],
+        "evidence_status": result["evidence_status"],
+        "relevance_level": result["relevance_level"],
+        "truncated": result["truncated"],
+        "projection_sha256": sha256,
+        "evidence": result["evidence"],
+    }
+
+
+def violation_events(verdict: Verdict) -> list[ViolationEvent]:
+    """One ``violations`` event per listed violation; its id is the verdict's plus the index."""
+    base = verdict["event_id"]
+    return [
+        {
+            "event_id": f"{base}#{index}" if base is not None else None,
+            "origin": verdict["origin"],
+            "run_id": verdict["run_id"],
+            "draft_id": verdict["draft_id"],
+            "attempt": verdict["attempt"],
+            "code": violation["code"],
+            "path": violation["path"],
+            "message": violation["message"],
+            "source_timestamp": verdict["source_timestamp"],
+        }
+        for index, violation in enumerate(verdict["violations"])
+    ]
