@@ -1,0 +1,180 @@
+"""The Faust app and its four agents. Each agent is thin: batch → processor (decode → station → send).
+
+Delivery: at-least-once, ``concurrency=1`` (higher can commit past an in-flight record, faust #606),
+no ``exactly_once`` (faust #323/#517/#440). A batch is acked only after its Redis effects are done
+and every output is acknowledged by the broker (acks=all); while Kafka or Redis is down the batch is
+held and retried. If the worker stops during such a hold, the batch's acks are withheld so its
+offsets are not committed and it is redelivered on restart.
+
+``EC_AGENTS`` (comma-separated; default all) selects the agents this worker runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import faust
+from aiokafka.errors import KafkaError
+from faust.exceptions import ProducerSendError
+from faust.types import EventT
+
+from streams.agents.base import StationProcessor
+from streams.agents.guard import GuardProcessor
+from streams.agents.ledger import LedgerProcessor
+from streams.agents.postprocess import PostprocessProcessor
+from streams.agents.project import ProjectProcessor
+from streams.errors import KafkaUnavailable
+from streams.ledger_store import RedisLedgerStore
+from streams.runtime import Outbound, Record
+from streams.settings import Settings, get_settings
+
+log = logging.getLogger(__name__)
+
+AGENT_NAMES = ("postprocess", "project", "ledger", "guard")
+
+
+def _brokers(bootstrap: str) -> str:
+    return ";".join(f"kafka://{host.strip()}" for host in bootstrap.split(",") if host.strip())
+
+
+def create_app(settings: Settings) -> faust.App:
+    """The Faust app configured from the settings (raw serializers: decoding happens in the stations)."""
+    return faust.App(
+        settings.app_id,
+        broker=_brokers(settings.kafka_bootstrap),
+        value_serializer="raw",
+        key_serializer="raw",
+        web_enabled=settings.web_enabled,
+        web_port=settings.web_port,
+        topic_partitions=settings.topic_partitions,
+        topic_replication_factor=settings.topic_replication_factor,
+        processing_guarantee="at_least_once",
+        producer_acks=-1,
+        producer_max_request_size=settings.topic_max_message_bytes + 64 * 1024,
+        consumer_max_fetch_size=2 * settings.topic_max_message_bytes,
+        consumer_auto_offset_reset="earliest",
+        stream_wait_empty=False,
+        broker_session_timeout=float(os.environ.get("EC_BROKER_SESSION_TIMEOUT_SECONDS", "30")),
+        broker_heartbeat_interval=float(os.environ.get("EC_BROKER_HEARTBEAT_SECONDS", "3")),
+        broker_rebalance_timeout=float(os.environ.get("EC_BROKER_REBALANCE_TIMEOUT_SECONDS", "60")),
+        broker_commit_interval=float(os.environ.get("EC_BROKER_COMMIT_INTERVAL_SECONDS", "1.0")),
+    )
+
+
+class FaustSink:
+    """Sends through the app's producer and waits for every broker acknowledgement."""
+
+    def __init__(self, app: faust.App) -> None:
+        self.app = app
+
+    async def send_all(self, messages: Sequence[Outbound]) -> None:
+        """Enqueue all messages, then wait for all deliveries."""
+        try:
+            producer = self.app.producer
+            futures = [await producer.send(m.topic, m.key, m.value, None, None, None) for m in messages]
+            await asyncio.gather(*futures)
+        except (KafkaError, ProducerSendError, asyncio.TimeoutError) as exc:
+            raise KafkaUnavailable(f"producing {len(messages)} messages: {exc!r}") from exc
+
+
+def to_record(event: EventT) -> Record:
+    """A Faust event as the stations' Record (timestamp in epoch ms)."""
+    message = event.message
+    timestamp = int(round(message.timestamp * 1000)) if message.timestamp else None
+    value = message.value if isinstance(message.value, bytes) else bytes(message.value or b"")
+    return Record(message.topic, message.partition, message.offset, timestamp, message.key, value)
+
+
+def _withhold_acks(events: Sequence[EventT]) -> None:
+    """Mark a batch's messages acked without telling the consumer, so their offsets stay uncommitted."""
+    for event in events:
+        event.message.acked = True
+
+
+async def run_batches(stream: Any, processor: StationProcessor, settings: Settings) -> AsyncIterator[int]:
+    """The body every agent shares: batch, process, and ack only what was fully processed."""
+    async for events in stream.take_events(settings.batch_size, within=settings.batch_within_seconds):
+        try:
+            await processor.handle([to_record(e) for e in events])
+        except BaseException:
+            _withhold_acks(events)
+            raise
+        yield len(events)
+
+
+settings = get_settings()
+app = create_app(settings)
+sink = FaustSink(app)
+_store: RedisLedgerStore | None = None
+
+
+def ledger_store() -> RedisLedgerStore:
+    """The worker's Redis ledger store, created on first use (inside the worker's event loop)."""
+    global _store
+    if _store is None:
+        password = settings.redis_password.get_secret_value() if settings.redis_password else None
+        _store = RedisLedgerStore.from_url(
+            settings.redis_url, ns=settings.ns, ttl_seconds=settings.ledger_ttl_seconds,
+            password=password, timeout_ms=settings.redis_timeout_ms,
+        )
+    return _store
+
+
+def _topic(name: str) -> faust.TopicT:
+    return app.topic(settings.topic(name), partitions=settings.topic_partitions, value_type=bytes, key_type=bytes)
+
+
+def _selected() -> set[str]:
+    raw = os.environ.get("EC_AGENTS", "").strip()
+    chosen = {a.strip() for a in raw.split(",") if a.strip()} if raw else set(AGENT_NAMES)
+    unknown = chosen - set(AGENT_NAMES)
+    if unknown:
+        raise SystemExit(f"EC_AGENTS: unknown agent(s) {sorted(unknown)}; choose from {', '.join(AGENT_NAMES)}")
+    return chosen
+
+
+_agents = _selected()
+
+if "postprocess" in _agents:
+
+    @app.agent(_topic("raw-hits"), name="postprocess", concurrency=1)
+    async def postprocess_agent(stream: Any) -> AsyncIterator[int]:
+        """raw-hits → postprocessed."""
+        async for n in run_batches(stream, PostprocessProcessor(settings, sink), settings):
+            yield n
+
+
+if "project" in _agents:
+
+    @app.agent(_topic("postprocessed"), name="project", concurrency=1)
+    async def project_agent(stream: Any) -> AsyncIterator[int]:
+        """postprocessed → projected."""
+        async for n in run_batches(stream, ProjectProcessor(settings, sink), settings):
+            yield n
+
+
+if "ledger" in _agents:
+
+    @app.agent(_topic("projected"), name="ledger", concurrency=1)
+    async def ledger_agent(stream: Any) -> AsyncIterator[int]:
+        """projected → Redis write-once → ledger."""
+        async for n in run_batches(stream, LedgerProcessor(settings, sink, ledger_store()), settings):
+            yield n
+
+
+if "guard" in _agents:
+
+    @app.agent(_topic("diagnosis-drafts"), name="guard", concurrency=1)
+    async def guard_agent(stream: Any) -> AsyncIterator[int]:
+        """diagnosis-drafts → verdicts + violations."""
+        async for n in run_batches(stream, GuardProcessor(settings, sink, ledger_store()), settings):
+            yield n
+
+
+@app.on_before_configured.connect
+def _log_settings(app: faust.App, **kwargs: Any) -> None:  # pragma: no cover - logging only
+    log.info("evidence-chain agents: %s; topic prefix %r", ", ".join(sorted(_agents)), settings.topic_prefix)

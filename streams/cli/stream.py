@@ -1,0 +1,136 @@
+"""``worker``, ``publish`` and ``topics``: the commands that talk to Kafka."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from collections.abc import Iterator
+from typing import IO
+
+from aiokafka import AIOKafkaProducer
+from aiokafka.errors import KafkaError
+
+from streams import json
+from streams.cli.offline import read_lines
+from streams.errors import ConfigurationError, KafkaUnavailable
+from streams.settings import Settings, get_settings
+from streams.topics import TOPIC_NAMES, ensure_topics
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``worker``, ``publish`` and ``topics``."""
+    worker = sub.add_parser("worker", help="run the Faust worker with all agents (or --agents a subset)")
+    worker.add_argument(
+        "--agents", default=os.environ.get("EC_AGENTS", ""),
+        help="comma-separated subset of postprocess,project,ledger,guard (default: all)",
+    )
+    worker.add_argument("--loglevel", default="info", choices=("debug", "info", "warning", "error"))
+    worker.set_defaults(handler=run_worker)
+
+    publish = sub.add_parser("publish", help="produce JSON lines to a topic (key = run_id)")
+    publish.add_argument("topic", help=f"one of {', '.join(TOPIC_NAMES)} (the prefix is added)")
+    publish.add_argument("file", nargs="?", help="JSON-lines file (default: stdin)")
+    publish.add_argument("--raw-topic", action="store_true", help="use TOPIC as given, without the prefix")
+    publish.set_defaults(handler=run_publish)
+
+    topics = sub.add_parser("topics", help="create the topics (same partition count for all)")
+    topics.set_defaults(handler=run_topics)
+
+
+def run_topics(args: argparse.Namespace) -> int:
+    """The ``topics`` command."""
+    settings = get_settings()
+    created = asyncio.run(ensure_topics(settings))
+    names = ", ".join(created) if created else "none (all exist)"
+    print(f"topics with prefix {settings.topic_prefix!r}: created {names}")
+    return 0
+
+
+def run_worker(args: argparse.Namespace) -> int:
+    """The ``worker`` command: create the topics, then run the Faust worker."""
+    if args.agents:
+        os.environ["EC_AGENTS"] = args.agents
+    settings = get_settings()
+    asyncio.run(ensure_topics(settings))
+    from faust import Worker
+
+    from streams.app import app
+
+    worker = Worker(app, loglevel=args.loglevel.upper())
+    worker.execute_from_commandline()  # exits the process when the worker stops
+    return 0  # pragma: no cover
+
+
+def _key_of(line: bytes) -> bytes | None:
+    try:
+        doc = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    run_id = doc.get("run_id") if isinstance(doc, dict) else None
+    return run_id.encode("utf-8") if isinstance(run_id, str) else None
+
+
+async def publish_lines(settings: Settings, topic: str, lines: Iterator[bytes], total: int | None = None) -> int:
+    """Produce each non-empty line as is (its exact bytes), keyed by its run_id; returns the count.
+
+    Raises:
+        KafkaUnavailable: the broker cannot be reached or did not acknowledge.
+    """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    producer = AIOKafkaProducer(
+        bootstrap_servers=settings.kafka_bootstrap,
+        acks="all",
+        max_request_size=settings.topic_max_message_bytes + 64 * 1024,
+        linger_ms=5,
+    )
+    try:
+        await producer.start()
+    except KafkaError as exc:
+        raise KafkaUnavailable(f"cannot reach Kafka at {settings.kafka_bootstrap}: {exc}; is it up (make up)?") from exc
+    count = 0
+    columns = (TextColumn("publish {task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    try:
+        with Progress(*columns, disable=not sys.stderr.isatty(), transient=True) as progress:
+            task = progress.add_task(topic, total=total)
+            futures = []
+            for line in lines:
+                if not line.strip():
+                    continue
+                futures.append(await producer.send(topic, line, key=_key_of(line)))
+                count += 1
+                progress.advance(task)
+            await asyncio.gather(*futures)
+    except KafkaError as exc:
+        raise KafkaUnavailable(f"publishing to {topic}: {exc}") from exc
+    finally:
+        await producer.stop()
+    return count
+
+
+def run_publish(args: argparse.Namespace) -> int:
+    """The ``publish`` command."""
+    settings = get_settings()
+    if not args.raw_topic and args.topic not in TOPIC_NAMES:
+        raise ConfigurationError(f"unknown topic {args.topic!r}; use one of {', '.join(TOPIC_NAMES)} or --raw-topic")
+    topic = args.topic if args.raw_topic else settings.topic(args.topic)
+    asyncio.run(ensure_topics(settings))
+    handle: IO[bytes]
+    if args.file:
+        try:
+            handle = open(args.file, "rb")  # noqa: SIM115 - closed below
+        except OSError as exc:
+            raise ConfigurationError(f"cannot read {args.file!r}: {exc.strerror}") from exc
+        total = sum(1 for line in handle if line.strip())
+        handle.seek(0)
+    else:
+        handle, total = sys.stdin.buffer, None
+    try:
+        count = asyncio.run(publish_lines(settings, topic, read_lines(handle), total))
+    finally:
+        if args.file:
+            handle.close()
+    print(f"published {count} records to {topic}", file=sys.stderr)
+    return 0
