@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The local stack: one Kafka broker (KRaft) and one Redis, all state under .local/.
+#
+#   deploy/local/stack.sh up       start what is not running, wait until both answer (idempotent)
+#   deploy/local/stack.sh down     stop both; waits for exit, SIGKILL after a timeout
+#   deploy/local/stack.sh status   show what runs; exit 0 when all answer, 3 when something is stopped
+#   deploy/local/stack.sh clean    down, then delete .local state except downloads (jars, tool venv)
+#
+# EC_KAFKA_BOOTSTRAP / EC_REDIS_URL set in the environment: that service is external, nothing is started.
+# See docs/local-stack.md.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=deploy/local/lib.sh
+source "$here/lib.sh"
+# shellcheck source=deploy/local/kafka.sh
+source "$here/kafka.sh"
+# shellcheck source=deploy/local/redis.sh
+source "$here/redis.sh"
+
+usage() {
+    sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+    exit 2
+}
+
+cmd_up() {
+    mkdir -p "$LOCAL_DIR"
+    redis_up
+    kafka_up
+}
+
+cmd_down() {
+    kafka_down
+    redis_down
+}
+
+cmd_status() {
+    local rc=0 r
+    kafka_status || { r=$?; ((r > rc)) && rc=$r; }
+    redis_status || { r=$?; ((r > rc)) && rc=$r; }
+    return "$rc"
+}
+
+cmd_clean() {
+    cmd_down
+    [[ -d $LOCAL_DIR ]] || return 0
+    log "removing .local state (keeping downloads: kafka/libs, maven, tools-venv)"
+    find "$LOCAL_DIR" -mindepth 1 -maxdepth 1 ! -name kafka ! -name maven ! -name tools-venv -exec rm -rf {} +
+    if [[ -d $LOCAL_DIR/kafka ]]; then
+        find "$LOCAL_DIR/kafka" -mindepth 1 -maxdepth 1 ! -name libs -exec rm -rf {} +
+    fi
+}
+
+(($# == 1)) || usage
+case $1 in
+    up) cmd_up ;;
+    down) cmd_down ;;
+    status) cmd_status ;;
+    clean) cmd_clean ;;
+    -h | --help | help) usage ;;
+    *) usage ;;
+esac

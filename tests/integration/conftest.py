@@ -1,0 +1,300 @@
+"""Real Kafka and real Redis for the integration tier, found once per session.
+
+Where they come from, first match wins (per service):
+1. ``EC_KAFKA_BOOTSTRAP`` / ``EC_REDIS_URL`` in the environment: an existing broker or server.
+2. A Docker engine that answers: testcontainers starts ``apache/kafka`` (KRaft) and ``redis:7``.
+3. The local stack that ``make up`` starts: ``127.0.0.1:9092`` and ``redis://127.0.0.1:6379/0``.
+
+A service that does not answer fails the tests that need it; these tests are never skipped
+(STYLE: "These run in CI; they are never skipped there").
+Every test gets its own topic/key prefix (``unique_prefix``) and Faust app id (``app_id``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import socket
+import subprocess
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import pytest
+import redis.asyncio as aioredis
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+
+HERE = Path(__file__).resolve().parent
+REPO_ROOT = HERE.parents[1]
+
+# Keep in step with deploy/local/kafka/pom.xml and docker-compose.yml.
+KAFKA_IMAGE = "apache/kafka:4.1.0"
+REDIS_IMAGE = "redis:7"
+LOCAL_KAFKA_BOOTSTRAP = "127.0.0.1:9092"
+LOCAL_REDIS_URL = "redis://127.0.0.1:6379/0"
+DOCKER_START_TIMEOUT_S = 120.0
+
+Source = Literal["env", "docker", "local"]
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where a service is and who runs it."""
+
+    source: Source
+    address: str
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test under tests/integration carries the ``integration`` marker."""
+    for item in items:
+        if item.path.is_relative_to(HERE):
+            item.add_marker(pytest.mark.integration)
+
+
+# --- probes -------------------------------------------------------------------------------------------
+
+
+async def _kafka_error(bootstrap: str, timeout_s: float) -> str | None:
+    """None when the broker answers a metadata request, else what went wrong."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=int(timeout_s * 1000))
+    try:
+        await asyncio.wait_for(admin.start(), timeout_s)
+        cluster = await asyncio.wait_for(admin.describe_cluster(), timeout_s)
+        if not cluster["brokers"]:
+            return "the metadata response lists no broker"
+        return None
+    except Exception as exc:
+        return _describe(exc)
+    finally:
+        await admin.close()
+
+
+async def _redis_error(url: str, timeout_s: float) -> str | None:
+    """None when the server answers PING, else what went wrong."""
+    client = aioredis.Redis.from_url(url, socket_connect_timeout=timeout_s, socket_timeout=timeout_s)
+    try:
+        if await client.ping() is not True:
+            return "PING did not answer PONG"
+        return None
+    except Exception as exc:
+        return _describe(exc)
+    finally:
+        await client.aclose()
+
+
+def _wait_until_ready(probe: Callable[[], Awaitable[str | None]], timeout_s: float) -> str | None:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        error = asyncio.run(probe())
+        if error is None or time.monotonic() >= deadline:
+            return error
+        time.sleep(1.0)
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    return text if text.startswith(type(exc).__name__) else f"{type(exc).__name__}: {text}"
+
+
+def _unavailable(what: str, where: str, source: Source, error: str, env_var: str) -> None:
+    if source == "env":
+        hint = f"check the server {env_var} names, or unset {env_var} to use the local stack (`make up`)"
+    elif source == "docker":
+        hint = "check the Docker engine, or set EC_KAFKA_BOOTSTRAP / EC_REDIS_URL, or run `make up`"
+    else:
+        hint = "run `make up` (see docs/local-stack.md), then `make status`"
+    ci = " [CI]" if os.environ.get("CI", "").lower() == "true" else ""
+    pytest.fail(
+        f"{what} at {where} does not answer ({error}).{ci} The integration tests need it: {hint}.",
+        pytrace=False,
+    )
+
+
+# --- docker -------------------------------------------------------------------------------------------
+
+
+def _docker_answers() -> bool:
+    """True when a Docker engine answers. Uses the CLI: the Docker SDK leaks a socket when it fails."""
+    if shutil.which("docker") is None:
+        return bool(os.environ.get("DOCKER_HOST")) or Path("/var/run/docker.sock").exists()
+    try:
+        done = subprocess.run(
+            ["docker", "info", "--format", "{{.ServerVersion}}"], capture_output=True, timeout=15, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
+@pytest.fixture(scope="session")
+def docker_available() -> bool:
+    return not (os.environ.get("EC_KAFKA_BOOTSTRAP") and os.environ.get("EC_REDIS_URL")) and _docker_answers()
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _start_kafka_container() -> tuple[Any, str]:
+    from testcontainers.core.container import DockerContainer
+    from testcontainers.core.docker_client import DockerClient
+
+    host = DockerClient().host()
+    # The advertised listener must be the address the tests dial, so the host port is chosen up front
+    # and mapped to the same port inside the container.
+    port = _free_port()
+    container = DockerContainer(KAFKA_IMAGE).with_bind_ports(port, port)
+    for name, value in {
+        "KAFKA_NODE_ID": "1",
+        "KAFKA_PROCESS_ROLES": "broker,controller",
+        "KAFKA_LISTENERS": f"PLAINTEXT://0.0.0.0:{port},CONTROLLER://0.0.0.0:9093",
+        "KAFKA_ADVERTISED_LISTENERS": f"PLAINTEXT://{host}:{port}",
+        "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "KAFKA_CONTROLLER_LISTENER_NAMES": "CONTROLLER",
+        "KAFKA_INTER_BROKER_LISTENER_NAME": "PLAINTEXT",
+        "KAFKA_CONTROLLER_QUORUM_VOTERS": "1@localhost:9093",
+        "KAFKA_NUM_PARTITIONS": "1",
+        "KAFKA_DEFAULT_REPLICATION_FACTOR": "1",
+        "KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR": "1",
+        "KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR": "1",
+        "KAFKA_TRANSACTION_STATE_LOG_MIN_ISR": "1",
+        "KAFKA_SHARE_COORDINATOR_STATE_TOPIC_REPLICATION_FACTOR": "1",
+        "KAFKA_SHARE_COORDINATOR_STATE_TOPIC_MIN_ISR": "1",
+        "KAFKA_MIN_INSYNC_REPLICAS": "1",
+        "KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS": "0",
+        "KAFKA_AUTO_CREATE_TOPICS_ENABLE": "true",
+        "KAFKA_MESSAGE_MAX_BYTES": "4194304",
+        "KAFKA_REPLICA_FETCH_MAX_BYTES": "5242880",
+    }.items():
+        container = container.with_env(name, value)
+    container.start()
+    return container, f"{host}:{port}"
+
+
+def _start_redis_container() -> tuple[Any, str]:
+    from testcontainers.core.container import DockerContainer
+
+    container = (
+        DockerContainer(REDIS_IMAGE).with_exposed_ports(6379).with_command("redis-server --appendonly yes")
+    )
+    container.start()
+    return container, f"redis://{container.get_container_host_ip()}:{container.get_exposed_port(6379)}/0"
+
+
+# --- fixtures -----------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def kafka_endpoint(docker_available: bool) -> Iterator[Endpoint]:
+    """The Kafka broker for this session (see the module docstring for the order)."""
+    container = None
+    if bootstrap := os.environ.get("EC_KAFKA_BOOTSTRAP"):
+        endpoint, wait_s = Endpoint("env", bootstrap), 10.0
+    elif docker_available:
+        container, bootstrap = _start_kafka_container()
+        endpoint, wait_s = Endpoint("docker", bootstrap), DOCKER_START_TIMEOUT_S
+    else:
+        endpoint, wait_s = Endpoint("local", LOCAL_KAFKA_BOOTSTRAP), 10.0
+    try:
+        error = _wait_until_ready(lambda: _kafka_error(endpoint.address, 5.0), wait_s)
+        if error is not None:
+            _unavailable("Kafka", endpoint.address, endpoint.source, error, "EC_KAFKA_BOOTSTRAP")
+        yield endpoint
+    finally:
+        if container is not None:
+            container.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_endpoint(docker_available: bool) -> Iterator[Endpoint]:
+    """The Redis server for this session (see the module docstring for the order)."""
+    container = None
+    if url := os.environ.get("EC_REDIS_URL"):
+        # The URL may carry a password: show only where it points.
+        endpoint, where, wait_s = Endpoint("env", url), "EC_REDIS_URL", 10.0
+    elif docker_available:
+        container, url = _start_redis_container()
+        endpoint, where, wait_s = Endpoint("docker", url), url, DOCKER_START_TIMEOUT_S
+    else:
+        endpoint, where, wait_s = Endpoint("local", LOCAL_REDIS_URL), LOCAL_REDIS_URL, 10.0
+    try:
+        error = _wait_until_ready(lambda: _redis_error(endpoint.address, 3.0), wait_s)
+        if error is not None:
+            _unavailable("Redis", where, endpoint.source, error, "EC_REDIS_URL")
+        yield endpoint
+    finally:
+        if container is not None:
+            container.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap(kafka_endpoint: Endpoint) -> str:
+    """``host:port`` of a Kafka broker that answers."""
+    return kafka_endpoint.address
+
+
+@pytest.fixture(scope="session")
+def redis_url(redis_endpoint: Endpoint) -> str:
+    """``redis://`` URL of a Redis server that answers."""
+    return redis_endpoint.address
+
+
+@pytest.fixture
+def unique_prefix() -> str:
+    """A prefix for this test's topics, groups, transactional ids and Redis keys: ``t-<8 hex>-``."""
+    return f"t-{uuid.uuid4().hex[:8]}-"
+
+
+@pytest.fixture
+def app_id(unique_prefix: str) -> str:
+    """A Faust app id of this test's own, so its consumer group and changelogs are its own."""
+    return f"{unique_prefix}evidence-chain"
+
+
+@pytest.fixture
+async def kafka_admin(kafka_bootstrap: str) -> AsyncIterator[AIOKafkaAdminClient]:
+    admin = AIOKafkaAdminClient(bootstrap_servers=kafka_bootstrap, request_timeout_ms=30_000)
+    await admin.start()
+    try:
+        yield admin
+    finally:
+        await admin.close()
+
+
+CreateTopic = Callable[..., Awaitable[str]]
+
+
+@pytest.fixture
+async def create_topic(kafka_admin: AIOKafkaAdminClient, unique_prefix: str) -> AsyncIterator[CreateTopic]:
+    """``await create_topic("name", partitions=3, configs={...})`` creates ``<unique_prefix>name``.
+
+    Every topic created through it is deleted when the test ends.
+    """
+    created: list[str] = []
+
+    async def create(name: str, partitions: int = 1, configs: dict[str, str] | None = None) -> str:
+        topic = f"{unique_prefix}{name}"
+        response = await kafka_admin.create_topics(
+            [NewTopic(topic, num_partitions=partitions, replication_factor=1, topic_configs=configs or {})]
+        )
+        errors = [e for e in response.to_object()["topic_errors"] if e["error_code"] != 0]
+        if errors:
+            pytest.fail(f"creating topic {topic} failed: {errors}")
+        created.append(topic)
+        return topic
+
+    try:
+        yield create
+    finally:
+        if created:
+            response = await kafka_admin.delete_topics(created)
+            errors = [e for e in response.to_object()["topic_error_codes"] if e["error_code"] != 0]
+            if errors:
+                pytest.fail(f"deleting topics {created} failed: {errors}")
