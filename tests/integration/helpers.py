@@ -1,0 +1,186 @@
+"""Helpers for the topology tests: a worker subprocess, publishing, reading topics, a cuttable TCP proxy."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka.structs import TopicPartition
+
+from streams import json
+
+GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
+CLI = str(Path(sys.executable).with_name("evidence-chain"))
+
+
+def golden_lines(*parts: str) -> list[bytes]:
+    return [line for line in GOLDEN.joinpath(*parts).read_bytes().split(b"\n") if line]
+
+
+def worker_env(prefix: str, kafka: str, redis: str, **extra: str) -> dict[str, str]:
+    """Environment of a worker isolated by topic prefix, app id and ledger namespace."""
+    env = dict(os.environ)
+    env.update(
+        EC_KAFKA_BOOTSTRAP=kafka,
+        EC_REDIS_URL=redis,
+        EC_TOPIC_PREFIX=prefix,
+        EC_APP_ID=f"{prefix}app",
+        EC_NS=prefix.rstrip("-."),
+        EC_TOPIC_PARTITIONS="3",
+        EC_BATCH_WITHIN_SECONDS="0.1",
+        EC_BROKER_SESSION_TIMEOUT_SECONDS="10",
+        EC_BROKER_HEARTBEAT_SECONDS="1",
+        EC_BROKER_REBALANCE_TIMEOUT_SECONDS="10",
+        EC_RETRY_INITIAL_BACKOFF_MS="100",
+        EC_RETRY_MAX_BACKOFF_MS="1000",
+        EC_REDIS_TIMEOUT_MS="1000",
+    )
+    env.update(extra)
+    return env
+
+
+@dataclass
+class Worker:
+    """``evidence-chain worker`` in a subprocess, with its log in a file."""
+
+    env: dict[str, str]
+    log_path: Path
+    process: subprocess.Popen[bytes] | None = field(default=None)
+
+    def start(self) -> Worker:
+        log = self.log_path.open("ab")
+        self.process = subprocess.Popen(  # noqa: S603 - our own console script
+            [CLI, "worker", "--loglevel", "info"], env=self.env, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        log.close()
+        return self
+
+    def stop(self, *, kill: bool = False, timeout: float = 30) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL if kill else signal.SIGTERM)
+        try:
+            self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(10)
+
+    def log_tail(self, lines: int = 40) -> str:
+        text = self.log_path.read_text(errors="replace").splitlines()
+        return "\n".join(text[-lines:])
+
+
+async def publish(kafka: str, topic: str, values: Sequence[bytes]) -> None:
+    """Produce each value keyed by its run_id (as the harness does), acks=all."""
+    producer = AIOKafkaProducer(bootstrap_servers=kafka, acks="all", max_request_size=5 * 1024 * 1024)
+    await producer.start()
+    try:
+        futures = []
+        for value in values:
+            try:
+                doc = json.loads(value)
+                run_id = doc.get("run_id") if isinstance(doc, dict) else None
+            except json.JSONDecodeError:
+                run_id = None
+            key = run_id.encode() if isinstance(run_id, str) else None
+            futures.append(await producer.send(topic, value, key=key))
+        await asyncio.gather(*futures)
+    finally:
+        await producer.stop()
+
+
+async def read_topic(
+    kafka: str, topic: str, *, until: Callable[[list[bytes]], bool], timeout: float = 90.0, settle: float = 0.0
+) -> list[bytes]:
+    """All values of a topic from the beginning, once ``until(values)`` holds (or the timeout passes).
+
+    ``settle`` keeps reading that long after the condition first holds, to catch extra records.
+    """
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=kafka, enable_auto_commit=False, auto_offset_reset="earliest", group_id=None,
+        max_partition_fetch_bytes=8 * 1024 * 1024, fetch_max_bytes=16 * 1024 * 1024,
+    )
+    await consumer.start()
+    values: list[bytes] = []
+    try:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            partitions = consumer.partitions_for_topic(topic)
+            if partitions:
+                break
+            await consumer._client.force_metadata_update()  # noqa: SLF001 - topic may not exist yet
+            await asyncio.sleep(0.5)
+        tps = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or [])]
+        consumer.assign(tps)
+        await consumer.seek_to_beginning(*tps)
+        met_at: float | None = None
+        while time.monotonic() < deadline:
+            batch = await consumer.getmany(timeout_ms=300)
+            for records in batch.values():
+                values += [r.value for r in records]
+            if met_at is None and until(values):
+                met_at = time.monotonic()
+            if met_at is not None and time.monotonic() - met_at >= settle:
+                break
+        return values
+    finally:
+        await consumer.stop()
+
+
+class CuttableProxy:
+    """A TCP proxy to Redis that a test can cut (refuse and drop connections) and restore."""
+
+    def __init__(self, target_host: str, target_port: int) -> None:
+        self.target = (target_host, target_port)
+        self.server: asyncio.base_events.Server | None = None
+        self.port = 0
+        self.connections: set[asyncio.StreamWriter] = set()
+
+    async def start(self, port: int = 0) -> int:
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", port)
+        self.port = self.server.sockets[0].getsockname()[1]
+        return self.port
+
+    async def cut(self) -> None:
+        if self.server is not None:
+            self.server.close()
+            await self.server.wait_closed()
+            self.server = None
+        for writer in list(self.connections):
+            writer.transport.abort()
+        self.connections.clear()
+
+    async def restore(self) -> None:
+        await self.start(self.port)
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            up_reader, up_writer = await asyncio.open_connection(*self.target)
+        except OSError:
+            writer.transport.abort()
+            return
+        self.connections.update({writer, up_writer})
+
+        async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+            try:
+                while data := await src.read(65536):
+                    dst.write(data)
+                    await dst.drain()
+            except (ConnectionError, OSError):
+                pass
+            finally:
+                dst.transport.abort()
+
+        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+        self.connections.difference_update({writer, up_writer})

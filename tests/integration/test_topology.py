@@ -1,0 +1,165 @@
+"""The whole topology on the real broker and Redis: one worker subprocess per module, golden in → golden out."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis.asyncio as aioredis
+
+from models.vocab import LedgerStatus
+from streams import json
+from streams.ledger_store import RedisLedgerStore, entry_key
+from streams.settings import Settings
+from streams.topics import ensure_topics
+from tests.integration.helpers import Worker, golden_lines, publish, read_topic, worker_env
+
+RAW = golden_lines("pipe", "input.jsonl")
+EXPECTED = golden_lines("pipe", "expected_projection.jsonl")
+
+
+class Stack:
+    def __init__(self, prefix: str, kafka: str, redis: str, worker: Worker) -> None:
+        self.prefix, self.kafka, self.redis, self.worker = prefix, kafka, redis, worker
+        self.ns = prefix.rstrip("-.")
+
+    def topic(self, name: str) -> str:
+        return f"{self.prefix}{name}"
+
+    async def values(self, name: str, count: int, *, settle: float = 0.0, timeout: float = 90.0) -> list[dict]:
+        raw = await read_topic(self.kafka, self.topic(name), until=lambda v: len(v) >= count, settle=settle,
+                               timeout=timeout)
+        assert len(raw) >= count, f"{name}: {len(raw)} of {count} records\n{self.worker.log_tail()}"
+        return [json.loads(v) for v in raw]
+
+
+@pytest.fixture(scope="module")
+def stack(kafka_bootstrap: str, redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    prefix = f"t-{uuid.uuid4().hex[:8]}-"
+    env = worker_env(prefix, kafka_bootstrap, redis_url)
+    settings = Settings(kafka_bootstrap=kafka_bootstrap, topic_prefix=prefix, topic_partitions=3)
+    asyncio.run(ensure_topics(settings))  # before publishing, so nothing is auto-created with 1 partition
+    worker = Worker(env, Path(tmp_path_factory.mktemp("worker")) / "worker.log").start()
+    try:
+        yield Stack(prefix, kafka_bootstrap, redis_url, worker)
+    finally:
+        worker.stop()
+
+
+async def test_golden_raw_hits_end_to_end(stack: Stack) -> None:
+    await publish(stack.kafka, stack.topic("raw-hits"), RAW)
+    letters_expected = [json.loads(e)["dead_letter"] for e in EXPECTED if e.startswith(b'{"dead_letter"')]
+    with_ids = [d for d in letters_expected if d["run_id"]]
+    projected = await stack.values("projected", len(RAW) - len(letters_expected) + len(with_ids))
+    expected = {}
+    for raw, exp in zip(RAW, EXPECTED, strict=True):
+        if not exp.startswith(b'{"dead_letter"'):
+            doc = json.loads(raw)
+            expected[(doc["run_id"], doc["tool_call_id"])] = exp
+    ok = {(p["run_id"], p["tool_call_id"]): p for p in projected if p["status"] == "OK"}
+    assert {k: p["projection"].encode() for k, p in ok.items()} == expected
+    assert all(p["projection_sha256"] == json.sha256_hex(p["projection"].encode()) for p in ok.values())
+    assert all(p["origin"]["topic"] == stack.topic("raw-hits") for p in projected)
+
+    ledger = await stack.values("ledger", len(projected))
+    assert len({(e["run_id"], e["tool_call_id"]) for e in ledger}) == len(projected)
+    client = aioredis.Redis.from_url(stack.redis)
+    try:
+        for (run_id, tool_call_id), exp in expected.items():
+            stored = await client.hgetall(entry_key(stack.ns, tool_call_id, run_id))
+            assert stored[b"status"] == b"READY" and stored[b"projection"] == exp
+            assert stored[b"projection_sha256"] == json.sha256_hex(exp).encode()
+        for d in with_ids:
+            stored = await client.hgetall(entry_key(stack.ns, d["tool_call_id"], d["run_id"]))
+            assert stored[b"status"] == LedgerStatus.FAILED.encode()
+            assert stored[b"failure_reason"] == d["reason"].encode()
+            assert b"projection" not in stored
+    finally:
+        await client.aclose()
+
+    letters = await stack.values("dead-letters", len(letters_expected), settle=2.0)
+    assert sorted((d["reason"], d["run_id"], d["tool_call_id"]) for d in letters) == sorted(
+        (d["reason"], d["run_id"], d["tool_call_id"]) for d in letters_expected
+    )
+    assert all(d["source"]["topic"] == stack.topic("raw-hits") and d["value_sha256"] for d in letters)
+
+    audits_expected = len(RAW) + len(letters_expected) + 2 * len(projected)
+    audits = await stack.values("audit", audits_expected, settle=2.0)
+    by_station: dict[str, int] = {}
+    for a in audits:
+        by_station[a["station"]] = by_station.get(a["station"], 0) + 1
+    assert by_station == {"postprocess": len(RAW), "dead-letter": len(letters_expected),
+                          "project": len(projected), "ledger": len(projected)}
+
+
+async def test_guard_golden_verdicts(stack: Stack) -> None:
+    store = RedisLedgerStore.from_url(stack.redis, ns=stack.ns, ttl_seconds=3600)
+    try:
+        entries = []
+        for line in golden_lines("guard", "ledger.jsonl"):
+            entry = json.loads(line)
+            for name in ("event_id", "origin", "source_timestamp", "failure_reason"):
+                entry.setdefault(name, None)
+            entries.append(entry)
+        await store.write_many(entries)
+    finally:
+        await store.close()
+    drafts = golden_lines("guard", "drafts.jsonl")
+    await publish(stack.kafka, stack.topic("diagnosis-drafts"), drafts)
+    verdicts = await stack.values("verdicts", len(drafts))
+    expected = {json.loads(e)["draft_sha256"]: json.loads(e) for e in golden_lines("guard", "expected_verdicts.jsonl")}
+
+    def comparable(v: dict) -> dict:
+        out = {k: x for k, x in v.items() if k not in ("event_id", "origin", "source_timestamp")}
+        out["violations"] = sorted((x["code"], x["path"]) for x in v["violations"])
+        return out
+
+    assert {v["draft_sha256"]: comparable(v) for v in verdicts} == {k: comparable(e) for k, e in expected.items()}
+    assert all(v["event_id"] == f"guard:{v['origin']['topic']}:{v['origin']['partition']}:{v['origin']['offset']}"
+               for v in verdicts)
+    violations = await stack.values("violations", sum(v["violation_count"] for v in verdicts), settle=2.0)
+    assert len(violations) == sum(v["violation_count"] for v in verdicts)
+    by_verdict = {v["event_id"]: v for v in verdicts}
+    for event in violations:
+        verdict_id, index = event["event_id"].rsplit("#", 1)
+        assert by_verdict[verdict_id]["violations"][int(index)]["code"] == event["code"]
+
+
+async def test_write_once_duplicate_and_conflict(stack: Stack) -> None:
+    run_id = f"run-wo-{uuid.uuid4().hex[:6]}"
+    projection = json.dumps({"evidence_status": "NO_EVIDENCE", "tool_call_id": "call_wo", "query": "q",
+                             "evidence": [], "returned_count": 0, "relevance_level": None, "truncated": False})
+    event = {"run_id": run_id, "tool_call_id": "call_wo", "event_id": None, "origin": None,
+             "source_timestamp": None, "status": "OK", "failure_reason": None,
+             "projection": projection.decode(), "projection_sha256": json.sha256_hex(projection)}
+    changed = projection.replace(b'"q"', b'"q2"')
+    conflicting = dict(event, projection=changed.decode(), projection_sha256=json.sha256_hex(changed))
+    await publish(stack.kafka, stack.topic("projected"), [json.dumps(event)])
+    key = entry_key(stack.ns, "call_wo", run_id)
+    client = aioredis.Redis.from_url(stack.redis)
+    try:
+        for _ in range(120):
+            if await client.exists(key):
+                break
+            await asyncio.sleep(0.5)
+        first = await client.hgetall(key)
+        assert first[b"projection"] == projection
+        await publish(stack.kafka, stack.topic("projected"), [json.dumps(event), json.dumps(conflicting)])
+
+        def mine(values: list[bytes]) -> list[dict]:
+            return [a for a in map(json.loads, values) if a.get("run_id") == run_id and a["station"] == "ledger"]
+
+        raw = await read_topic(stack.kafka, stack.topic("audit"), until=lambda v: len(mine(v)) >= 3)
+        assert [a["fields"]["outcome"] for a in mine(raw)] == ["WRITTEN", "DUPLICATE", "CONFLICT"]
+        assert await client.hgetall(key) == first  # what the agent was shown is never overwritten
+        letters = await read_topic(
+            stack.kafka, stack.topic("dead-letters"),
+            until=lambda v: any(json.loads(x).get("run_id") == run_id for x in v),
+        )
+        conflict = [d for d in map(json.loads, letters) if d.get("run_id") == run_id]
+        assert [d["reason"] for d in conflict] == ["LEDGER_CONFLICT"]
+    finally:
+        await client.aclose()
