@@ -6,19 +6,18 @@ lists count as empty and unknown fields are ignored.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, NotRequired
 
-from pydantic import ConfigDict, Strict, StringConstraints, TypeAdapter
-from typing_extensions import NotRequired, TypedDict
+from pydantic import ConfigDict, Strict, StringConstraints, TypeAdapter, with_config
+from typing_extensions import TypedDict
 
 _Str = Annotated[str, Strict()]
 _StrList = list[_Str] | None
 
 
+@with_config(ConfigDict(extra="ignore"))
 class AnalysisItem(TypedDict):
     """One finding, citing the tool calls (and optionally the documents) it rests on."""
-
-    __pydantic_config__ = ConfigDict(extra="ignore")  # type: ignore[misc]
 
     id: _Str
     kind: NotRequired[_Str | None]
@@ -27,29 +26,26 @@ class AnalysisItem(TypedDict):
     document_ids: NotRequired[_StrList]
 
 
+@with_config(ConfigDict(extra="ignore"))
 class Conclusion(TypedDict):
     """The conclusion, based on analysis items."""
-
-    __pydantic_config__ = ConfigDict(extra="ignore")  # type: ignore[misc]
 
     content: NotRequired[_Str | None]
     based_on_analysis_ids: NotRequired[_StrList]
 
 
+@with_config(ConfigDict(extra="ignore"))
 class ActionItem(TypedDict):
     """One step of the action plan, based on analysis items."""
-
-    __pydantic_config__ = ConfigDict(extra="ignore")  # type: ignore[misc]
 
     id: _Str
     content: NotRequired[_Str | None]
     based_on_analysis_ids: NotRequired[_StrList]
 
 
+@with_config(ConfigDict(extra="ignore"))
 class DiagnosisDraft(TypedDict):
     """The structured draft an agent submits on ``diagnosis-drafts``."""
-
-    __pydantic_config__ = ConfigDict(extra="ignore")  # type: ignore[misc]
 
     run_id: NotRequired[_Str | None]
     draft_id: Annotated[str, Strict(), StringConstraints(min_length=1)]

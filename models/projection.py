@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from pydantic import ConfigDict, TypeAdapter
+from pydantic import ConfigDict, TypeAdapter, with_config
 from typing_extensions import TypedDict
 
 from models.events import Origin
 from models.vocab import DeadLetterReason, EvidenceStatus, RecordStatus, RelevanceLevel
 
 
+@with_config(ConfigDict(extra="forbid", strict=True))
 class EvidenceItem(TypedDict):
     """One piece of evidence as the agent sees it; ``document_id`` is its citation coordinate."""
-
-    __pydantic_config__ = ConfigDict(extra="forbid", strict=True)  # type: ignore[misc]
 
     document_id: str
     source: str | None
@@ -21,10 +20,9 @@ class EvidenceItem(TypedDict):
     excerpt: str
 
 
+@with_config(ConfigDict(extra="forbid", strict=True))
 class RagToolResult(TypedDict):
     """Exactly what the agent is shown, keys in this order, nothing else."""
-
-    __pydantic_config__ = ConfigDict(extra="forbid", strict=True)  # type: ignore[misc]
 
     evidence_status: EvidenceStatus
     tool_call_id: str

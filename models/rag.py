@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NotRequired
 
-from pydantic import AllowInfNan, ConfigDict, Strict, StringConstraints, TypeAdapter
-from typing_extensions import NotRequired, TypedDict
+from pydantic import AllowInfNan, ConfigDict, Strict, StringConstraints, TypeAdapter, with_config
+from typing_extensions import TypedDict
 
 _Str = Annotated[str, Strict()]
 _NonEmptyStr = Annotated[str, Strict(), StringConstraints(min_length=1)]
@@ -13,10 +13,9 @@ _NonEmptyStr = Annotated[str, Strict(), StringConstraints(min_length=1)]
 _Score = Annotated[float, Strict(), AllowInfNan(False)]
 
 
+@with_config(ConfigDict(extra="ignore"))
 class PyRagHit(TypedDict):
     """One chunk-level hit; unknown fields are ignored (py-rag may add fields at any time)."""
-
-    __pydantic_config__ = ConfigDict(extra="ignore")  # type: ignore[misc]
 
     evidence_key: _NonEmptyStr
     document_id: _NonEmptyStr
@@ -28,10 +27,9 @@ class PyRagHit(TypedDict):
     relevance_level: NotRequired[Any]
 
 
+@with_config(ConfigDict(extra="ignore"))
 class PyRagResponse(TypedDict):
     """The ``response`` object of a raw-hits record."""
-
-    __pydantic_config__ = ConfigDict(extra="ignore")  # type: ignore[misc]
 
     query: _Str
     evidence_status: Literal["supported", "no_evidence"]

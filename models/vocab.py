@@ -80,7 +80,7 @@ class AnalysisKind(StrEnum):
 class VerdictKind(StrEnum):
     """The guard's decision on one draft."""
 
-    PASS = "PASS"
+    PASS = "PASS"  # noqa: S105 - a verdict, not a password
     REJECT = "REJECT"
     FALLBACK = "FALLBACK"
 

@@ -20,7 +20,7 @@ from typing import Any
 import faust
 from aiokafka.errors import KafkaError
 from faust.exceptions import ProducerSendError
-from faust.types import EventT
+from faust.types import EventT as _EventT
 
 from streams.agents.base import StationProcessor
 from streams.agents.guard import GuardProcessor
@@ -33,6 +33,7 @@ from streams.runtime import Outbound, Record
 from streams.settings import Settings, get_settings
 
 log = logging.getLogger(__name__)
+EventT = _EventT[Any]
 
 AGENT_NAMES = ("postprocess", "project", "ledger", "guard")
 
@@ -77,7 +78,7 @@ class FaustSink:
             producer = self.app.producer
             futures = [await producer.send(m.topic, m.key, m.value, None, None, None) for m in messages]
             await asyncio.gather(*futures)
-        except (KafkaError, ProducerSendError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, KafkaError, ProducerSendError) as exc:
             raise KafkaUnavailable(f"producing {len(messages)} messages: {exc!r}") from exc
 
 
@@ -118,14 +119,19 @@ def ledger_store() -> RedisLedgerStore:
     if _store is None:
         password = settings.redis_password.get_secret_value() if settings.redis_password else None
         _store = RedisLedgerStore.from_url(
-            settings.redis_url, ns=settings.ns, ttl_seconds=settings.ledger_ttl_seconds,
-            password=password, timeout_ms=settings.redis_timeout_ms,
+            settings.redis_url,
+            ns=settings.ns,
+            ttl_seconds=settings.ledger_ttl_seconds,
+            password=password,
+            timeout_ms=settings.redis_timeout_ms,
         )
     return _store
 
 
 def _topic(name: str) -> faust.TopicT:
-    return app.topic(settings.topic(name), partitions=settings.topic_partitions, value_type=bytes, key_type=bytes)
+    return app.topic(
+        settings.topic(name), partitions=settings.topic_partitions, value_type=bytes, key_type=bytes
+    )
 
 
 def _selected() -> set[str]:
@@ -133,7 +139,9 @@ def _selected() -> set[str]:
     chosen = {a.strip() for a in raw.split(",") if a.strip()} if raw else set(AGENT_NAMES)
     unknown = chosen - set(AGENT_NAMES)
     if unknown:
-        raise SystemExit(f"EC_AGENTS: unknown agent(s) {sorted(unknown)}; choose from {', '.join(AGENT_NAMES)}")
+        raise SystemExit(
+            f"EC_AGENTS: unknown agent(s) {sorted(unknown)}; choose from {', '.join(AGENT_NAMES)}"
+        )
     return chosen
 
 
@@ -175,6 +183,4 @@ if "guard" in _agents:
             yield n
 
 
-@app.on_before_configured.connect
-def _log_settings(app: faust.App, **kwargs: Any) -> None:  # pragma: no cover - logging only
-    log.info("evidence-chain agents: %s; topic prefix %r", ", ".join(sorted(_agents)), settings.topic_prefix)
+log.info("evidence-chain agents: %s; topic prefix %r", ", ".join(sorted(_agents)), settings.topic_prefix)

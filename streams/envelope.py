@@ -26,7 +26,9 @@ def read_origin(value: Any) -> Origin | None:
         return None
     topic, partition, offset = value.get("topic"), value.get("partition"), value.get("offset")
     timestamp = value.get("timestamp")
-    if not isinstance(topic, str) or not _is_int(partition) or not _is_int(offset):
+    if not isinstance(topic, str) or not isinstance(partition, int) or not isinstance(offset, int):
+        return None
+    if isinstance(partition, bool) or isinstance(offset, bool):
         return None
     return origin_of(topic, partition, offset, timestamp if _is_int(timestamp) else None)
 

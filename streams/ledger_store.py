@@ -59,7 +59,12 @@ redis.call('PEXPIREAT', KEYS[2], newest[2])
 return {'WRITTEN', redis.call('HGETALL', KEYS[1])}
 """
 
-_REDIS_DOWN = (redis_errors.ConnectionError, redis_errors.TimeoutError, redis_errors.BusyLoadingError, OSError)
+_REDIS_DOWN = (
+    redis_errors.ConnectionError,
+    redis_errors.TimeoutError,
+    redis_errors.BusyLoadingError,
+    OSError,
+)
 
 
 def entry_key(ns: str, tool_call_id: str, run_id: str) -> str:
@@ -86,7 +91,7 @@ def to_hash(entry: LedgerEntry) -> dict[str, str]:
     return out
 
 
-def from_hash(fields: Mapping[bytes | str, bytes | str]) -> LedgerEntry:
+def from_hash(fields: Mapping[bytes, bytes] | Mapping[str, str]) -> LedgerEntry:
     """An entry from its hash fields (as stored: a missing field is null)."""
     text = {
         (k.decode("utf-8", "replace") if isinstance(k, bytes) else k): (
@@ -157,7 +162,9 @@ class RedisLedgerStore:
         self._script = client.register_script(_WRITE_ONCE)
 
     @classmethod
-    def from_url(cls, url: str, *, ns: str, ttl_seconds: int, password: str | None = None, timeout_ms: int = 2000) -> RedisLedgerStore:
+    def from_url(
+        cls, url: str, *, ns: str, ttl_seconds: int, password: str | None = None, timeout_ms: int = 2000
+    ) -> RedisLedgerStore:
         """A store on a new client for ``url``."""
         client = aioredis.Redis.from_url(
             url, password=password, socket_timeout=timeout_ms / 1000, socket_connect_timeout=timeout_ms / 1000
@@ -179,7 +186,9 @@ class RedisLedgerStore:
                     args: list[Any] = [self.ttl_ms, entry["run_id"]]
                     for name, value in to_hash(entry).items():
                         args += [name, value]
-                    await self._script(keys=[key, owners_key(self.ns, entry["tool_call_id"])], args=args, client=pipe)
+                    await self._script(
+                        keys=[key, owners_key(self.ns, entry["tool_call_id"])], args=args, client=pipe
+                    )
                 replies = await pipe.execute()
         except _REDIS_DOWN as exc:
             raise RedisUnavailable(f"ledger write of {len(entries)} entries: {exc}") from exc
@@ -209,7 +218,9 @@ class RedisLedgerStore:
                     for tool_call_id in tool_calls:
                         pipe.zrangebyscore(owners_key(self.ns, tool_call_id), f"({now_ms}", "+inf")
                     members = await pipe.execute()
-                owners = {t: {m.decode("utf-8") for m in ms} for t, ms in zip(tool_calls, members, strict=True)}
+                owners = {
+                    t: {m.decode("utf-8") for m in ms} for t, ms in zip(tool_calls, members, strict=True)
+                }
         except _REDIS_DOWN as exc:
             raise RedisUnavailable(f"ledger read of {len(unique)} entries: {exc}") from exc
         out: dict[tuple[str, str], LedgerLookup] = {}
@@ -244,7 +255,10 @@ class MemoryLedgerStore:
             if stored is None:
                 self.entries[key] = from_hash(to_hash(entry))
                 results.append(WriteResult(LedgerOutcome.WRITTEN, self.entries[key], redis_key))
-            elif (stored["projection_sha256"], stored["status"]) == (entry["projection_sha256"], entry["status"]):
+            elif (stored["projection_sha256"], stored["status"]) == (
+                entry["projection_sha256"],
+                entry["status"],
+            ):
                 results.append(WriteResult(LedgerOutcome.DUPLICATE, stored, redis_key))
             else:
                 results.append(WriteResult(LedgerOutcome.CONFLICT, stored, redis_key))

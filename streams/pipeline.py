@@ -64,7 +64,11 @@ def process_raw_hits(raw: bytes, settings: Settings, origin: Origin | None = Non
         failed = None
         if rejection["run_id"] is not None and rejection["tool_call_id"] is not None:
             failed = failed_lookup(
-                rejection["run_id"], rejection["tool_call_id"], rejection["reason"], event_id=eid, origin=origin
+                rejection["run_id"],
+                rejection["tool_call_id"],
+                rejection["reason"],
+                event_id=eid,
+                origin=origin,
             )
         return PostprocessOutcome(failed, rejection, {"status": RecordStatus.FAILED, "reason": exc.reason})
     except Exception as exc:  # noqa: BLE001 - any other failure is an INTERNAL_ERROR dead letter
@@ -122,7 +126,9 @@ def _projected(
     }
 
 
-def process_lookup(text: bytes | str, settings: Settings, fallback_origin: Origin | None = None) -> ProjectOutcome:
+def process_lookup(
+    text: bytes | str, settings: Settings, fallback_origin: Origin | None = None
+) -> ProjectOutcome:
     """read (tolerant) → project → the ``projected`` value.
 
     The origin is the one the LookupResult carries; ``fallback_origin`` (the consumed record) is
@@ -137,7 +143,7 @@ def process_lookup(text: bytes | str, settings: Settings, fallback_origin: Origi
     try:
         if lookup.get("status") == RecordStatus.FAILED:
             reason = lookup.get("failure_reason")
-            failure = DeadLetterReason(reason) if reason in DeadLetterReason.__members__ else None
+            failure = DeadLetterReason(str(reason)) if reason in DeadLetterReason.__members__ else None
             event = _projected(lookup, origin, RecordStatus.FAILED, failure, None) if ids_valid else None
             return ProjectOutcome(event, None, None, origin)
         projection = project_lookup(lookup, settings.projection)

@@ -23,24 +23,34 @@ from models.limits import (
 class Settings(BaseSettings):
     """All settings; defaults are the SPEC's numbers and the local stack's addresses."""
 
-    model_config = SettingsConfigDict(env_prefix="EC_", env_nested_delimiter="__", frozen=True, extra="ignore")
+    model_config = SettingsConfigDict(
+        env_prefix="EC_", env_nested_delimiter="__", frozen=True, extra="ignore"
+    )
 
     # Infrastructure
     kafka_bootstrap: str = Field("127.0.0.1:9092", description="Kafka bootstrap servers, comma-separated.")
-    redis_url: str = Field("redis://127.0.0.1:6379/0", description="Redis URL (put the password in EC_REDIS_PASSWORD).")
+    redis_url: str = Field(
+        "redis://127.0.0.1:6379/0", description="Redis URL (put the password in EC_REDIS_PASSWORD)."
+    )
     redis_password: SecretStr | None = Field(None, description="Redis password; never printed.")
     app_id: str = Field("evidence-chain", description="Faust app id = the workers' consumer group.")
     topic_prefix: str = Field("", description="Prepended to every topic name.")
     topic_partitions: int = Field(3, ge=1, description="Partitions of every topic (one count for all).")
     topic_replication_factor: int = Field(1, ge=1, description="Replication factor of created topics.")
-    topic_max_message_bytes: int = Field(4 * 1024 * 1024, ge=1, description="max.message.bytes of created topics.")
+    topic_max_message_bytes: int = Field(
+        4 * 1024 * 1024, ge=1, description="max.message.bytes of created topics."
+    )
     ledger_retention_ms: int = Field(-1, description="retention.ms of the ledger topic (-1 = keep forever).")
     web_enabled: bool = Field(False, description="Run Faust's web server (port web_port).")
     web_port: int = Field(6066, description="Faust web port when web_enabled.")
     batch_size: int = Field(100, ge=1, description="Records an agent takes at once (stream.take).")
     batch_within_seconds: float = Field(0.2, gt=0, description="Longest wait to fill a batch.")
-    retry_initial_backoff_ms: int = Field(200, ge=1, description="First retry delay when Kafka/Redis is down.")
-    retry_max_backoff_ms: int = Field(10_000, ge=1, description="Longest retry delay when Kafka/Redis is down.")
+    retry_initial_backoff_ms: int = Field(
+        200, ge=1, description="First retry delay when Kafka/Redis is down."
+    )
+    retry_max_backoff_ms: int = Field(
+        10_000, ge=1, description="Longest retry delay when Kafka/Redis is down."
+    )
     redis_timeout_ms: int = Field(2_000, ge=1, description="Socket timeout of Redis calls.")
 
     # Ledger

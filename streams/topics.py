@@ -44,11 +44,15 @@ async def ensure_topics(settings: Settings) -> list[str]:
         KafkaUnavailable: the broker cannot be reached.
         ConfigurationError: a topic exists with a different partition count.
     """
-    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap, client_id=f"{settings.app_id}-admin")
+    admin = AIOKafkaAdminClient(
+        bootstrap_servers=settings.kafka_bootstrap, client_id=f"{settings.app_id}-admin"
+    )
     try:
         await admin.start()
     except KafkaError as exc:
-        raise KafkaUnavailable(f"cannot reach Kafka at {settings.kafka_bootstrap}: {exc}; is it up (make up)?") from exc
+        raise KafkaUnavailable(
+            f"cannot reach Kafka at {settings.kafka_bootstrap}: {exc}; is it up (make up)?"
+        ) from exc
     try:
         wanted = {settings.topic(name): name for name in TOPIC_NAMES}
         existing = set(await admin.list_topics())

@@ -26,7 +26,18 @@ class StationProcessor:
         self.settings = settings
         self.sink = sink
         self.backoff = Backoff(settings.retry_initial_backoff_ms / 1000, settings.retry_max_backoff_ms / 1000)
-        self.topics = {name: settings.topic(name) for name in ("postprocessed", "projected", "ledger", "verdicts", "violations", "audit", "dead-letters")}
+        self.topics = {
+            name: settings.topic(name)
+            for name in (
+                "postprocessed",
+                "projected",
+                "ledger",
+                "verdicts",
+                "violations",
+                "audit",
+                "dead-letters",
+            )
+        }
 
     @staticmethod
     def key_for(run_id: Any, record: Record) -> bytes | None:
@@ -93,7 +104,8 @@ class StationProcessor:
         """Send every message of the batch; hold and retry while Kafka is unavailable."""
         if messages:
             await hold_until_done(
-                lambda: self.sink.send_all(messages), what=f"{self.station}: sending {len(messages)} messages",
+                lambda: self.sink.send_all(messages),
+                what=f"{self.station}: sending {len(messages)} messages",
                 backoff=self.backoff,
             )
 

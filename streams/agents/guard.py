@@ -1,4 +1,4 @@
-"""The guard agent: ``diagnosis-drafts`` → EvidenceGuard (reading the Redis ledger) → ``verdicts`` + ``violations``.
+"""The guard agent: ``diagnosis-drafts`` → EvidenceGuard (reads the Redis ledger) → verdicts + violations.
 
 If Redis cannot be reached the batch is held: no verdict is emitted and no offset committed, so
 the guard never emits PASS without having read every cited entry.
@@ -40,17 +40,24 @@ class GuardProcessor(StationProcessor):
                 plans.append(None)
                 messages += self.reject(record, record.coordinates, internal_error(exc))
         wanted = [(p.run_id or "", t) for p in plans if p is not None for t in p.cited]
-        lookups = await hold_until_done(
-            lambda: self.store.read_many(wanted), what=f"guard: reading {len(wanted)} ledger entries",
-            backoff=self.backoff,
-        ) if wanted else {}
+        lookups = (
+            await hold_until_done(
+                lambda: self.store.read_many(wanted),
+                what=f"guard: reading {len(wanted)} ledger entries",
+                backoff=self.backoff,
+            )
+            if wanted
+            else {}
+        )
         for record, plan in zip(records, plans, strict=True):
             if plan is None:
                 continue
             origin = record.coordinates
             try:
                 mine = {t: lookups[(plan.run_id or "", t)] for t in plan.cited}
-                verdict = self.guard.judge(plan, mine, event_id=event_id(Station.GUARD, origin), origin=origin)
+                verdict = self.guard.judge(
+                    plan, mine, event_id=event_id(Station.GUARD, origin), origin=origin
+                )
             except Exception as exc:  # noqa: BLE001 - an unexpected failure is an INTERNAL_ERROR dead letter
                 messages += self.reject(record, origin, internal_error(exc))
                 continue
@@ -64,5 +71,7 @@ class GuardProcessor(StationProcessor):
                 "violation_codes": [v["code"] for v in verdict["violations"]],
                 "cited_tool_call_ids": plan.cited,
             }
-            messages.append(self.audit(record, origin, run_id=verdict["run_id"], tool_call_id=None, fields=fields))
+            messages.append(
+                self.audit(record, origin, run_id=verdict["run_id"], tool_call_id=None, fields=fields)
+            )
         await self.deliver(messages)

@@ -27,7 +27,9 @@ class _Planned:
     rejection: Rejection | None
 
 
-def _rejection(reason: DeadLetterReason, error: str, run_id: Any = None, tool_call_id: Any = None) -> Rejection:
+def _rejection(
+    reason: DeadLetterReason, error: str, run_id: Any = None, tool_call_id: Any = None
+) -> Rejection:
     valid = is_valid_id(run_id) and is_valid_id(tool_call_id)
     return {
         "reason": reason,
@@ -37,7 +39,9 @@ def _rejection(reason: DeadLetterReason, error: str, run_id: Any = None, tool_ca
     }
 
 
-def build_entry(value: bytes, fallback_origin: Origin) -> tuple[LedgerEntry | None, Rejection | None, Origin | None]:
+def build_entry(
+    value: bytes, fallback_origin: Origin
+) -> tuple[LedgerEntry | None, Rejection | None, Origin | None]:
     """The ledger entry a ``projected`` value asks for, or why it cannot be written."""
     try:
         event = json.loads(value)
@@ -49,28 +53,38 @@ def build_entry(value: bytes, fallback_origin: Origin) -> tuple[LedgerEntry | No
     run_id, tool_call_id = event.get("run_id"), event.get("tool_call_id")
     if not is_valid_id(run_id) or not is_valid_id(tool_call_id):
         bad = "run_id" if not is_valid_id(run_id) else "tool_call_id"
-        return None, _rejection(DeadLetterReason.INVALID_ID, f"bad {bad}: must be 1-128 of [A-Za-z0-9._-]"), origin
+        return (
+            None,
+            _rejection(DeadLetterReason.INVALID_ID, f"bad {bad}: must be 1-128 of [A-Za-z0-9._-]"),
+            origin,
+        )
     status = event.get("status")
     projection, sha = event.get("projection"), event.get("projection_sha256")
     evidence_status = None
     if status == RecordStatus.OK:
         if not isinstance(projection, str) or json.sha256_hex(projection.encode("utf-8")) != sha:
-            error = "projection missing or its projection_sha256 does not match; the projected value is corrupt"
+            error = (
+                "projection missing or its projection_sha256 does not match; the projected value is corrupt"
+            )
             return None, _rejection(DeadLetterReason.SCHEMA_VIOLATION, error, run_id, tool_call_id), origin
         parsed = json.loads(projection)
         evidence_status = parsed.get("evidence_status") if isinstance(parsed, dict) else None
         ledger_status, failure = LedgerStatus.READY, None
     elif status == RecordStatus.FAILED:
         reason = event.get("failure_reason")
-        failure = DeadLetterReason(reason) if reason in DeadLetterReason.__members__ else DeadLetterReason.INTERNAL_ERROR
+        failure = (
+            DeadLetterReason(str(reason))
+            if reason in DeadLetterReason.__members__
+            else DeadLetterReason.INTERNAL_ERROR
+        )
         ledger_status, projection, sha = LedgerStatus.FAILED, None, None
     else:
         error = f"status must be OK or FAILED, not {status!r}"
         return None, _rejection(DeadLetterReason.SCHEMA_VIOLATION, error, run_id, tool_call_id), origin
     entry: LedgerEntry = {
         "event_id": event_id(Station.LEDGER, origin),
-        "run_id": run_id,
-        "tool_call_id": tool_call_id,
+        "run_id": str(run_id),
+        "tool_call_id": str(tool_call_id),
         "status": ledger_status,
         "evidence_status": evidence_status,
         "projection": projection,
@@ -104,21 +118,44 @@ class LedgerProcessor(StationProcessor):
         messages: list[Outbound] = []
         if result.outcome in (LedgerOutcome.WRITTEN, LedgerOutcome.DUPLICATE):
             stored: dict[str, Any] = dict(result.stored)
-            messages.append(self.out("ledger", key, {"event_id": stored["event_id"], **{
-                k: stored[k] for k in ("run_id", "tool_call_id", "status", "evidence_status", "projection",
-                                       "projection_sha256", "origin", "source_timestamp", "failure_reason")
-            }}))
+            messages.append(
+                self.out(
+                    "ledger",
+                    key,
+                    {
+                        "event_id": stored["event_id"],
+                        **{
+                            k: stored[k]
+                            for k in (
+                                "run_id",
+                                "tool_call_id",
+                                "status",
+                                "evidence_status",
+                                "projection",
+                                "projection_sha256",
+                                "origin",
+                                "source_timestamp",
+                                "failure_reason",
+                            )
+                        },
+                    },
+                )
+            )
         elif entry["status"] == LedgerStatus.READY:  # a CONFLICT on a FAILED write is audited only
             error = (
                 f"{result.key} already holds sha256 {result.stored['projection_sha256']} "
                 f"({result.stored['status']}); refusing {entry['projection_sha256']} ({entry['status']})"
             )
             messages += self.reject(
-                record, origin, _rejection(DeadLetterReason.LEDGER_CONFLICT, error, entry["run_id"], entry["tool_call_id"])
+                record,
+                origin,
+                _rejection(DeadLetterReason.LEDGER_CONFLICT, error, entry["run_id"], entry["tool_call_id"]),
             )
         fields = {"status": entry["status"], "outcome": result.outcome, "key": result.key}
         messages.append(
-            self.audit(record, origin, run_id=entry["run_id"], tool_call_id=entry["tool_call_id"], fields=fields)
+            self.audit(
+                record, origin, run_id=entry["run_id"], tool_call_id=entry["tool_call_id"], fields=fields
+            )
         )
         return messages
 
@@ -127,7 +164,8 @@ class LedgerProcessor(StationProcessor):
         plans = [self._plan(record) for record in records]
         to_write = [p.entry for p in plans if p.entry is not None]
         results = await hold_until_done(
-            lambda: self.store.write_many(to_write), what=f"ledger: writing {len(to_write)} entries",
+            lambda: self.store.write_many(to_write),
+            what=f"ledger: writing {len(to_write)} entries",
             backoff=self.backoff,
         )
         written = iter(results)
@@ -136,10 +174,17 @@ class LedgerProcessor(StationProcessor):
             if plan.entry is not None:
                 messages += self._after_write(plan, plan.entry, next(written))
                 continue
-            rejection = plan.rejection or internal_error(RuntimeError("a ledger plan without entry or rejection"))
+            rejection = plan.rejection or internal_error(
+                RuntimeError("a ledger plan without entry or rejection")
+            )
             messages += self.reject(plan.record, plan.origin, rejection)
             messages.append(
-                self.audit(plan.record, plan.origin, run_id=rejection["run_id"], tool_call_id=rejection["tool_call_id"],
-                           fields={"status": None, "outcome": None, "key": None})
+                self.audit(
+                    plan.record,
+                    plan.origin,
+                    run_id=rejection["run_id"],
+                    tool_call_id=rejection["tool_call_id"],
+                    fields={"status": None, "outcome": None, "key": None},
+                )
             )
         await self.deliver(messages)

@@ -29,7 +29,9 @@ class PostprocessProcessor(StationProcessor):
             messages.append(Outbound(self.topics["postprocessed"], key, json.dumps(lookup)))
         if rejection is not None:
             messages += self.reject(record, origin, rejection)
-        messages.append(self.audit(record, origin, run_id=run_id, tool_call_id=tool_call_id, fields=outcome.audit))
+        messages.append(
+            self.audit(record, origin, run_id=run_id, tool_call_id=tool_call_id, fields=outcome.audit)
+        )
         return messages
 
     async def handle(self, records: Sequence[Record]) -> None:

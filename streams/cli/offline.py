@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "pipe",
         help="run the stations on JSON lines from stdin, without Kafka",
         description="One JSON object per stdin line → one stdout line: the projection (the exact "
-        "ledger bytes), the LookupResult (--emit lookup), or {\"dead_letter\": ...}.",
+        'ledger bytes), the LookupResult (--emit lookup), or {"dead_letter": ...}.',
     )
     pipe.add_argument("--emit", choices=("projection", "lookup"), default="projection")
     pipe.add_argument(
@@ -114,7 +114,12 @@ def _failed_upstream(event: Any) -> Rejection:
 
 
 def _missing() -> Rejection:
-    return {"reason": DeadLetterReason.INTERNAL_ERROR, "error": "no result", "run_id": None, "tool_call_id": None}
+    return {
+        "reason": DeadLetterReason.INTERNAL_ERROR,
+        "error": "no result",
+        "run_id": None,
+        "tool_call_id": None,
+    }
 
 
 def load_ledger(path: str) -> InMemoryLedger:
@@ -132,7 +137,9 @@ def load_ledger(path: str) -> InMemoryLedger:
                 try:
                     entry = json.loads(line)
                 except json.JSONDecodeError as exc:
-                    raise ConfigurationError(f"{path}:{number}: not JSON ({exc}); fix or remove the line") from exc
+                    raise ConfigurationError(
+                        f"{path}:{number}: not JSON ({exc}); fix or remove the line"
+                    ) from exc
                 if not isinstance(entry, dict) or not all(
                     isinstance(entry.get(k), str) for k in ("run_id", "tool_call_id")
                 ):

@@ -23,7 +23,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``worker``, ``publish`` and ``topics``."""
     worker = sub.add_parser("worker", help="run the Faust worker with all agents (or --agents a subset)")
     worker.add_argument(
-        "--agents", default=os.environ.get("EC_AGENTS", ""),
+        "--agents",
+        default=os.environ.get("EC_AGENTS", ""),
         help="comma-separated subset of postprocess,project,ledger,guard (default: all)",
     )
     worker.add_argument("--loglevel", default="info", choices=("debug", "info", "warning", "error"))
@@ -72,7 +73,9 @@ def _key_of(line: bytes) -> bytes | None:
     return run_id.encode("utf-8") if isinstance(run_id, str) else None
 
 
-async def publish_lines(settings: Settings, topic: str, lines: Iterator[bytes], total: int | None = None) -> int:
+async def publish_lines(
+    settings: Settings, topic: str, lines: Iterator[bytes], total: int | None = None
+) -> int:
     """Produce each non-empty line as is (its exact bytes), keyed by its run_id; returns the count.
 
     Raises:
@@ -89,9 +92,16 @@ async def publish_lines(settings: Settings, topic: str, lines: Iterator[bytes], 
     try:
         await producer.start()
     except KafkaError as exc:
-        raise KafkaUnavailable(f"cannot reach Kafka at {settings.kafka_bootstrap}: {exc}; is it up (make up)?") from exc
+        raise KafkaUnavailable(
+            f"cannot reach Kafka at {settings.kafka_bootstrap}: {exc}; is it up (make up)?"
+        ) from exc
     count = 0
-    columns = (TextColumn("publish {task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    columns = (
+        TextColumn("publish {task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+    )
     try:
         with Progress(*columns, disable=not sys.stderr.isatty(), transient=True) as progress:
             task = progress.add_task(topic, total=total)
@@ -114,7 +124,9 @@ def run_publish(args: argparse.Namespace) -> int:
     """The ``publish`` command."""
     settings = get_settings()
     if not args.raw_topic and args.topic not in TOPIC_NAMES:
-        raise ConfigurationError(f"unknown topic {args.topic!r}; use one of {', '.join(TOPIC_NAMES)} or --raw-topic")
+        raise ConfigurationError(
+            f"unknown topic {args.topic!r}; use one of {', '.join(TOPIC_NAMES)} or --raw-topic"
+        )
     topic = args.topic if args.raw_topic else settings.topic(args.topic)
     asyncio.run(ensure_topics(settings))
     handle: IO[bytes]

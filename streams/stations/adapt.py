@@ -12,7 +12,7 @@ from models.ids import is_valid_id
 from models.limits import InputLimits
 from models.rag import PY_RAG_RESPONSE_ADAPTER, KnowledgeSearchHit, PyRagResponse, RawHitsRecord
 from models.validation import ContractError, validate
-from models.vocab import ATTEMPT_REASON, SCORE_LABEL, PyRagEvidenceStatus
+from models.vocab import ATTEMPT_REASON, SCORE_LABEL
 from streams import json
 from streams.errors import InvalidId, MalformedJson, OversizedInput, SchemaViolation
 
@@ -59,13 +59,15 @@ def validate_raw_hits(raw: bytes, limits: InputLimits) -> RawHitsRecord:
     hits = response.get("hits")
     if isinstance(hits, list) and len(hits) > limits.max_hits:
         raise SchemaViolation(
-            f"hits: {len(hits)} hits, over max_hits={limits.max_hits}", run_id=run_id, tool_call_id=tool_call_id
+            f"hits: {len(hits)} hits, over max_hits={limits.max_hits}",
+            run_id=run_id,
+            tool_call_id=tool_call_id,
         )
     try:
         validated = validate(PY_RAG_RESPONSE_ADAPTER, response)
     except ContractError as exc:
         raise SchemaViolation(str(exc), run_id=run_id, tool_call_id=tool_call_id) from exc
-    return {"run_id": run_id, "tool_call_id": tool_call_id, "response": validated}
+    return {"run_id": str(run_id), "tool_call_id": str(tool_call_id), "response": validated}
 
 
 def chunk_index(evidence_key: str) -> int | None:
@@ -82,7 +84,7 @@ def adapt(response: PyRagResponse) -> list[KnowledgeSearchHit]:
 
     ``no_evidence`` means there are no candidates, even if py-rag sent hits.
     """
-    if response["evidence_status"] == PyRagEvidenceStatus.NO_EVIDENCE:
+    if response["evidence_status"] == "no_evidence":
         return []
     return [
         {
@@ -104,6 +106,6 @@ def adapt(response: PyRagResponse) -> list[KnowledgeSearchHit]:
 
 def contract_anomaly(response: PyRagResponse) -> str | None:
     """A py-rag contract oddity worth auditing: ``no_evidence`` that still carries hits."""
-    if response["evidence_status"] == PyRagEvidenceStatus.NO_EVIDENCE and response["hits"]:
+    if response["evidence_status"] == "no_evidence" and response["hits"]:
         return "hits_with_no_evidence"
     return None

@@ -90,7 +90,9 @@ class EvidenceGuard:
         try:
             doc = json.loads(raw)
         except json.JSONDecodeError as exc:
-            return GuardPlan(digest, None, None, 1, [_violation(Code.DRAFT_UNPARSABLE, "", f"not JSON: {exc}")])
+            return GuardPlan(
+                digest, None, None, 1, [_violation(Code.DRAFT_UNPARSABLE, "", f"not JSON: {exc}")]
+            )
         run_id, draft_id, attempt = _readable(doc)
         if not isinstance(doc, dict):
             message = "the draft must be a JSON object"
@@ -99,10 +101,14 @@ class EvidenceGuard:
             draft = validate(DIAGNOSIS_DRAFT_ADAPTER, doc)
         except ContractError as exc:
             message = f"{exc}; fix the field's type (draft_id must be a non-empty string, item ids strings)"
-            return GuardPlan(digest, run_id, draft_id, attempt, [_violation(Code.DRAFT_UNPARSABLE, "", message)])
+            return GuardPlan(
+                digest, run_id, draft_id, attempt, [_violation(Code.DRAFT_UNPARSABLE, "", message)]
+            )
         too_large = self._too_large(draft)
         if too_large is not None:
-            return GuardPlan(digest, run_id, draft_id, attempt, [_violation(Code.DRAFT_TOO_LARGE, "", too_large)])
+            return GuardPlan(
+                digest, run_id, draft_id, attempt, [_violation(Code.DRAFT_TOO_LARGE, "", too_large)]
+            )
         plan = GuardPlan(digest, run_id, draft_id, attempt, self._structure(draft), draft)
         if is_valid_id(run_id):
             cited = dict.fromkeys(
@@ -125,7 +131,9 @@ class EvidenceGuard:
         if conclusion is not None:
             lists.append(("conclusion.based_on_analysis_ids", conclusion.get("based_on_analysis_ids") or []))
         for i, action in enumerate(actions):
-            lists.append((f"action_plan[{i}].based_on_analysis_ids", action.get("based_on_analysis_ids") or []))
+            lists.append(
+                (f"action_plan[{i}].based_on_analysis_ids", action.get("based_on_analysis_ids") or [])
+            )
         for path, entries in lists:
             if len(entries) > s.max_list_entries:
                 return f"{path} has {len(entries)} entries, over {s.max_list_entries}"
@@ -138,7 +146,11 @@ class EvidenceGuard:
         out: list[Violation] = []
         add = out.append
         if not is_valid_id(draft.get("run_id")):
-            add(_violation(Code.RUN_ID_MISSING, "run_id", "run_id is absent, blank or not 1-128 of [A-Za-z0-9._-]"))
+            add(
+                _violation(
+                    Code.RUN_ID_MISSING, "run_id", "run_id is absent, blank or not 1-128 of [A-Za-z0-9._-]"
+                )
+            )
         analysis = draft.get("analysis") or []
         actions = draft.get("action_plan") or []
         if not analysis:
@@ -157,7 +169,11 @@ class EvidenceGuard:
                 return
             for k, ref in enumerate(refs):
                 if ref not in analysis_ids:
-                    add(_violation(Code.REFERENCE_UNKNOWN_ANALYSIS, f"{path}[{k}]", f"{ref!r} is not an analysis id"))
+                    add(
+                        _violation(
+                            Code.REFERENCE_UNKNOWN_ANALYSIS, f"{path}[{k}]", f"{ref!r} is not an analysis id"
+                        )
+                    )
 
         for i, item in enumerate(analysis):
             path = f"analysis[{i}]"
@@ -165,7 +181,13 @@ class EvidenceGuard:
             if _blank(item.get("content")):
                 add(_violation(Code.CONTENT_EMPTY, f"{path}.content", "content is blank"))
             if item.get("kind") not in _KINDS:
-                add(_violation(Code.ANALYSIS_KIND_INVALID, f"{path}.kind", "kind must be NORMAL or NEGATIVE_OBSERVATION"))
+                add(
+                    _violation(
+                        Code.ANALYSIS_KIND_INVALID,
+                        f"{path}.kind",
+                        "kind must be NORMAL or NEGATIVE_OBSERVATION",
+                    )
+                )
             if not item.get("tool_call_ids"):
                 add(_violation(Code.ANALYSIS_CITATION_MISSING, f"{path}.tool_call_ids", "cites no tool call"))
         conclusion = draft.get("conclusion")
@@ -260,7 +282,11 @@ class EvidenceGuard:
                 for k, document_id in enumerate(item.get("document_ids") or []):
                     if document_id not in known_documents:
                         message = f"{document_id!r} is in none of the item's cited projections"
-                        out.append(_violation(Code.CITATION_DOCUMENT_UNKNOWN, f"analysis[{i}].document_ids[{k}]", message))
+                        out.append(
+                            _violation(
+                                Code.CITATION_DOCUMENT_UNKNOWN, f"analysis[{i}].document_ids[{k}]", message
+                            )
+                        )
         return out
 
     # -- both steps, with a synchronous reader ---------------------------------------------------

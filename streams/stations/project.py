@@ -51,7 +51,9 @@ def _non_blank(value: Any) -> str | None:
 
 
 def identity(block: dict[str, Any], position: int) -> str:
-    """First non-blank of evidence_key, document_id, ``<doc_id>#chunk-<chunk_index>``, ``evidence-<position>``."""
+    """The item's identity: the first non-blank of evidence_key, document_id,
+    ``<doc_id>#chunk-<chunk_index>`` (both present), ``evidence-<position>`` (1-based).
+    """
     key = _non_blank(pick(block, "evidence_key", "evidenceKey"))
     if key is not None:
         return key

@@ -96,7 +96,9 @@ def reread(entry: Mapping[str, Any], tool_call_id: str) -> Reread:
     else:
         return _fail(ViolationCode.LEDGER_PAYLOAD_INVALID, "the entry holds no projection")
     if json.sha256_hex(data) != entry.get("projection_sha256"):
-        return _fail(ViolationCode.LEDGER_PAYLOAD_TAMPERED, "the projection's SHA-256 differs from the stored one")
+        return _fail(
+            ViolationCode.LEDGER_PAYLOAD_TAMPERED, "the projection's SHA-256 differs from the stored one"
+        )
     try:
         doc = json.loads(data)
     except json.JSONDecodeError as exc:

@@ -59,7 +59,10 @@ class Worker:
     def start(self) -> Worker:
         log = self.log_path.open("ab")
         self.process = subprocess.Popen(  # noqa: S603 - our own console script
-            [CLI, "worker", "--loglevel", "info"], env=self.env, stdout=log, stderr=subprocess.STDOUT,
+            [CLI, "worker", "--loglevel", "info"],
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
             start_new_session=True,
         )
         log.close()
@@ -101,20 +104,29 @@ async def publish(kafka: str, topic: str, values: Sequence[bytes]) -> None:
 
 
 async def read_topic(
-    kafka: str, topic: str, *, until: Callable[[list[bytes]], bool], timeout: float = 90.0, settle: float = 0.0
+    kafka: str,
+    topic: str,
+    *,
+    until: Callable[[list[bytes]], bool],
+    wait_seconds: float = 90.0,
+    settle: float = 0.0,
 ) -> list[bytes]:
     """All values of a topic from the beginning, once ``until(values)`` holds (or the timeout passes).
 
     ``settle`` keeps reading that long after the condition first holds, to catch extra records.
     """
     consumer = AIOKafkaConsumer(
-        bootstrap_servers=kafka, enable_auto_commit=False, auto_offset_reset="earliest", group_id=None,
-        max_partition_fetch_bytes=8 * 1024 * 1024, fetch_max_bytes=16 * 1024 * 1024,
+        bootstrap_servers=kafka,
+        enable_auto_commit=False,
+        auto_offset_reset="earliest",
+        group_id=None,
+        max_partition_fetch_bytes=8 * 1024 * 1024,
+        fetch_max_bytes=16 * 1024 * 1024,
     )
     await consumer.start()
     values: list[bytes] = []
     try:
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + wait_seconds
         while time.monotonic() < deadline:
             partitions = consumer.partitions_for_topic(topic)
             if partitions:

@@ -47,7 +47,10 @@ async def test_restart_without_commit_repeats_identical_outputs(
         # Nothing was committed at any hop, so each hop re-reads its whole input, the first
         # worker's outputs included: postprocessed 2×20, projected 20 + 2×20, ledger 20 + 3×20.
         for topic, distinct, total in (
-            ("postprocessed", 20, 40), ("projected", 20, 60), ("ledger", 20, 80), ("dead-letters", 9, 18)
+            ("postprocessed", 20, 40),
+            ("projected", 20, 60),
+            ("ledger", 20, 80),
+            ("dead-letters", 9, 18),
         ):
             values = await read_topic(
                 kafka_bootstrap, f"{unique_prefix}{topic}", until=lambda v, n=total: len(v) >= n, settle=2.0
@@ -79,14 +82,18 @@ async def test_redis_outage_holds_drafts_until_it_is_back(
         entries.append(entry)
     await store.write_many(entries)
     await store.close()
-    proxied = redis_url.replace(f":{target.port}", f":{port}", 1) if target.port else f"redis://127.0.0.1:{port}/0"
+    proxied = (
+        redis_url.replace(f":{target.port}", f":{port}", 1) if target.port else f"redis://127.0.0.1:{port}/0"
+    )
     env = worker_env(unique_prefix, kafka_bootstrap, proxied, EC_AGENTS="guard")
     worker = Worker(env, tmp_path / "worker.log").start()
     drafts = golden_lines("guard", "drafts.jsonl")[:2]  # two PASS drafts
     try:
         await proxy.cut()
         await publish(kafka_bootstrap, f"{unique_prefix}diagnosis-drafts", drafts)
-        held = await read_topic(kafka_bootstrap, f"{unique_prefix}verdicts", until=lambda v: len(v) > 0, timeout=20)
+        held = await read_topic(
+            kafka_bootstrap, f"{unique_prefix}verdicts", until=lambda v: len(v) > 0, wait_seconds=20
+        )
         assert held == [], "a verdict was emitted while the ledger could not be read"
         await proxy.restore()
         verdicts = await read_topic(kafka_bootstrap, f"{unique_prefix}verdicts", until=lambda v: len(v) >= 2)
@@ -112,18 +119,42 @@ async def test_twenty_citations_cost_at_most_two_round_trips(
     store = RedisLedgerStore.from_url(redis_url, ns=ns, ttl_seconds=3600)
     entries = []
     for i in range(10):  # ten entries of this run; ten cited tool calls have none (one owned by another run)
-        result = {"evidence_status": "NO_EVIDENCE", "tool_call_id": f"c{i}", "query": "q", "evidence": [],
-                  "returned_count": 0, "relevance_level": None, "truncated": False}
+        result = {
+            "evidence_status": "NO_EVIDENCE",
+            "tool_call_id": f"c{i}",
+            "query": "q",
+            "evidence": [],
+            "returned_count": 0,
+            "relevance_level": None,
+            "truncated": False,
+        }
         projection = canonical_projection(result)  # type: ignore[arg-type]
-        entries.append({"event_id": None, "run_id": "run-rt", "tool_call_id": f"c{i}", "status": "READY",
-                        "evidence_status": "NO_EVIDENCE", "projection": projection.decode(),
-                        "projection_sha256": json.sha256_hex(projection), "origin": None,
-                        "source_timestamp": None, "failure_reason": None})
+        entries.append(
+            {
+                "event_id": None,
+                "run_id": "run-rt",
+                "tool_call_id": f"c{i}",
+                "status": "READY",
+                "evidence_status": "NO_EVIDENCE",
+                "projection": projection.decode(),
+                "projection_sha256": json.sha256_hex(projection),
+                "origin": None,
+                "source_timestamp": None,
+                "failure_reason": None,
+            }
+        )
     entries.append(dict(entries[0], run_id="run-other", tool_call_id="c10"))
     await store.write_many(entries)
-    draft = {"run_id": "run-rt", "draft_id": "d", "analysis": [
-        {"id": f"a{i}", "kind": "NEGATIVE_OBSERVATION", "content": "x", "tool_call_ids": [f"c{i}"]} for i in range(20)
-    ], "conclusion": None, "limitations": ["l"]}
+    draft = {
+        "run_id": "run-rt",
+        "draft_id": "d",
+        "analysis": [
+            {"id": f"a{i}", "kind": "NEGATIVE_OBSERVATION", "content": "x", "tool_call_ids": [f"c{i}"]}
+            for i in range(20)
+        ],
+        "conclusion": None,
+        "limitations": ["l"],
+    }
     trips = 0
     original = AbstractConnection.send_packed_command
 
@@ -151,9 +182,18 @@ async def test_redis_store_round_trip_with_real_ttl_and_owners(redis_url: str, u
     store = RedisLedgerStore.from_url(redis_url, ns=ns, ttl_seconds=60)
     client = aioredis.Redis.from_url(redis_url)
     try:
-        entry = {"event_id": "e", "run_id": "r1", "tool_call_id": "c1", "status": "FAILED", "evidence_status": None,
-                 "projection": None, "projection_sha256": None, "origin": {"topic": "t", "partition": 0, "offset": 1,
-                 "timestamp": 5}, "source_timestamp": 5, "failure_reason": "SCHEMA_VIOLATION"}
+        entry = {
+            "event_id": "e",
+            "run_id": "r1",
+            "tool_call_id": "c1",
+            "status": "FAILED",
+            "evidence_status": None,
+            "projection": None,
+            "projection_sha256": None,
+            "origin": {"topic": "t", "partition": 0, "offset": 1, "timestamp": 5},
+            "source_timestamp": 5,
+            "failure_reason": "SCHEMA_VIOLATION",
+        }
         (written,) = await store.write_many([entry])
         assert written.outcome == "WRITTEN" and written.stored == entry
         (again,) = await store.write_many([dict(entry, event_id="other")])
@@ -169,7 +209,9 @@ async def test_redis_store_round_trip_with_real_ttl_and_owners(redis_url: str, u
         await store.close()
 
 
-async def test_an_unknown_run_id_is_not_foreign_when_its_owner_expired(redis_url: str, unique_prefix: str) -> None:
+async def test_an_unknown_run_id_is_not_foreign_when_its_owner_expired(
+    redis_url: str, unique_prefix: str
+) -> None:
     ns = unique_prefix.rstrip("-.")
     client = aioredis.Redis.from_url(redis_url)
     store = RedisLedgerStore(client, ns=ns, ttl_seconds=60)

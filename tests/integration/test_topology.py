@@ -1,4 +1,4 @@
-"""The whole topology on the real broker and Redis: one worker subprocess per module, golden in → golden out."""
+"""The whole topology on the real broker and Redis: one worker per module, golden in → golden out."""
 
 from __future__ import annotations
 
@@ -29,9 +29,16 @@ class Stack:
     def topic(self, name: str) -> str:
         return f"{self.prefix}{name}"
 
-    async def values(self, name: str, count: int, *, settle: float = 0.0, timeout: float = 90.0) -> list[dict]:
-        raw = await read_topic(self.kafka, self.topic(name), until=lambda v: len(v) >= count, settle=settle,
-                               timeout=timeout)
+    async def values(
+        self, name: str, count: int, *, settle: float = 0.0, wait_seconds: float = 90.0
+    ) -> list[dict]:
+        raw = await read_topic(
+            self.kafka,
+            self.topic(name),
+            until=lambda v: len(v) >= count,
+            settle=settle,
+            wait_seconds=wait_seconds,
+        )
         assert len(raw) >= count, f"{name}: {len(raw)} of {count} records\n{self.worker.log_tail()}"
         return [json.loads(v) for v in raw]
 
@@ -91,8 +98,12 @@ async def test_golden_raw_hits_end_to_end(stack: Stack) -> None:
     by_station: dict[str, int] = {}
     for a in audits:
         by_station[a["station"]] = by_station.get(a["station"], 0) + 1
-    assert by_station == {"postprocess": len(RAW), "dead-letter": len(letters_expected),
-                          "project": len(projected), "ledger": len(projected)}
+    assert by_station == {
+        "postprocess": len(RAW),
+        "dead-letter": len(letters_expected),
+        "project": len(projected),
+        "ledger": len(projected),
+    }
 
 
 async def test_guard_golden_verdicts(stack: Stack) -> None:
@@ -110,16 +121,22 @@ async def test_guard_golden_verdicts(stack: Stack) -> None:
     drafts = golden_lines("guard", "drafts.jsonl")
     await publish(stack.kafka, stack.topic("diagnosis-drafts"), drafts)
     verdicts = await stack.values("verdicts", len(drafts))
-    expected = {json.loads(e)["draft_sha256"]: json.loads(e) for e in golden_lines("guard", "expected_verdicts.jsonl")}
+    expected = {
+        json.loads(e)["draft_sha256"]: json.loads(e) for e in golden_lines("guard", "expected_verdicts.jsonl")
+    }
 
     def comparable(v: dict) -> dict:
         out = {k: x for k, x in v.items() if k not in ("event_id", "origin", "source_timestamp")}
         out["violations"] = sorted((x["code"], x["path"]) for x in v["violations"])
         return out
 
-    assert {v["draft_sha256"]: comparable(v) for v in verdicts} == {k: comparable(e) for k, e in expected.items()}
-    assert all(v["event_id"] == f"guard:{v['origin']['topic']}:{v['origin']['partition']}:{v['origin']['offset']}"
-               for v in verdicts)
+    assert {v["draft_sha256"]: comparable(v) for v in verdicts} == {
+        k: comparable(e) for k, e in expected.items()
+    }
+    assert all(
+        v["event_id"] == f"guard:{v['origin']['topic']}:{v['origin']['partition']}:{v['origin']['offset']}"
+        for v in verdicts
+    )
     violations = await stack.values("violations", sum(v["violation_count"] for v in verdicts), settle=2.0)
     assert len(violations) == sum(v["violation_count"] for v in verdicts)
     by_verdict = {v["event_id"]: v for v in verdicts}
@@ -130,11 +147,28 @@ async def test_guard_golden_verdicts(stack: Stack) -> None:
 
 async def test_write_once_duplicate_and_conflict(stack: Stack) -> None:
     run_id = f"run-wo-{uuid.uuid4().hex[:6]}"
-    projection = json.dumps({"evidence_status": "NO_EVIDENCE", "tool_call_id": "call_wo", "query": "q",
-                             "evidence": [], "returned_count": 0, "relevance_level": None, "truncated": False})
-    event = {"run_id": run_id, "tool_call_id": "call_wo", "event_id": None, "origin": None,
-             "source_timestamp": None, "status": "OK", "failure_reason": None,
-             "projection": projection.decode(), "projection_sha256": json.sha256_hex(projection)}
+    projection = json.dumps(
+        {
+            "evidence_status": "NO_EVIDENCE",
+            "tool_call_id": "call_wo",
+            "query": "q",
+            "evidence": [],
+            "returned_count": 0,
+            "relevance_level": None,
+            "truncated": False,
+        }
+    )
+    event = {
+        "run_id": run_id,
+        "tool_call_id": "call_wo",
+        "event_id": None,
+        "origin": None,
+        "source_timestamp": None,
+        "status": "OK",
+        "failure_reason": None,
+        "projection": projection.decode(),
+        "projection_sha256": json.sha256_hex(projection),
+    }
     changed = projection.replace(b'"q"', b'"q2"')
     conflicting = dict(event, projection=changed.decode(), projection_sha256=json.sha256_hex(changed))
     await publish(stack.kafka, stack.topic("projected"), [json.dumps(event)])
@@ -150,13 +184,16 @@ async def test_write_once_duplicate_and_conflict(stack: Stack) -> None:
         await publish(stack.kafka, stack.topic("projected"), [json.dumps(event), json.dumps(conflicting)])
 
         def mine(values: list[bytes]) -> list[dict]:
-            return [a for a in map(json.loads, values) if a.get("run_id") == run_id and a["station"] == "ledger"]
+            return [
+                a for a in map(json.loads, values) if a.get("run_id") == run_id and a["station"] == "ledger"
+            ]
 
         raw = await read_topic(stack.kafka, stack.topic("audit"), until=lambda v: len(mine(v)) >= 3)
         assert [a["fields"]["outcome"] for a in mine(raw)] == ["WRITTEN", "DUPLICATE", "CONFLICT"]
         assert await client.hgetall(key) == first  # what the agent was shown is never overwritten
         letters = await read_topic(
-            stack.kafka, stack.topic("dead-letters"),
+            stack.kafka,
+            stack.topic("dead-letters"),
             until=lambda v: any(json.loads(x).get("run_id") == run_id for x in v),
         )
         conflict = [d for d in map(json.loads, letters) if d.get("run_id") == run_id]

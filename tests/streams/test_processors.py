@@ -43,8 +43,11 @@ async def test_postprocess_emits_lookups_dead_letters_and_one_audit_per_input(se
     assert [(f["tool_call_id"], f["failure_reason"]) for f in failed] == [
         (d["tool_call_id"], d["reason"]) for d in with_ids
     ]
-    assert all(set(f) == {"run_id", "tool_call_id", "event_id", "origin", "source_timestamp", "status",
-                          "failure_reason"} for f in failed)
+    assert all(
+        set(f)
+        == {"run_id", "tool_call_id", "event_id", "origin", "source_timestamp", "status", "failure_reason"}
+        for f in failed
+    )
     stations = [a["station"] for a in audits]
     assert stations.count("postprocess") == len(RAW)
     assert stations.count("dead-letter") == len(rejected)
@@ -53,13 +56,21 @@ async def test_postprocess_emits_lookups_dead_letters_and_one_audit_per_input(se
 async def test_lookup_values_carry_origin_and_deterministic_event_ids(settings, sink):
     await PostprocessProcessor(settings, sink).handle(records("t.raw-hits", RAW[:1], partition=2, start=40))
     lookup = sink.values("t.postprocessed")[0]
-    assert lookup["origin"] == {"topic": "t.raw-hits", "partition": 2, "offset": 40, "timestamp": 1_700_000_000_040}
+    assert lookup["origin"] == {
+        "topic": "t.raw-hits",
+        "partition": 2,
+        "offset": 40,
+        "timestamp": 1_700_000_000_040,
+    }
     assert lookup["event_id"] == "postprocess:t.raw-hits:2:40"
     assert lookup["source_timestamp"] == 1_700_000_000_040
     assert sink.on("t.postprocessed")[0].key == b"run-golden-1"
     expected = json.loads(golden_lines("pipe", "expected_lookup.jsonl")[0])
-    shown = {k: v for k, v in lookup.items() if k not in ("status", "failure_reason", "event_id", "origin",
-                                                          "source_timestamp")}
+    shown = {
+        k: v
+        for k, v in lookup.items()
+        if k not in ("status", "failure_reason", "event_id", "origin", "source_timestamp")
+    }
     assert shown == {k: v for k, v in expected.items() if k not in ("event_id", "origin", "source_timestamp")}
 
 
@@ -68,7 +79,12 @@ async def test_dead_letter_keeps_original_bytes_and_coordinates(settings, sink):
     await PostprocessProcessor(settings, sink).handle(records("t.raw-hits", [bad], start=7))
     (letter,) = sink.values("t.dead-letters")
     assert letter["reason"] == DeadLetterReason.MALFORMED_JSON
-    assert letter["source"] == {"topic": "t.raw-hits", "partition": 0, "offset": 7, "timestamp": 1_700_000_000_007}
+    assert letter["source"] == {
+        "topic": "t.raw-hits",
+        "partition": 0,
+        "offset": 7,
+        "timestamp": 1_700_000_000_007,
+    }
     assert letter["value_encoding"] == "base64" and letter["value_bytes"] == len(bad)
     assert letter["value_sha256"] == json.sha256_hex(bad)
     assert sink.values("t.postprocessed") == []
@@ -125,16 +141,29 @@ async def test_ledger_write_once_duplicate_and_conflict(settings, sink, store):
     assert letter["reason"] == DeadLetterReason.LEDGER_CONFLICT
     assert sink.values("t.audit")[-1]["fields"]["outcome"] == LedgerOutcome.CONFLICT
     # the ledger topic repeats the stored entry for the duplicate, never the conflicting one
-    assert [m["projection_sha256"] for m in sink.values("t.ledger")] == [before[("run-golden-1", "call_x1")]["projection_sha256"]]
+    assert [m["projection_sha256"] for m in sink.values("t.ledger")] == [
+        before[("run-golden-1", "call_x1")]["projection_sha256"]
+    ]
 
 
 async def test_ledger_conflict_on_failed_write_is_audited_only(settings, sink, store):
     await run_chain(settings, RAW[19:20])  # a FAILED write for run-bad-1/call_1 in another store
-    failed = {"run_id": "run-bad-1", "tool_call_id": "call_1", "status": "FAILED", "failure_reason": "SCHEMA_VIOLATION",
-              "origin": {"topic": "t.raw-hits", "partition": 0, "offset": 1, "timestamp": 1}}
+    failed = {
+        "run_id": "run-bad-1",
+        "tool_call_id": "call_1",
+        "status": "FAILED",
+        "failure_reason": "SCHEMA_VIOLATION",
+        "origin": {"topic": "t.raw-hits", "partition": 0, "offset": 1, "timestamp": 1},
+    }
     processor = LedgerProcessor(settings, sink, store)
     await processor.handle(records("t.projected", [json.dumps(failed)]))
-    ok = dict(failed, status="OK", failure_reason=None, projection='{"x":1}', projection_sha256=json.sha256_hex(b'{"x":1}'))
+    ok = dict(
+        failed,
+        status="OK",
+        failure_reason=None,
+        projection='{"x":1}',
+        projection_sha256=json.sha256_hex(b'{"x":1}'),
+    )
     await processor.handle(records("t.projected", [json.dumps(ok)], start=1))
     failed_again = dict(failed, failure_reason="PROJECTION_BUDGET_EXCEEDED")
     await processor.handle(records("t.projected", [json.dumps(failed_again)], start=2))
@@ -145,8 +174,13 @@ async def test_ledger_conflict_on_failed_write_is_audited_only(settings, sink, s
 
 
 async def test_ledger_rejects_invalid_ids_without_writing(settings, sink, store):
-    bad = {"run_id": "run:x", "tool_call_id": "c", "status": "OK", "projection": "{}",
-           "projection_sha256": json.sha256_hex(b"{}")}
+    bad = {
+        "run_id": "run:x",
+        "tool_call_id": "c",
+        "status": "OK",
+        "projection": "{}",
+        "projection_sha256": json.sha256_hex(b"{}"),
+    }
     await LedgerProcessor(settings, sink, store).handle(records("t.projected", [json.dumps(bad), b"[1]"]))
     assert store.entries == {}
     assert [d["reason"] for d in sink.values("t.dead-letters")] == ["INVALID_ID", "MALFORMED_JSON"]
@@ -188,7 +222,9 @@ async def test_guard_holds_while_the_ledger_is_down_and_never_passes_unread(sett
     store = guard_store()
     store.down = True
     drafts = golden_lines("guard", "drafts.jsonl")[:1]
-    task = asyncio.create_task(GuardProcessor(settings, sink, store).handle(records("t.diagnosis-drafts", drafts)))
+    task = asyncio.create_task(
+        GuardProcessor(settings, sink, store).handle(records("t.diagnosis-drafts", drafts))
+    )
     await asyncio.sleep(0.05)
     assert not task.done() and sink.messages == []  # held: no verdict, nothing acked
     store.down = False
