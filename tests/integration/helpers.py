@@ -8,15 +8,14 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
-from aiokafka.structs import TopicPartition
+from aiokafka import AIOKafkaProducer
 
 from streams import json
+from streams.kafka_io import read_topic  # noqa: F401 - re-exported for the tests
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
 CLI = str(Path(sys.executable).with_name("evidence-chain"))
@@ -101,53 +100,6 @@ async def publish(kafka: str, topic: str, values: Sequence[bytes]) -> None:
         await asyncio.gather(*futures)
     finally:
         await producer.stop()
-
-
-async def read_topic(
-    kafka: str,
-    topic: str,
-    *,
-    until: Callable[[list[bytes]], bool],
-    wait_seconds: float = 90.0,
-    settle: float = 0.0,
-) -> list[bytes]:
-    """All values of a topic from the beginning, once ``until(values)`` holds (or the timeout passes).
-
-    ``settle`` keeps reading that long after the condition first holds, to catch extra records.
-    """
-    consumer = AIOKafkaConsumer(
-        bootstrap_servers=kafka,
-        enable_auto_commit=False,
-        auto_offset_reset="earliest",
-        group_id=None,
-        max_partition_fetch_bytes=8 * 1024 * 1024,
-        fetch_max_bytes=16 * 1024 * 1024,
-    )
-    await consumer.start()
-    values: list[bytes] = []
-    try:
-        deadline = time.monotonic() + wait_seconds
-        while time.monotonic() < deadline:
-            partitions = consumer.partitions_for_topic(topic)
-            if partitions:
-                break
-            await consumer._client.force_metadata_update()  # noqa: SLF001 - topic may not exist yet
-            await asyncio.sleep(0.5)
-        tps = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or [])]
-        consumer.assign(tps)
-        await consumer.seek_to_beginning(*tps)
-        met_at: float | None = None
-        while time.monotonic() < deadline:
-            batch = await consumer.getmany(timeout_ms=300)
-            for records in batch.values():
-                values += [r.value for r in records]
-            if met_at is None and until(values):
-                met_at = time.monotonic()
-            if met_at is not None and time.monotonic() - met_at >= settle:
-                break
-        return values
-    finally:
-        await consumer.stop()
 
 
 class CuttableProxy:

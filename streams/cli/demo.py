@@ -1,0 +1,184 @@
+"""``demo``: the main job end to end on the bundled sample, shown to a person (``make run``).
+
+Starts a worker in a subprocess on a fresh topic prefix and ledger namespace, publishes the sample
+raw-hits records, waits until the ledger holds them (the agent is shown its tool result from the
+ledger before it writes a draft), publishes the sample drafts, and prints the ledger, the verdicts
+and the dead letters as tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from streams import json
+from streams.cli.offline import read_lines
+from streams.cli.stream import publish_lines
+from streams.errors import ConfigurationError, EvidenceChainError
+from streams.kafka_io import read_topic
+from streams.pipeline import process_raw_hits
+from streams.settings import Settings, get_settings
+from streams.topics import ensure_topics
+
+SAMPLE = Path(__file__).resolve().parents[2] / "deploy" / "sample"
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``demo``."""
+    demo = sub.add_parser("demo", help="run the workers on the bundled sample and show the outcome")
+    demo.add_argument("--raw-hits", default=str(SAMPLE / "raw-hits.jsonl"), metavar="FILE")
+    demo.add_argument("--drafts", default=str(SAMPLE / "drafts.jsonl"), metavar="FILE")
+    demo.add_argument("--prefix", default=None, help="topic prefix (default: a fresh demo-<time>-)")
+    demo.add_argument("--wait-seconds", type=float, default=120.0)
+    demo.set_defaults(handler=run_demo)
+
+
+def _lines(path: str) -> list[bytes]:
+    try:
+        with open(path, "rb") as handle:
+            return [line for line in read_lines(handle) if line.strip()]
+    except OSError as exc:
+        raise ConfigurationError(f"cannot read {path!r}: {exc.strerror}") from exc
+
+
+def _start_worker(settings: Settings, log_path: Path) -> subprocess.Popen[bytes]:
+    env = dict(os.environ)
+    env.update(EC_TOPIC_PREFIX=settings.topic_prefix, EC_APP_ID=settings.app_id, EC_NS=settings.ns)
+    env.setdefault("EC_BATCH_WITHIN_SECONDS", "0.1")
+    cli = Path(sys.executable).with_name("evidence-chain")
+    with log_path.open("wb") as log:
+        return subprocess.Popen(  # noqa: S603 - our own console script
+            [str(cli), "worker", "--loglevel", "warning"],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+
+
+async def _demo(
+    settings: Settings, raw: list[bytes], drafts: list[bytes], wait_seconds: float, console: Console
+) -> dict[str, list[dict[str, Any]]]:
+    bootstrap = settings.kafka_bootstrap
+    expected_ledger = sum(1 for line in raw if process_raw_hits(line, settings).lookup is not None)
+    console.print(f"publishing {len(raw)} raw-hits records to [bold]{settings.topic('raw-hits')}[/]")
+    await publish_lines(settings, settings.topic("raw-hits"), iter(raw), len(raw))
+    ledger = await read_topic(
+        bootstrap,
+        settings.topic("ledger"),
+        until=lambda v: len(v) >= expected_ledger,
+        wait_seconds=wait_seconds,
+    )
+    if len(ledger) < expected_ledger:
+        raise EvidenceChainError(
+            f"the ledger holds {len(ledger)} of {expected_ledger} entries after {wait_seconds}s"
+        )
+    console.print(f"publishing {len(drafts)} drafts to [bold]{settings.topic('diagnosis-drafts')}[/]")
+    await publish_lines(settings, settings.topic("diagnosis-drafts"), iter(drafts), len(drafts))
+    verdicts = await read_topic(
+        bootstrap,
+        settings.topic("verdicts"),
+        until=lambda v: len(v) >= len(drafts),
+        wait_seconds=wait_seconds,
+    )
+    letters = await read_topic(bootstrap, settings.topic("dead-letters"), until=lambda v: True, settle=2.0)
+    order = {json.sha256_hex(draft): index for index, draft in enumerate(drafts)}
+    parsed = sorted((json.loads(v) for v in verdicts), key=lambda v: order.get(v["draft_sha256"], len(order)))
+    return {
+        "ledger": [json.loads(v) for v in ledger],
+        "verdicts": parsed,
+        "dead_letters": [json.loads(v) for v in letters],
+    }
+
+
+def show(outcome: dict[str, list[dict[str, Any]]], settings: Settings, console: Console) -> None:
+    """The outcome as three tables a person can read."""
+    ledger = Table(
+        title=f"Ledger (Redis {settings.redis_url}, keys {settings.ns}:ledger:{{<tool_call_id>}}:<run_id>)"
+    )
+    for column in ("run", "tool call", "status", "evidence", "sha256", "failure"):
+        ledger.add_column(column)
+    for entry in outcome["ledger"]:
+        ledger.add_row(
+            entry["run_id"],
+            entry["tool_call_id"],
+            entry["status"],
+            entry["evidence_status"] or "-",
+            (entry["projection_sha256"] or "-")[:12],
+            entry["failure_reason"] or "",
+        )
+    verdicts = Table(title=f"Verdicts ({settings.topic('verdicts')})")
+    for column in ("draft", "run", "attempt", "verdict", "violations"):
+        verdicts.add_column(column)
+    for verdict in outcome["verdicts"]:
+        style = {"PASS": "green", "REJECT": "yellow", "FALLBACK": "red"}[verdict["verdict"]]
+        codes = "\n".join(f"{v['code']} @ {v['path'] or '<draft>'}" for v in verdict["violations"]) or "-"
+        verdicts.add_row(
+            verdict["draft_id"] or "?",
+            verdict["run_id"] or "?",
+            str(verdict["attempt"]),
+            f"[{style}]{verdict['verdict']}[/]",
+            codes,
+        )
+    letters = Table(title=f"Dead letters ({settings.topic('dead-letters')})")
+    for column in ("reason", "run / tool call", "station", "source", "error"):
+        letters.add_column(column)
+    for letter in outcome["dead_letters"]:
+        source = letter["source"]
+        ids = f"{letter['run_id']} / {letter['tool_call_id']}" if letter["run_id"] else "-"
+        letters.add_row(
+            letter["reason"],
+            ids,
+            letter["station"],
+            f"{source['topic']}[{source['partition']}]@{source['offset']}",
+            letter["error"][:80],
+        )
+    console.print(ledger, verdicts, letters)
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    """The ``demo`` command."""
+    base = get_settings()
+    prefix = args.prefix or f"demo-{time.strftime('%Y%m%d-%H%M%S')}-"
+    settings = base.model_copy(
+        update={"topic_prefix": prefix, "app_id": f"{prefix}evidence-chain", "ns": prefix.rstrip("-")}
+    )
+    raw, drafts = _lines(args.raw_hits), _lines(args.drafts)
+    console = Console()
+    asyncio.run(ensure_topics(settings))
+    log_path = (
+        Path(".local") / f"{prefix}worker.log"
+        if Path(".local").is_dir()
+        else Path(f"/tmp/{prefix}worker.log")
+    )  # noqa: S108
+    console.print(f"starting the worker (agents: all; log: {log_path})")
+    worker = _start_worker(settings, log_path)
+    try:
+        outcome = asyncio.run(_demo(settings, raw, drafts, args.wait_seconds, console))
+    finally:
+        _stop(worker)
+    show(outcome, settings, console)
+    console.print(
+        f"\nTopics are kept under the prefix [bold]{prefix}[/]; see them again with "
+        f"EC_TOPIC_PREFIX={prefix} EC_NS={settings.ns} evidence-chain ...",
+    )
+    return 0
