@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -165,11 +166,8 @@ def run_demo(args: argparse.Namespace) -> int:
     raw, drafts = _lines(args.raw_hits), _lines(args.drafts)
     console = Console()
     asyncio.run(ensure_topics(settings))
-    log_path = (
-        Path(".local") / f"{prefix}worker.log"
-        if Path(".local").is_dir()
-        else Path(f"/tmp/{prefix}worker.log")
-    )  # noqa: S108
+    logs = Path(".local") if Path(".local").is_dir() else Path(tempfile.gettempdir())
+    log_path = logs / f"{prefix}worker.log"
     console.print(f"starting the worker (agents: all; log: {log_path})")
     worker = _start_worker(settings, log_path)
     try:
