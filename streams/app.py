@@ -59,10 +59,10 @@ def create_app(settings: Settings) -> faust.App:
         consumer_max_fetch_size=2 * settings.topic_max_message_bytes,
         consumer_auto_offset_reset="earliest",
         stream_wait_empty=False,
-        broker_session_timeout=float(os.environ.get("EC_BROKER_SESSION_TIMEOUT_SECONDS", "30")),
-        broker_heartbeat_interval=float(os.environ.get("EC_BROKER_HEARTBEAT_SECONDS", "3")),
-        broker_rebalance_timeout=float(os.environ.get("EC_BROKER_REBALANCE_TIMEOUT_SECONDS", "60")),
-        broker_commit_interval=float(os.environ.get("EC_BROKER_COMMIT_INTERVAL_SECONDS", "1.0")),
+        broker_session_timeout=settings.broker_session_timeout_seconds,
+        broker_heartbeat_interval=settings.broker_heartbeat_seconds,
+        broker_rebalance_timeout=settings.broker_rebalance_timeout_seconds,
+        broker_commit_interval=settings.broker_commit_interval_seconds,
     )
 
 

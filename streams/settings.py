@@ -52,6 +52,10 @@ class Settings(BaseSettings):
         10_000, ge=1, description="Longest retry delay when Kafka/Redis is down."
     )
     redis_timeout_ms: int = Field(2_000, ge=1, description="Socket timeout of Redis calls.")
+    broker_session_timeout_seconds: float = Field(30.0, gt=0, description="Consumer group session timeout.")
+    broker_heartbeat_seconds: float = Field(3.0, gt=0, description="Consumer group heartbeat interval.")
+    broker_rebalance_timeout_seconds: float = Field(60.0, gt=0, description="Group rebalance timeout.")
+    broker_commit_interval_seconds: float = Field(1.0, gt=0, description="Commit interval of acked offsets.")
 
     # Ledger
     ns: str = Field("ec", description="Redis key namespace of the ledger.")
