@@ -16,7 +16,7 @@ TOOLS_VENV := .local/tools-venv
 TOOLS_STAMP := $(TOOLS_VENV)/.installed-stamp
 CHECK_JSONSCHEMA_SPEC := check-jsonschema>=0.33,<1
 
-.PHONY: help venv install up down status check lint typecheck compose-check test run clean distclean
+.PHONY: help venv install up down status check lint typecheck compose-check test run bench clean distclean
 
 help:
 	@echo 'make install    create .venv ($(PYTHON)) and pip install -e ".[dev]" (again only when pyproject.toml changes)'
@@ -26,6 +26,7 @@ help:
 	@echo 'make check      ruff, mypy, docker-compose.yml schema'
 	@echo 'make test       install + up + check + the whole pytest suite, integration tests included (CI)'
 	@echo 'make run        install + up, then deploy/local/run.sh'
+	@echo 'make bench      CPU cost of the station chain relative to orjson (benchmarks/)'
 	@echo 'make clean      down, then delete .local state except downloads'
 	@echo 'make distclean  down, then delete .local, .venv and caches'
 
@@ -73,6 +74,11 @@ test: install up check
 
 run: install up
 	deploy/local/run.sh
+
+# Benchmarks report ratios measured in one run; they are never timed assertions in tests.
+bench: install
+	$(VENV_PY) benchmarks/chain.py
+	$(VENV_PY) benchmarks/breakdown.py
 
 clean:
 	$(STACK) clean

@@ -5,7 +5,6 @@ Only this module knows py-rag's field names; every later station reads ``Knowled
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from models.ids import is_valid_id
@@ -16,7 +15,6 @@ from models.vocab import ATTEMPT_REASON, SCORE_LABEL
 from streams import json
 from streams.errors import InvalidId, MalformedJson, OversizedInput, SchemaViolation
 
-_CHUNK_SUFFIX = re.compile(r"#chunk-([0-9]+)\Z")
 _MAX_CHUNK_INDEX = 2**63 - 1  # larger values cannot be carried as a JSON integer by every consumer
 
 
@@ -72,11 +70,19 @@ def validate_raw_hits(raw: bytes, limits: InputLimits) -> RawHitsRecord:
 
 def chunk_index(evidence_key: str) -> int | None:
     """The N of an evidence key ending in ``#chunk-N``, else None."""
-    match = _CHUNK_SUFFIX.search(evidence_key)
-    if match is None:
+    _, marker, digits = evidence_key.rpartition("#chunk-")
+    if not marker or not digits.isascii() or not digits.isdigit():
         return None
-    index = int(match.group(1))
+    index = int(digits)
     return index if index <= _MAX_CHUNK_INDEX else None
+
+
+_RANK_REASONS = tuple(f"semantic_rank:{rank}" for rank in range(1001))  # index = rank; built once
+
+
+def rank_reason(rank: int) -> str:
+    """``semantic_rank:<rank>``: where this hit stood in py-rag's answer."""
+    return _RANK_REASONS[rank] if rank < len(_RANK_REASONS) else f"semantic_rank:{rank}"
 
 
 def adapt(response: PyRagResponse) -> list[KnowledgeSearchHit]:
@@ -86,22 +92,26 @@ def adapt(response: PyRagResponse) -> list[KnowledgeSearchHit]:
     """
     if response["evidence_status"] == "no_evidence":
         return []
-    return [
-        {
-            "evidence_key": hit["evidence_key"],
-            "doc_id": hit["document_id"],
-            "chunk_index": chunk_index(hit["evidence_key"]),
-            "content": hit["excerpt"],
-            "score": hit["quality_score"],
-            "score_label": SCORE_LABEL,
-            "original_rank": rank,
-            "source": hit["source"],
-            "title": hit.get("title"),
-            "breadcrumb": hit.get("breadcrumb"),
-            "hit_reasons": [f"semantic_rank:{rank}", ATTEMPT_REASON],
-        }
-        for rank, hit in enumerate(response["hits"], start=1)
-    ]
+    hits: list[KnowledgeSearchHit] = []
+    append = hits.append  # this loop runs once per hit of every record: keep it tight
+    for rank, hit in enumerate(response["hits"], start=1):
+        key = hit["evidence_key"]
+        append(
+            {
+                "evidence_key": key,
+                "doc_id": hit["document_id"],
+                "chunk_index": chunk_index(key),
+                "content": hit["excerpt"],
+                "score": hit["quality_score"],
+                "score_label": SCORE_LABEL,
+                "original_rank": rank,
+                "source": hit["source"],
+                "title": hit.get("title"),
+                "breadcrumb": hit.get("breadcrumb"),
+                "hit_reasons": [rank_reason(rank), ATTEMPT_REASON],
+            }
+        )
+    return hits
 
 
 def contract_anomaly(response: PyRagResponse) -> str | None:

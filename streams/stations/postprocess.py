@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from operator import itemgetter
+
 from models.limits import PostprocessSettings
 from models.lookup import EvidenceBlock, EvidencePostprocessResult, RerankTraceItem
 from models.rag import KnowledgeSearchHit
@@ -24,44 +26,54 @@ def grade(top_similarity: float | None, settings: PostprocessSettings) -> Releva
     return None
 
 
-def _dedupe(ordered: list[KnowledgeSearchHit]) -> list[EvidenceBlock]:
-    """Merge repeats of an evidence key into its first occurrence (place, content, score kept)."""
-    blocks: dict[str, EvidenceBlock] = {}
-    for hit in ordered:
-        block = blocks.get(hit["evidence_key"])
-        if block is None:
-            blocks[hit["evidence_key"]] = {
-                "evidence_key": hit["evidence_key"],
-                "doc_id": hit["doc_id"],
-                "chunk_index": hit["chunk_index"],
-                "source": hit["source"],
-                "title": hit["title"],
-                "breadcrumb": hit["breadcrumb"],
-                "content": hit["content"],
-                "quality_score": clamp_score(hit["score"]),
-                "original_rank": hit["original_rank"],
-                "hit_reasons": list(hit["hit_reasons"]),
-            }
-            continue
-        reasons = block["hit_reasons"]
+def _block(group: list[KnowledgeSearchHit]) -> EvidenceBlock:
+    """A block from every occurrence of one evidence key: the first keeps its place, content and score;
+    ``hit_reasons`` become the union in first-seen order."""
+    first = group[0]
+    reasons = list(first["hit_reasons"])
+    for hit in group[1:]:
         for reason in hit["hit_reasons"]:
             if reason not in reasons:
                 reasons.append(reason)
-    return list(blocks.values())
+    return {
+        "evidence_key": first["evidence_key"],
+        "doc_id": first["doc_id"],
+        "chunk_index": first["chunk_index"],
+        "source": first["source"],
+        "title": first["title"],
+        "breadcrumb": first["breadcrumb"],
+        "content": first["content"],
+        "quality_score": clamp_score(first["score"]),
+        "original_rank": first["original_rank"],
+        "hit_reasons": reasons,
+    }
 
 
-def _cap(blocks: list[EvidenceBlock], settings: PostprocessSettings) -> list[EvidenceBlock]:
-    """At most ``max_chunks_per_doc`` blocks per document, then ``return_n`` in all."""
+def govern(ordered: list[KnowledgeSearchHit], settings: PostprocessSettings) -> list[EvidenceBlock]:
+    """Dedupe by evidence key, then at most ``max_chunks_per_doc`` blocks per document, then ``return_n``.
+
+    One walk gives the same result as the three passes in order: a merged repeat never changes its
+    first occurrence's place, so grouping first and capping the groups is equivalent; only the blocks
+    that survive are built.
+    """
+    groups: dict[str, list[KnowledgeSearchHit]] = {}
+    for hit in ordered:
+        group = groups.get(hit["evidence_key"])
+        if group is None:
+            groups[hit["evidence_key"]] = [hit]
+        else:
+            group.append(hit)
     per_doc: dict[str, int] = {}
     kept: list[EvidenceBlock] = []
-    for block in blocks:
+    for group in groups.values():
         if len(kept) >= settings.return_n:
             break
-        seen = per_doc.get(block["doc_id"], 0)
+        doc_id = group[0]["doc_id"]
+        seen = per_doc.get(doc_id, 0)
         if seen >= settings.max_chunks_per_doc:
             continue
-        per_doc[block["doc_id"]] = seen + 1
-        kept.append(block)
+        per_doc[doc_id] = seen + 1
+        kept.append(_block(group))
     return kept
 
 
@@ -71,8 +83,8 @@ def postprocess(hits: list[KnowledgeSearchHit], settings: PostprocessSettings) -
     The order is by ``original_rank`` only: the rerank score is not calibrated, so it grades the
     result but never reorders it (a model would read reordering as confidence it does not have).
     """
-    ordered = sorted(hits, key=lambda hit: hit["original_rank"])
-    blocks = _cap(_dedupe(ordered), settings)
+    ordered = sorted(hits, key=itemgetter("original_rank"))
+    blocks = govern(ordered, settings)
     top = blocks[0]["quality_score"] if blocks else None
     level = grade(top, settings)
     trace: list[RerankTraceItem] = [
