@@ -175,15 +175,22 @@ class RedisLedgerStore:
         """Close the client's connections."""
         await self.client.aclose()
 
-    async def write_many(self, entries: Sequence[LedgerEntry]) -> list[WriteResult]:
-        """Write-once each entry; all scripts go in one pipeline (one round trip)."""
+    async def write_many(
+        self, entries: Sequence[LedgerEntry], ttl_ms: Sequence[int] | None = None
+    ) -> list[WriteResult]:
+        """Write-once each entry; all scripts go in one pipeline (one round trip).
+
+        ``ttl_ms`` gives each entry its own lifetime (a rebuild restores the remaining one);
+        by default every entry lives ``ledger_ttl_seconds``.
+        """
         if not entries:
             return []
         keys = [entry_key(self.ns, e["tool_call_id"], e["run_id"]) for e in entries]
+        ttls = list(ttl_ms) if ttl_ms is not None else [self.ttl_ms] * len(entries)
         try:
             async with self.client.pipeline(transaction=False) as pipe:
-                for key, entry in zip(keys, entries, strict=True):
-                    args: list[Any] = [self.ttl_ms, entry["run_id"]]
+                for key, entry, ttl in zip(keys, entries, ttls, strict=True):
+                    args: list[Any] = [max(1, ttl), entry["run_id"]]
                     for name, value in to_hash(entry).items():
                         args += [name, value]
                     await self._script(
@@ -197,6 +204,24 @@ class RedisLedgerStore:
             pairs = dict(zip(flat[0::2], flat[1::2], strict=True))
             results.append(WriteResult(LedgerOutcome(outcome.decode()), from_hash(pairs), key))
         return results
+
+    async def entries_of_run(self, run_id: str) -> list[LedgerEntry]:
+        """Every live entry of one run (SCAN, for export and inspection; not a hot path).
+
+        Raises:
+            RedisUnavailable: Redis cannot be reached.
+        """
+        pattern = f"{self.ns}:ledger:{{*}}:{run_id}"
+        try:
+            keys = sorted([key async for key in self.client.scan_iter(match=pattern, count=1000)])
+            async with self.client.pipeline(transaction=False) as pipe:
+                for key in keys:
+                    pipe.hgetall(key)
+                hashes = await pipe.execute()
+        except _REDIS_DOWN as exc:
+            raise RedisUnavailable(f"scanning the entries of run {run_id}: {exc}") from exc
+        entries = [from_hash(h) for h in hashes if h]
+        return sorted((e for e in entries if e["run_id"] == run_id), key=lambda e: e["tool_call_id"])
 
     async def read_many(self, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], LedgerLookup]:
         """Entries in one pipeline; owners, only for the missing ones, in a second."""

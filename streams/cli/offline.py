@@ -8,6 +8,7 @@ the end. These commands run the same code path as the agents (``streams.pipeline
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 from collections.abc import Iterator
 from typing import IO, Any
@@ -51,7 +52,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Ledger entries (JSON lines, first line for a key wins) from --ledger; one draft "
         "per stdin line → one verdict per line.",
     )
-    verify.add_argument("--ledger", required=True, metavar="FILE", help="ledger entries as JSON lines")
+    source = verify.add_mutually_exclusive_group(required=True)
+    source.add_argument("--ledger", metavar="FILE", help="ledger entries as JSON lines")
+    source.add_argument("--redis", action="store_true", help="the live Redis ledger (EC_REDIS_URL, EC_NS)")
     verify.set_defaults(handler=run_verify)
 
 
@@ -154,10 +157,33 @@ def load_ledger(path: str) -> InMemoryLedger:
 
 def run_verify(args: argparse.Namespace) -> int:
     """The ``verify`` command."""
+    if args.redis:
+        return asyncio.run(_verify_redis())
     ledger = load_ledger(args.ledger)
     guard = EvidenceGuard(get_settings().guard)
     out = sys.stdout.buffer
     for line in read_lines(sys.stdin.buffer):
         out.write(json.dumps_line(guard.check(line, ledger)))
+    out.flush()
+    return 0
+
+
+async def _verify_redis() -> int:
+    """``verify --redis``: each draft's citations read from the live ledger (two round trips at most)."""
+    from streams.cli.ledger import store_for
+
+    settings = get_settings()
+    guard = EvidenceGuard(settings.guard)
+    store = store_for(settings)
+    out = sys.stdout.buffer
+    try:
+        for line in read_lines(sys.stdin.buffer):
+            plan = guard.plan(line)
+            run_id = plan.run_id or ""
+            lookups = await store.read_many([(run_id, t) for t in plan.cited]) if plan.cited else {}
+            verdict = guard.judge(plan, {t: lookups[(run_id, t)] for t in plan.cited})
+            out.write(json.dumps_line(verdict))
+    finally:
+        await store.close()
     out.flush()
     return 0

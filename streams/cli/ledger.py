@@ -1,0 +1,150 @@
+"""``ledger rebuild`` and ``ledger export``: the Redis ledger from and to its durable record."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from collections import Counter
+from typing import Any, cast
+
+from rich.console import Console
+from rich.table import Table
+
+from models.ids import is_valid_id
+from models.ledger import LEDGER_ENTRY_FIELDS, LedgerEntry
+from streams import json
+from streams.cli.progress import progress_bar, stop_on_interrupt
+from streams.errors import ConfigurationError
+from streams.ledger_store import RedisLedgerStore
+from streams.replay import Plan, Range, read_range
+from streams.settings import Settings, get_settings
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``ledger rebuild`` and ``ledger export``."""
+    ledger = sub.add_parser("ledger", help="rebuild the Redis ledger from the ledger topic, or export a run")
+    commands = ledger.add_subparsers(dest="ledger_command", required=True, metavar="SUBCOMMAND")
+    rebuild = commands.add_parser(
+        "rebuild",
+        help="restore the Redis ledger from the ledger topic (idempotent)",
+        description="Reads the whole ledger topic and writes each entry write-once: entries Redis still "
+        "holds are DUPLICATE, lost ones are WRITTEN with their remaining lifetime, expired ones are skipped.",
+    )
+    rebuild.set_defaults(handler=run_rebuild)
+    export = commands.add_parser("export", help="a run's entries as JSON lines (what verify --ledger reads)")
+    export.add_argument("--run", required=True, metavar="RUN_ID")
+    export.set_defaults(handler=run_export)
+
+
+def store_for(settings: Settings) -> RedisLedgerStore:
+    """The Redis ledger store of these settings."""
+    password = settings.redis_password.get_secret_value() if settings.redis_password else None
+    return RedisLedgerStore.from_url(
+        settings.redis_url,
+        ns=settings.ns,
+        ttl_seconds=settings.ledger_ttl_seconds,
+        password=password,
+        timeout_ms=settings.redis_timeout_ms,
+    )
+
+
+def entry_of(value: bytes) -> LedgerEntry | None:
+    """A ``ledger`` event as a ledger entry, or None when it is not one."""
+    try:
+        doc = json.loads(value)
+    except json.JSONDecodeError:
+        return None
+    if (
+        not isinstance(doc, dict)
+        or not is_valid_id(doc.get("run_id"))
+        or not is_valid_id(doc.get("tool_call_id"))
+    ):
+        return None
+    return cast(LedgerEntry, {name: doc.get(name) for name in LEDGER_ENTRY_FIELDS})
+
+
+async def rebuild(settings: Settings) -> tuple[Counter[str], bool]:
+    """Write every entry of the ledger topic back, write-once; returns the counts and whether interrupted."""
+    store = store_for(settings)
+    counts: Counter[str] = Counter()
+    ttl_ms = settings.ledger_ttl_seconds * 1000
+    stop = asyncio.Event()
+    with progress_bar() as progress, stop_on_interrupt(stop):
+        task = progress.add_task(f"rebuild from {settings.topic('ledger')}", total=None)
+
+        def on_plan(plan: Plan) -> None:
+            progress.update(task, total=plan.total)
+
+        try:
+            async for batch in read_range(settings, Range("ledger"), on_plan, stop):
+                now_ms = int(time.time() * 1000)
+                entries: list[LedgerEntry] = []
+                ttls: list[int] = []
+                for record in batch:
+                    entry = entry_of(record.value)
+                    if entry is None:
+                        counts["malformed"] += 1
+                        continue
+                    # An entry lives ledger_ttl_seconds from when it was written; the origin's timestamp
+                    # is the closest durable clue to that moment.
+                    born = entry["source_timestamp"] or record.timestamp or now_ms
+                    remaining = born + ttl_ms - now_ms
+                    if remaining <= 0:
+                        counts["expired"] += 1
+                        continue
+                    entries.append(entry)
+                    ttls.append(remaining)
+                for result in await store.write_many(entries, ttls):
+                    counts[result.outcome.lower()] += 1
+                progress.advance(task, len(batch))
+        finally:
+            await store.close()
+    return counts, stop.is_set()
+
+
+def run_rebuild(args: argparse.Namespace) -> int:
+    """The ``ledger rebuild`` command."""
+    settings = get_settings()
+    counts, interrupted = asyncio.run(rebuild(settings))
+    table = Table(title=f"ledger rebuild into Redis {settings.redis_url} (namespace {settings.ns})")
+    table.add_column("outcome")
+    table.add_column("entries", justify="right")
+    table.add_column("meaning")
+    meaning = {
+        "written": "restored (Redis had lost it)",
+        "duplicate": "Redis already held the same entry",
+        "conflict": "Redis holds a different entry for the key; left untouched",
+        "expired": "older than ledger_ttl_seconds; not restored",
+        "malformed": "not a ledger entry; skipped",
+    }
+    for outcome, text in meaning.items():
+        table.add_row(outcome, str(counts.get(outcome, 0)), text)
+    Console().print(table)
+    if interrupted:
+        print("interrupted: the entries read so far were restored; run it again to finish", file=sys.stderr)
+        return 130
+    return 0
+
+
+async def export(settings: Settings, run_id: str) -> list[LedgerEntry]:
+    """Every entry of one run from Redis."""
+    store = store_for(settings)
+    try:
+        return await store.entries_of_run(run_id)
+    finally:
+        await store.close()
+
+
+def run_export(args: argparse.Namespace) -> int:
+    """The ``ledger export`` command."""
+    if not is_valid_id(args.run):
+        raise ConfigurationError(f"{args.run!r} is not a run id (1-128 of [A-Za-z0-9._-])")
+    entries = asyncio.run(export(get_settings(), args.run))
+    out = sys.stdout.buffer
+    for entry in entries:
+        out.write(json.dumps_line(cast(dict[str, Any], entry)))
+    out.flush()
+    print(f"exported {len(entries)} entries of run {args.run}", file=sys.stderr)
+    return 0
