@@ -223,9 +223,10 @@ async def compare_batch(
             stored = dict(lookup.entry) if lookup.entry is not None else None
             if stored is None:
                 outcome = "missing"
-            elif (stored.get("status"), stored.get("projection_sha256")) == (
+            elif (stored.get("status"), stored.get("projection_sha256"), stored.get("projection")) == (
                 expected.status,
                 expected.sha256,
+                expected.projection,
             ):
                 outcome = "same"
             else:
