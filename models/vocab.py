@@ -70,6 +70,13 @@ class DeadLetterReason(StrEnum):
     LEDGER_CONFLICT = "LEDGER_CONFLICT"
 
 
+def parse_reason(value: object) -> DeadLetterReason | None:
+    """A dead-letter reason read from upstream JSON, or None when it is not one of the seven."""
+    if isinstance(value, str) and value in DeadLetterReason.__members__:
+        return DeadLetterReason(value)
+    return None
+
+
 class AnalysisKind(StrEnum):
     """The two legal kinds of an analysis item."""
 

@@ -14,7 +14,7 @@ from models.events import Origin, Rejection
 from models.ids import is_valid_id
 from models.lookup import FailedLookup, LookupResult
 from models.projection import ProjectedEvent
-from models.vocab import DeadLetterReason, RecordStatus, Station
+from models.vocab import DeadLetterReason, RecordStatus, Station, parse_reason
 from streams.envelope import event_id, read_origin
 from streams.errors import RejectedInput
 from streams.settings import Settings
@@ -143,7 +143,7 @@ def process_lookup(
     try:
         if lookup.get("status") == RecordStatus.FAILED:
             reason = lookup.get("failure_reason")
-            failure = DeadLetterReason(str(reason)) if reason in DeadLetterReason.__members__ else None
+            failure = parse_reason(reason)
             event = _projected(lookup, origin, RecordStatus.FAILED, failure, None) if ids_valid else None
             return ProjectOutcome(event, None, None, origin)
         projection = project_lookup(lookup, settings.projection)

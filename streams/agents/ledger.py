@@ -9,7 +9,7 @@ from typing import Any
 from models.events import Origin, Rejection
 from models.ids import is_valid_id
 from models.ledger import LedgerEntry
-from models.vocab import DeadLetterReason, LedgerOutcome, LedgerStatus, RecordStatus, Station
+from models.vocab import DeadLetterReason, LedgerOutcome, LedgerStatus, RecordStatus, Station, parse_reason
 from streams import json
 from streams.agents.base import StationProcessor
 from streams.envelope import event_id, read_origin
@@ -72,11 +72,7 @@ def build_entry(
         ledger_status, failure = LedgerStatus.READY, None
     elif status == RecordStatus.FAILED:
         reason = event.get("failure_reason")
-        failure = (
-            DeadLetterReason(str(reason))
-            if reason in DeadLetterReason.__members__
-            else DeadLetterReason.INTERNAL_ERROR
-        )
+        failure = parse_reason(reason) or DeadLetterReason.INTERNAL_ERROR
         ledger_status, projection, sha = LedgerStatus.FAILED, None, None
     else:
         error = f"status must be OK or FAILED, not {status!r}"

@@ -33,6 +33,23 @@ def parse_object(raw: bytes | str) -> dict[str, Any]:
     return value
 
 
+def _readable_ids(raw: bytes) -> tuple[str | None, str | None]:
+    """The ids of a record too large to process, if it parses: a FAILED entry can then record it.
+
+    The broker caps a value at 4 MiB, so parsing once more is bounded.
+    """
+    try:
+        doc = json.loads(raw)
+    except json.JSONDecodeError:
+        return None, None
+    if not isinstance(doc, dict):
+        return None, None
+    run_id, tool_call_id = doc.get("run_id"), doc.get("tool_call_id")
+    if is_valid_id(run_id) and is_valid_id(tool_call_id):
+        return str(run_id), str(tool_call_id)
+    return None, None
+
+
 def validate_raw_hits(raw: bytes, limits: InputLimits) -> RawHitsRecord:
     """Validate one raw-hits value (SPEC 2) in the SPEC's order: size, strict JSON object, ids, schema.
 
@@ -41,9 +58,12 @@ def validate_raw_hits(raw: bytes, limits: InputLimits) -> RawHitsRecord:
             exception carries the reason and, when readable, the ids.
     """
     if len(raw) > limits.max_message_bytes:
+        run_id, tool_call_id = _readable_ids(raw)
         raise OversizedInput(
             f"value is {len(raw)} bytes, over max_message_bytes={limits.max_message_bytes}; "
-            "split the response or raise EC_INPUT__MAX_MESSAGE_BYTES"
+            "split the response or raise EC_INPUT__MAX_MESSAGE_BYTES",
+            run_id=run_id,
+            tool_call_id=tool_call_id,
         )
     doc = parse_object(raw)
     run_id, tool_call_id = doc.get("run_id"), doc.get("tool_call_id")

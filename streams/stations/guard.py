@@ -41,6 +41,8 @@ class GuardPlan:
     draft: DiagnosisDraft | None = None
     cited: list[str] = field(default_factory=list)
     """Distinct valid tool call ids to read, in first-cited order (empty if none may be checked)."""
+    check_citations: bool = False
+    """Whether citations are checked at all: the draft parsed and its run_id is valid."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +113,7 @@ class EvidenceGuard:
             )
         plan = GuardPlan(digest, run_id, draft_id, attempt, self._structure(draft), draft)
         if is_valid_id(run_id):
+            plan.check_citations = True
             cited = dict.fromkeys(
                 tcid for item in draft.get("analysis") or [] for tcid in item.get("tool_call_ids") or []
             )
@@ -218,7 +221,7 @@ class EvidenceGuard:
         """Check every citation occurrence against what the ledger returned, and build the verdict."""
         violations = list(plan.violations)
         snapshot: dict[str, EvidenceSnapshot] = {}
-        if plan.draft is not None and plan.cited:
+        if plan.draft is not None and plan.check_citations:
             violations += self._citations(plan.draft, plan.run_id, lookups, snapshot)
         limit = self.settings.max_violations
         if not violations:

@@ -55,9 +55,10 @@ def _invalid(doc: dict[str, Any], tool_call_id: str) -> str | None:
     missing = [name for name in RAG_TOOL_RESULT_FIELDS if name not in doc]
     if missing:
         return f"missing field {missing[0]!r}"
-    if doc["evidence_status"] not in _STATUSES:
+    if not isinstance(doc["evidence_status"], str) or doc["evidence_status"] not in _STATUSES:
         return f"unknown evidence_status {doc['evidence_status']!r}"
-    if doc["relevance_level"] is not None and doc["relevance_level"] not in _LEVELS:
+    level = doc["relevance_level"]
+    if level is not None and (not isinstance(level, str) or level not in _LEVELS):
         return f"unknown relevance_level {doc['relevance_level']!r}"
     if not isinstance(doc["tool_call_id"], str) or not isinstance(doc["query"], str):
         return "tool_call_id and query must be strings"

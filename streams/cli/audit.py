@@ -1,0 +1,256 @@
+"""``audit-sink`` and ``inspect``: the audit topic into SQLite, and the trail of one run for a person.
+
+``inspect`` reads the audit database (``EC_AUDIT_DB`` or ``--db``) that ``audit-sink`` writes, and the
+Redis ledger for what each agent was shown (status and sha256) when Redis answers; without Redis it
+says so and shows the audit trail alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from redis import exceptions as redis_errors
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from streams import json
+from streams.audit_sink import AuditStore, run_sink
+from streams.errors import ConfigurationError, RedisUnavailable
+from streams.ledger_store import RedisLedgerStore
+from streams.settings import Settings, get_settings
+
+_LEDGER_FIELDS = ("status", "evidence_status", "projection_sha256", "failure_reason", "event_id")
+_VERDICT_STYLE = {"PASS": "green", "REJECT": "yellow", "FALLBACK": "red"}
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``audit-sink`` and ``inspect``."""
+    sink = sub.add_parser(
+        "audit-sink",
+        help="consume the audit topic into the tool_invocation table (SQLite)",
+        description="Consume <prefix>audit in consumer group <app_id>-audit-sink into the SQLite file "
+        "EC_AUDIT_DB, idempotent by event_id (a replay adds no rows). Stops on SIGINT/SIGTERM.",
+    )
+    sink.add_argument("--db", metavar="PATH", help="SQLite file (default: EC_AUDIT_DB)")
+    sink.add_argument("--once", action="store_true", help="drain what the topic holds now, then exit")
+    sink.add_argument("--batch-size", type=int, default=500, help="records per SQLite transaction")
+    sink.add_argument("--loglevel", default="info", choices=("debug", "info", "warning", "error"))
+    sink.set_defaults(handler=run_audit_sink)
+
+    inspect = sub.add_parser(
+        "inspect",
+        help="the whole trail of one run, readable by a person",
+        description="Per tool call: candidates in, blocks out, level, truncation, ledger status and "
+        "sha256, dead letter; per draft: attempt, verdict, violation codes. Reads the audit database "
+        "written by audit-sink, and the Redis ledger when it answers.",
+    )
+    inspect.add_argument("run_id", metavar="RUN_ID")
+    inspect.add_argument("--db", metavar="PATH", help="SQLite file (default: EC_AUDIT_DB)")
+    inspect.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
+    inspect.set_defaults(handler=run_inspect)
+
+
+def _settings(db: str | None) -> Settings:
+    settings = get_settings()
+    return settings.model_copy(update={"audit_db": db}) if db else settings
+
+
+def run_audit_sink(args: argparse.Namespace) -> int:
+    """The ``audit-sink`` command; prints what it stored when it stops."""
+    if args.batch_size < 1:
+        raise ConfigurationError(f"--batch-size must be at least 1, not {args.batch_size}")
+    settings = _settings(args.db)
+    logging.basicConfig(
+        level=args.loglevel.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    stats = asyncio.run(run_sink(settings, batch_size=args.batch_size, once=args.once))
+    replays = stats.read - stats.inserted - stats.malformed
+    counts = stats.counts
+    print(
+        f"audit-sink: read {stats.read} records: {stats.inserted} new events, {replays} replays dropped, "
+        f"{stats.malformed} malformed"
+    )
+    print(
+        f"{settings.audit_db}: {counts.get('events', 0)} events, {counts.get('tool_calls', 0)} tool calls, "
+        f"{counts.get('verdicts', 0)} verdicts"
+    )
+    return 0
+
+
+def run_inspect(args: argparse.Namespace) -> int:
+    """The ``inspect`` command: exit 1 when the audit database knows nothing of the run."""
+    settings = _settings(args.db)
+    tool_calls: list[dict[str, Any]] = []
+    drafts: list[dict[str, Any]] = []
+    if Path(settings.audit_db).is_file():
+        store = AuditStore.open(settings.audit_db, readonly=True)
+        try:
+            tool_calls, drafts = store.run_trail(args.run_id)
+        finally:
+            store.close()
+    if not tool_calls and not drafts:
+        print(
+            f"no audit records for run {args.run_id}; is the audit sink running (evidence-chain audit-sink)?",
+            file=sys.stderr,
+        )
+        print(f"(audit database: {settings.audit_db})", file=sys.stderr)
+        return 1
+    entries, ledger_error = asyncio.run(
+        _ledger_entries(settings, args.run_id, [t["tool_call_id"] for t in tool_calls])
+    )
+    for call in tool_calls:
+        call.pop("run_id", None)
+        call["ledger_entry"] = entries.get(call["tool_call_id"])
+    for draft in drafts:
+        draft.pop("run_id", None)
+    if args.json:
+        doc = {
+            "run_id": args.run_id,
+            "tool_calls": tool_calls,
+            "drafts": drafts,
+            "ledger_error": ledger_error,
+        }
+        sys.stdout.buffer.write(json.dumps_line(doc))
+        sys.stdout.flush()
+        return 0
+    _render(Console(), args.run_id, tool_calls, drafts, ledger_error)
+    return 0
+
+
+async def _ledger_entries(
+    settings: Settings, run_id: str, tool_call_ids: Sequence[str]
+) -> tuple[dict[str, dict[str, Any] | None], str | None]:
+    """The Redis entry of each tool call (None when absent), or why Redis could not be read."""
+    if not tool_call_ids:
+        return {}, None
+    password = settings.redis_password.get_secret_value() if settings.redis_password else None
+    store = RedisLedgerStore.from_url(
+        settings.redis_url,
+        ns=settings.ns,
+        ttl_seconds=settings.ledger_ttl_seconds,
+        password=password,
+        timeout_ms=settings.redis_timeout_ms,
+    )
+    try:
+        lookups = await store.read_many([(run_id, t) for t in tool_call_ids])
+    except (RedisUnavailable, redis_errors.RedisError) as exc:
+        where = urlsplit(settings.redis_url)  # never print the URL itself: it may hold a password
+        return {}, (
+            f"the Redis ledger at {where.hostname}:{where.port or 6379} could not be read ({exc}); "
+            "ledger status and sha256 are not shown (check EC_REDIS_URL, or `make up`)"
+        )
+    finally:
+        await store.close()
+    entries: dict[str, dict[str, Any] | None] = {}
+    for (_, tool_call_id), lookup in lookups.items():
+        entry = lookup.entry
+        entries[tool_call_id] = None if entry is None else {k: entry.get(k) for k in _LEDGER_FIELDS}
+    return entries, None
+
+
+def _short(sha: Any) -> str:
+    return sha[:12] if isinstance(sha, str) else "—"
+
+
+def _cell(value: Any) -> Text:
+    if value is None:
+        return Text("—", style="dim")
+    if isinstance(value, bool):
+        return Text("yes" if value else "no", style="yellow" if value else "")
+    if isinstance(value, float):
+        return Text(f"{value:.4f}")
+    return Text(str(value))
+
+
+def _ledger_cell(call: dict[str, Any], ledger_error: str | None) -> Text:
+    outcome = call.get("ledger_outcome")
+    suffix = f" ({outcome})" if outcome else ""
+    if ledger_error is not None:
+        return Text(f"{call.get('ledger_status') or '—'}{suffix} [audit]", style="dim")
+    entry = call.get("ledger_entry")
+    if entry is None:
+        return Text(f"not in ledger{suffix}", style="red")
+    text = Text(f"{entry['status']} {_short(entry['projection_sha256'])}{suffix}")
+    projected = call.get("projection_sha256")
+    if projected and entry.get("projection_sha256") and projected != entry["projection_sha256"]:
+        text.append(f" ≠ projected {_short(projected)}", style="yellow")
+    if entry["status"] != "READY":
+        text.stylize("red")
+    return text
+
+
+def _dead_letter_cell(call: dict[str, Any]) -> Text:
+    reason = call.get("dead_letter_reason")
+    if reason is None:
+        return Text("—", style="dim")
+    error = str(call.get("dead_letter_error") or "")
+    error = error if len(error) <= 60 else error[:59] + "…"
+    return Text(f"{reason} @{call.get('dead_letter_station')}: {error}", style="red")
+
+
+def _render(
+    console: Console,
+    run_id: str,
+    tool_calls: list[dict[str, Any]],
+    drafts: list[dict[str, Any]],
+    ledger_error: str | None,
+) -> None:
+    console.print(Text(f"run {run_id}: {len(tool_calls)} tool calls, {len(drafts)} drafts", style="bold"))
+    if ledger_error is not None:
+        console.print(Text(f"note: {ledger_error}", style="yellow"))
+    if tool_calls:
+        table = Table(title="tool calls", title_justify="left")
+        for column in (
+            "tool call",
+            "candidates→blocks",
+            "level",
+            "top",
+            "truncated",
+            "returned",
+            "evidence",
+            "ledger (sha256)",
+            "dead letter",
+        ):
+            table.add_column(column)
+        for call in tool_calls:
+            flow = f"{_cell(call['candidate_count'])}→{_cell(call['evidence_block_count'])}"
+            if call.get("postprocess_status") == "FAILED":
+                flow = f"FAILED {call.get('postprocess_failure_reason') or ''}".strip()
+            table.add_row(
+                Text(str(call["tool_call_id"])),
+                Text(flow),
+                _cell(call["relevance_level"]),
+                _cell(call["top_similarity"]),
+                _cell(call["truncated"]),
+                _cell(call["returned_count"]),
+                _cell(call["evidence_status"]),
+                _ledger_cell(call, ledger_error),
+                _dead_letter_cell(call),
+            )
+        console.print(table)
+    if drafts:
+        table = Table(title="drafts", title_justify="left")
+        for column in ("draft", "attempt", "verdict", "violations", "cites"):
+            table.add_column(column)
+        for draft in drafts:
+            codes = Counter(draft["violation_codes"])
+            listed = ", ".join(f"{code}×{n}" if n > 1 else code for code, n in codes.items())
+            table.add_row(
+                _cell(draft["draft_id"]),
+                _cell(draft["attempt"]),
+                Text(str(draft["verdict"]), style=_VERDICT_STYLE.get(str(draft["verdict"]), "")),
+                Text(listed) if listed else Text("—", style="dim"),
+                Text(", ".join(draft["cited_tool_call_ids"])),
+            )
+        console.print(table)

@@ -1,0 +1,344 @@
+"""The golden cases and the line-handling edge cases through the real ``evidence-chain`` console script.
+
+Each command runs once per module on a whole golden file (one subprocess, many cases); the
+per-case tests then compare one output line each, as ``golden/README.md`` says.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from streams import json
+
+GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
+
+
+def console_script() -> str:
+    """``evidence-chain`` from the venv that runs the tests."""
+    found = shutil.which("evidence-chain", path=str(Path(sys.executable).parent))
+    assert found is not None, (
+        "evidence-chain is not installed next to the test interpreter (pip install -e .)"
+    )
+    return found
+
+
+def clean_env() -> dict[str, str]:
+    """The environment without EC_* settings, so the SPEC's defaults apply."""
+    return {key: value for key, value in os.environ.items() if not key.startswith("EC_")}
+
+
+def run_cli(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(  # noqa: S603 - our own console script with fixed arguments
+        [console_script(), *args], input=stdin, capture_output=True, env=clean_env(), timeout=60, check=False
+    )
+
+
+def lines(data: bytes) -> list[bytes]:
+    """JSON lines as exact bytes, without their ``\\n``."""
+    return data.removesuffix(b"\n").split(b"\n") if data else []
+
+
+def case_names(folder: str) -> list[str]:
+    return (GOLDEN / folder / "cases.txt").read_text(encoding="utf-8").split()
+
+
+def by_case(folder: str, output: bytes) -> dict[str, bytes]:
+    names = case_names(folder)
+    out = lines(output)
+    assert len(out) == len(names), f"{len(out)} output lines for {len(names)} {folder} cases"
+    return dict(zip(names, out, strict=True))
+
+
+def dead_letter_core(value: dict[str, Any]) -> dict[str, Any]:
+    return {key: value[key] for key in ("reason", "run_id", "tool_call_id")}
+
+
+def normalized_verdict(verdict: dict[str, Any]) -> dict[str, Any]:
+    out = dict(verdict)
+    out["violations"] = sorted(
+        ({"code": v["code"], "path": v["path"]} for v in verdict["violations"]),
+        key=lambda v: (v["code"], v["path"]),
+    )
+    return out
+
+
+def expected(folder: str, name: str) -> dict[str, bytes]:
+    return dict(zip(case_names(folder), lines((GOLDEN / folder / name).read_bytes()), strict=True))
+
+
+def assert_same_line(actual: bytes, wanted: bytes) -> None:
+    """A projection byte for byte, a dead letter by reason and ids."""
+    parsed = json.loads(wanted)
+    if "dead_letter" in parsed:
+        assert dead_letter_core(json.loads(actual)["dead_letter"]) == dead_letter_core(parsed["dead_letter"])
+    else:
+        assert actual == wanted
+
+
+# -- one subprocess per command over a whole golden file ---------------------------------------
+
+
+@pytest.fixture(scope="module")
+def pipe_projection() -> dict[str, bytes]:
+    done = run_cli("pipe", stdin=(GOLDEN / "pipe" / "input.jsonl").read_bytes())
+    assert done.returncode == 0, done.stderr.decode()
+    return by_case("pipe", done.stdout)
+
+
+@pytest.fixture(scope="module")
+def pipe_lookup() -> dict[str, bytes]:
+    done = run_cli("pipe", "--emit", "lookup", stdin=(GOLDEN / "pipe" / "input.jsonl").read_bytes())
+    assert done.returncode == 0, done.stderr.decode()
+    return by_case("pipe", done.stdout)
+
+
+@pytest.fixture(scope="module")
+def pipe_from_lookup() -> dict[str, bytes]:
+    done = run_cli("pipe", "--from", "lookup", stdin=(GOLDEN / "project" / "input.jsonl").read_bytes())
+    assert done.returncode == 0, done.stderr.decode()
+    return by_case("project", done.stdout)
+
+
+@pytest.fixture(scope="module")
+def verify_verdicts() -> dict[str, bytes]:
+    ledger = str(GOLDEN / "guard" / "ledger.jsonl")
+    done = run_cli("verify", "--ledger", ledger, stdin=(GOLDEN / "guard" / "drafts.jsonl").read_bytes())
+    assert done.returncode == 0, done.stderr.decode()
+    return by_case("guard", done.stdout)
+
+
+PIPE_PROJECTIONS = expected("pipe", "expected_projection.jsonl")
+PIPE_LOOKUPS = expected("pipe", "expected_lookup.jsonl")
+PROJECTIONS = expected("project", "expected.jsonl")
+VERDICTS = expected("guard", "expected_verdicts.jsonl")
+
+
+@pytest.mark.parametrize("case", case_names("pipe"))
+def test_pipe(case: str, pipe_projection: dict[str, bytes]) -> None:
+    assert_same_line(pipe_projection[case], PIPE_PROJECTIONS[case])
+
+
+@pytest.mark.parametrize("case", case_names("pipe"))
+def test_pipe_emit_lookup(case: str, pipe_lookup: dict[str, bytes]) -> None:
+    wanted = json.loads(PIPE_LOOKUPS[case])
+    actual = json.loads(pipe_lookup[case])
+    if "dead_letter" in wanted:
+        assert dead_letter_core(actual["dead_letter"]) == dead_letter_core(wanted["dead_letter"])
+    else:
+        assert actual == wanted
+
+
+@pytest.mark.parametrize("case", case_names("project"))
+def test_pipe_from_lookup(case: str, pipe_from_lookup: dict[str, bytes]) -> None:
+    assert_same_line(pipe_from_lookup[case], PROJECTIONS[case])
+
+
+@pytest.mark.parametrize("case", case_names("guard"))
+def test_verify(case: str, verify_verdicts: dict[str, bytes]) -> None:
+    assert normalized_verdict(json.loads(verify_verdicts[case])) == normalized_verdict(
+        json.loads(VERDICTS[case])
+    )
+
+
+# -- line handling ------------------------------------------------------------------------------
+
+GOOD = lines((GOLDEN / "pipe" / "input.jsonl").read_bytes())[0]
+GOOD_PROJECTION = PIPE_PROJECTIONS["seed_example_7_in_5_out"]
+
+
+def dead_letter_reason(line: bytes) -> str:
+    return str(json.loads(line)["dead_letter"]["reason"])
+
+
+@pytest.mark.parametrize(
+    "args",
+    [pytest.param(("pipe",), id="pipe"), pytest.param(("pipe", "--from", "lookup"), id="pipe-from-lookup")],
+)
+def test_invalid_utf8_line_is_a_dead_letter_not_a_crash(args: tuple[str, ...]) -> None:
+    done = run_cli(*args, stdin=b'{"run_id":"r\xff\xfe"}\n')
+    assert done.returncode == 0, done.stderr.decode()
+    out = lines(done.stdout)
+    assert len(out) == 1
+    assert dead_letter_reason(out[0]) == "MALFORMED_JSON"
+
+
+def test_invalid_utf8_draft_is_unparsable(tmp_path: Path) -> None:
+    ledger = tmp_path / "ledger.jsonl"
+    ledger.write_bytes(b"")
+    done = run_cli("verify", "--ledger", str(ledger), stdin=b"\xff\xfe{}\n")
+    assert done.returncode == 0, done.stderr.decode()
+    (verdict,) = [json.loads(line) for line in lines(done.stdout)]
+    assert [v["code"] for v in verdict["violations"]] == ["DRAFT_UNPARSABLE"]
+    assert verdict["draft_sha256"] == json.sha256_hex(b"\xff\xfe{}")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(("pipe",), id="pipe"),
+        pytest.param(("pipe", "--emit", "lookup"), id="pipe-emit-lookup"),
+        pytest.param(("pipe", "--from", "lookup"), id="pipe-from-lookup"),
+    ],
+)
+def test_empty_input_prints_nothing(args: tuple[str, ...]) -> None:
+    done = run_cli(*args, stdin=b"")
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout == b""
+
+
+def test_verify_empty_input_prints_nothing() -> None:
+    done = run_cli("verify", "--ledger", str(GOLDEN / "guard" / "ledger.jsonl"), stdin=b"")
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout == b""
+
+
+def test_blank_line_in_the_middle_is_one_dead_letter() -> None:
+    done = run_cli("pipe", stdin=GOOD + b"\n\n" + GOOD + b"\n")
+    assert done.returncode == 0, done.stderr.decode()
+    out = lines(done.stdout)
+    assert len(out) == 3
+    assert out[0] == GOOD_PROJECTION
+    assert dead_letter_reason(out[1]) == "MALFORMED_JSON"
+    assert out[2] == GOOD_PROJECTION
+
+
+def test_crlf_line_endings_give_the_same_bytes() -> None:
+    done = run_cli("pipe", stdin=GOOD + b"\r\n" + b"[1]\r\n" + GOOD + b"\r\n")
+    assert done.returncode == 0, done.stderr.decode()
+    out = lines(done.stdout)
+    assert len(out) == 3
+    assert out[0] == GOOD_PROJECTION
+    assert dead_letter_reason(out[1]) == "MALFORMED_JSON"
+    assert out[2] == GOOD_PROJECTION
+    assert b"\r" not in done.stdout
+
+
+def test_crlf_drafts_hash_the_record_without_its_line_ending() -> None:
+    draft = lines((GOLDEN / "guard" / "drafts.jsonl").read_bytes())[0]
+    done = run_cli("verify", "--ledger", str(GOLDEN / "guard" / "ledger.jsonl"), stdin=draft + b"\r\n")
+    assert done.returncode == 0, done.stderr.decode()
+    (verdict,) = [json.loads(line) for line in lines(done.stdout)]
+    assert verdict["verdict"] == "PASS"
+    assert verdict["draft_sha256"] == json.sha256_hex(draft)
+
+
+def test_last_line_without_newline_still_counts() -> None:
+    done = run_cli("pipe", stdin=GOOD + b"\n" + GOOD)
+    assert done.returncode == 0, done.stderr.decode()
+    assert lines(done.stdout) == [GOOD_PROJECTION, GOOD_PROJECTION]
+    assert done.stdout.endswith(b"\n")
+
+
+def test_line_count_in_equals_line_count_out() -> None:
+    stdin = b"\n".join([GOOD, b"", b"not json", b"\xff", b"{}", b"[]", GOOD]) + b"\n"
+    done = run_cli("pipe", "--emit", "lookup", stdin=stdin)
+    assert done.returncode == 0, done.stderr.decode()
+    out = [json.loads(line) for line in lines(done.stdout)]
+    assert len(out) == 7
+    assert [("dead_letter" in line) for line in out] == [False, True, True, True, True, True, False]
+
+
+def test_pipe_from_lookup_prints_a_dead_letter_for_a_failed_lookup() -> None:
+    failed = {
+        "run_id": "run-1",
+        "tool_call_id": "call-1",
+        "status": "FAILED",
+        "failure_reason": "SCHEMA_VIOLATION",
+    }
+    good = lines((GOLDEN / "project" / "input.jsonl").read_bytes())[1]
+    done = run_cli("pipe", "--from", "lookup", stdin=json.dumps(failed) + b"\n" + good + b"\n")
+    assert done.returncode == 0, done.stderr.decode()
+    first, second = lines(done.stdout)
+    assert dead_letter_core(json.loads(first)["dead_letter"]) == {
+        "reason": "SCHEMA_VIOLATION",
+        "run_id": "run-1",
+        "tool_call_id": "call-1",
+    }
+    assert second == PROJECTIONS["camel_case_aliases"]
+
+
+def test_verify_first_ledger_line_for_a_key_wins(tmp_path: Path) -> None:
+    ledger_lines = lines((GOLDEN / "guard" / "ledger.jsonl").read_bytes())
+    good = json.loads(ledger_lines[0])
+    forged = dict(good, projection_sha256="0" * 64)
+    ledger = tmp_path / "ledger.jsonl"
+    ledger.write_bytes(b"\n".join([*ledger_lines[:2], json.dumps(forged)]) + b"\n")
+    draft = lines((GOLDEN / "guard" / "drafts.jsonl").read_bytes())[0]
+    done = run_cli("verify", "--ledger", str(ledger), stdin=draft + b"\n")
+    assert done.returncode == 0, done.stderr.decode()
+    assert json.loads(done.stdout)["verdict"] == "PASS"
+
+    ledger.write_bytes(b"\n".join([json.dumps(forged), *ledger_lines[:2]]) + b"\n")
+    done = run_cli("verify", "--ledger", str(ledger), stdin=draft + b"\n")
+    assert done.returncode == 0, done.stderr.decode()
+    assert [v["code"] for v in json.loads(done.stdout)["violations"]] == ["LEDGER_PAYLOAD_TAMPERED"]
+
+
+def test_verify_survives_a_ledger_projection_of_the_wrong_shape(tmp_path: Path) -> None:
+    projection = json.dumps(
+        {"evidence_status": ["EVIDENCE_FOUND"], "tool_call_id": "call-1", "query": "q", "evidence": [],
+         "returned_count": 0, "relevance_level": None, "truncated": False}
+    )  # fmt: skip
+    entry = {
+        "run_id": "run-1",
+        "tool_call_id": "call-1",
+        "status": "READY",
+        "projection": projection.decode(),
+        "projection_sha256": json.sha256_hex(projection),
+    }
+    ledger = tmp_path / "ledger.jsonl"
+    ledger.write_bytes(json.dumps_line(entry))
+    item = {"id": "a1", "kind": "NORMAL", "content": "x", "tool_call_ids": ["call-1"]}
+    draft = {"run_id": "run-1", "draft_id": "d-1", "limitations": ["l"], "analysis": [item]}
+    done = run_cli("verify", "--ledger", str(ledger), stdin=json.dumps_line(draft))
+    assert done.returncode == 0, done.stderr.decode()[-300:]
+    (verdict,) = [json.loads(line) for line in lines(done.stdout)]
+    assert [(v["code"], v["path"]) for v in verdict["violations"]] == [
+        ("LEDGER_PAYLOAD_INVALID", "analysis[0].tool_call_ids[0]")
+    ]
+
+
+# -- usage errors: exit 2 with a message that says what to fix ----------------------------------
+
+
+def test_verify_ledger_with_a_non_json_line_names_file_and_line(tmp_path: Path) -> None:
+    ledger = tmp_path / "ledger.jsonl"
+    good = lines((GOLDEN / "guard" / "ledger.jsonl").read_bytes())[0]
+    ledger.write_bytes(good + b"\n{not json\n" + good + b"\n")
+    done = run_cli("verify", "--ledger", str(ledger), stdin=b"{}\n")
+    assert done.returncode == 2
+    assert done.stdout == b""
+    assert f"{ledger}:2".encode() in done.stderr
+    assert b"Traceback" not in done.stderr
+
+
+def test_verify_ledger_line_that_is_not_an_entry(tmp_path: Path) -> None:
+    ledger = tmp_path / "ledger.jsonl"
+    ledger.write_bytes(b'["run-1","call-1"]\n')
+    done = run_cli("verify", "--ledger", str(ledger), stdin=b"{}\n")
+    assert done.returncode == 2
+    assert f"{ledger}:1".encode() in done.stderr
+    assert b"Traceback" not in done.stderr
+
+
+def test_verify_missing_ledger_file(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.jsonl"
+    done = run_cli("verify", "--ledger", str(missing), stdin=b"{}\n")
+    assert done.returncode == 2
+    assert str(missing).encode() in done.stderr
+    assert b"Traceback" not in done.stderr
+
+
+def test_pipe_from_lookup_cannot_emit_lookup() -> None:
+    done = run_cli("pipe", "--from", "lookup", "--emit", "lookup", stdin=GOOD + b"\n")
+    assert done.returncode == 2
+    assert done.stdout == b""
+    assert b"--from lookup" in done.stderr
+    assert b"Traceback" not in done.stderr

@@ -1,0 +1,143 @@
+"""Every golden case (``tests/data/golden``) through the station chains, one test per case name.
+
+Compared as ``golden/README.md`` says: projections byte for byte, LookupResults and verdicts as
+parsed JSON (a violation's ``message`` is free text; violations are compared sorted by code and
+path), dead letters by ``reason``, ``run_id`` and ``tool_call_id``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from models.limits import (
+    DeadLetterSettings,
+    GuardSettings,
+    InputLimits,
+    PostprocessSettings,
+    ToolProjectionLimits,
+)
+from streams import json
+from streams.cli.offline import _OFFLINE_LOOKUP_OMITS
+from streams.pipeline import process_lookup, process_raw_hits
+from streams.settings import Settings
+from streams.stations.guard import EvidenceGuard
+from streams.stations.ledger_view import InMemoryLedger
+
+GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
+
+# The SPEC's defaults, spelled out so no EC_* variable in the environment can change a golden case.
+SETTINGS = Settings(
+    input=InputLimits(),
+    postprocess=PostprocessSettings(),
+    projection=ToolProjectionLimits(),
+    guard=GuardSettings(),
+    dead_letters=DeadLetterSettings(),
+)
+
+
+def lines(path: Path) -> list[bytes]:
+    """The lines of a JSON-lines file as exact bytes, without their ``\\n``."""
+    data = path.read_bytes()
+    return data.removesuffix(b"\n").split(b"\n") if data else []
+
+
+def cases(folder: str, *files: str) -> list[Any]:
+    """One pytest param per case name of ``folder/cases.txt``, holding that line of every file."""
+    names = (GOLDEN / folder / "cases.txt").read_text(encoding="utf-8").split()
+    columns = [lines(GOLDEN / folder / name) for name in files]
+    for name, column in zip(files, columns, strict=True):
+        assert len(column) == len(names), f"{folder}/{name} has {len(column)} lines for {len(names)} cases"
+    return [pytest.param(*row, id=name) for name, *row in zip(names, *columns, strict=True)]
+
+
+def dead_letter_core(value: dict[str, Any]) -> dict[str, Any]:
+    """The fields of a dead letter that must match (``error`` is free text)."""
+    return {key: value[key] for key in ("reason", "run_id", "tool_call_id")}
+
+
+def normalized_verdict(verdict: dict[str, Any]) -> dict[str, Any]:
+    """A verdict without violation messages, its violations sorted by (code, path)."""
+    out = dict(verdict)
+    out["violations"] = sorted(
+        ({"code": v["code"], "path": v["path"]} for v in verdict["violations"]),
+        key=lambda v: (v["code"], v["path"]),
+    )
+    return out
+
+
+def as_json(value: Any) -> Any:
+    """A station result as a consumer parses it (StrEnums become plain strings)."""
+    return json.loads(json.dumps(value))
+
+
+# -- pipe: raw-hits → projection / LookupResult -------------------------------------------------
+
+
+@pytest.mark.parametrize(("raw", "expected"), cases("pipe", "input.jsonl", "expected_projection.jsonl"))
+def test_pipe_projection(raw: bytes, expected: bytes) -> None:
+    outcome = process_raw_hits(raw, SETTINGS)
+    wanted = json.loads(expected)
+    if "dead_letter" in wanted:
+        assert outcome.rejection is not None
+        assert dead_letter_core(as_json(outcome.rejection)) == dead_letter_core(wanted["dead_letter"])
+        return
+    assert outcome.rejection is None
+    projected = process_lookup(json.dumps(outcome.lookup), SETTINGS)
+    assert projected.rejection is None
+    assert projected.projection is not None
+    assert projected.projection.canonical == expected
+    assert projected.projection.sha256 == json.sha256_hex(expected)
+
+
+@pytest.mark.parametrize(("raw", "expected"), cases("pipe", "input.jsonl", "expected_lookup.jsonl"))
+def test_pipe_lookup(raw: bytes, expected: bytes) -> None:
+    outcome = process_raw_hits(raw, SETTINGS)
+    wanted = json.loads(expected)
+    if "dead_letter" in wanted:
+        assert outcome.rejection is not None
+        assert dead_letter_core(as_json(outcome.rejection)) == dead_letter_core(wanted["dead_letter"])
+        return
+    assert outcome.rejection is None
+    assert outcome.lookup is not None
+    assert outcome.lookup["status"] == "OK"
+    assert outcome.lookup["failure_reason"] is None
+    shown = {key: value for key, value in outcome.lookup.items() if key not in _OFFLINE_LOOKUP_OMITS}
+    assert as_json(shown) == wanted
+
+
+# -- project: LookupResult text → projection ----------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "expected"), cases("project", "input.jsonl", "expected.jsonl"))
+def test_project(text: bytes, expected: bytes) -> None:
+    outcome = process_lookup(text, SETTINGS)
+    wanted = json.loads(expected)
+    if "dead_letter" in wanted:
+        assert outcome.projection is None
+        assert outcome.rejection is not None
+        assert dead_letter_core(as_json(outcome.rejection)) == dead_letter_core(wanted["dead_letter"])
+        return
+    assert outcome.rejection is None
+    assert outcome.projection is not None
+    assert outcome.projection.canonical == expected
+
+
+# -- guard: drafts against the ledger file ------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def golden_ledger() -> InMemoryLedger:
+    """The ledger file loaded as ``verify --ledger`` does: the first line for a key wins."""
+    return InMemoryLedger(
+        json.loads(line) for line in lines(GOLDEN / "guard" / "ledger.jsonl") if line.strip()
+    )
+
+
+@pytest.mark.parametrize(("draft", "expected"), cases("guard", "drafts.jsonl", "expected_verdicts.jsonl"))
+def test_guard(draft: bytes, expected: bytes, golden_ledger: InMemoryLedger) -> None:
+    verdict = EvidenceGuard(SETTINGS.guard).check(draft, golden_ledger)
+    assert verdict["draft_sha256"] == json.sha256_hex(draft)
+    assert normalized_verdict(as_json(verdict)) == normalized_verdict(json.loads(expected))
