@@ -31,6 +31,7 @@ from streams.errors import KafkaUnavailable
 from streams.ledger_store import RedisLedgerStore
 from streams.runtime import Outbound, Record
 from streams.settings import Settings, get_settings
+from streams.topics import ensure_topics, topic_configs
 
 log = logging.getLogger(__name__)
 EventT = _EventT[Any]
@@ -49,6 +50,7 @@ def create_app(settings: Settings) -> faust.App:
         broker=_brokers(settings.kafka_bootstrap),
         value_serializer="raw",
         key_serializer="raw",
+        datadir=os.path.join(settings.data_dir, "{appid}"),
         web_enabled=settings.web_enabled,
         web_port=settings.web_port,
         topic_partitions=settings.topic_partitions,
@@ -67,13 +69,29 @@ def create_app(settings: Settings) -> faust.App:
 
 
 class FaustSink:
-    """Sends through the app's producer and waits for every broker acknowledgement."""
+    """Sends through the app's producer and waits for every broker acknowledgement.
 
-    def __init__(self, app: faust.App) -> None:
+    Before its first send it makes sure all nine topics exist with one partition count, so an output
+    topic is never auto-created by the broker with a different one (``faust -A streams.app worker``
+    skips the ``evidence-chain worker`` preflight).
+    """
+
+    def __init__(self, app: faust.App, settings: Settings) -> None:
         self.app = app
+        self.settings = settings
+        self._topics_ready = False
+        self._lock = asyncio.Lock()
+
+    async def _ensure_topics(self) -> None:
+        async with self._lock:
+            if not self._topics_ready:
+                await ensure_topics(self.settings)
+                self._topics_ready = True
 
     async def send_all(self, messages: Sequence[Outbound]) -> None:
         """Enqueue all messages, then wait for all deliveries."""
+        if not self._topics_ready:
+            await self._ensure_topics()
         try:
             producer = self.app.producer
             futures = [await producer.send(m.topic, m.key, m.value, None, None, None) for m in messages]
@@ -109,7 +127,7 @@ async def run_batches(stream: Any, processor: StationProcessor, settings: Settin
 
 settings = get_settings()
 app = create_app(settings)
-sink = FaustSink(app)
+sink = FaustSink(app, settings)
 _store: RedisLedgerStore | None = None
 
 
@@ -129,8 +147,16 @@ def ledger_store() -> RedisLedgerStore:
 
 
 def _topic(name: str) -> faust.TopicT:
+    # internal=True: Faust declares the topic (partitions, replicas, configs) before consuming it, so
+    # ``faust -A streams.app worker`` never lets the broker auto-create it with one partition.
     return app.topic(
-        settings.topic(name), partitions=settings.topic_partitions, value_type=bytes, key_type=bytes
+        settings.topic(name),
+        partitions=settings.topic_partitions,
+        replicas=settings.topic_replication_factor,
+        config=topic_configs(settings, name),
+        internal=True,
+        value_type=bytes,
+        key_type=bytes,
     )
 
 

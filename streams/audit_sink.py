@@ -122,10 +122,26 @@ CREATE TABLE IF NOT EXISTS guard_verdict (
 CREATE INDEX IF NOT EXISTS guard_verdict_run ON guard_verdict (run_id);
 """
 
+_INSERT_EVENT = """
+INSERT OR IGNORE INTO audit_events (event_id, run_id, tool_call_id, station, origin_topic, origin_partition,
+    origin_offset, source_topic, source_partition, source_offset, source_timestamp, processed_at, fields,
+    applied_at)
+VALUES (:event_id, :run_id, :tool_call_id, :station, :origin_topic, :origin_partition, :origin_offset,
+    :source_topic, :source_partition, :source_offset, :source_timestamp, :processed_at, :fields, :applied_at)
+"""
+_INSERT_VERDICT = """
+INSERT OR IGNORE INTO guard_verdict (event_id, run_id, draft_id, attempt, verdict, violation_codes,
+    cited_tool_call_ids, origin_topic, origin_partition, origin_offset, source_timestamp, processed_at,
+    applied_at)
+VALUES (:event_id, :run_id, :draft_id, :attempt, :verdict, :violation_codes, :cited_tool_call_ids,
+    :origin_topic, :origin_partition, :origin_offset, :source_timestamp, :processed_at, :applied_at)
+"""
+# Only a strictly newer record (see the module docstring) replaces a station's row.
 _UPSERT_STATION = """
 INSERT INTO tool_call_station (run_id, tool_call_id, station, event_id, origin_topic, origin_partition,
     origin_offset, source_timestamp, tiebreak, processed_at, fields, applied_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+VALUES (:run_id, :tool_call_id, :station, :event_id, :origin_topic, :origin_partition, :origin_offset,
+    :source_timestamp, :tiebreak, :processed_at, :fields, :applied_at)
 ON CONFLICT (run_id, tool_call_id, station) DO UPDATE SET
     (event_id, origin_topic, origin_partition, origin_offset, source_timestamp, tiebreak, processed_at,
      fields, applied_at) =
@@ -433,75 +449,35 @@ class AuditStore:
         return inserted
 
     def _insert(self, cur: sqlite3.Cursor, record: AuditRecord, applied_at: str) -> bool:
+        """Store one record unless its event_id is known; returns whether it was new."""
         origin = read_origin(record["origin"])
-        o_topic, o_part, o_off = (
-            (origin["topic"], origin["partition"], origin["offset"]) if origin else (None, None, None)
-        )
-        source, fields = record["source"], record["fields"]
-        cur.execute(
-            "INSERT OR IGNORE INTO audit_events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                record["event_id"],
-                record["run_id"],
-                record["tool_call_id"],
-                record["station"],
-                o_topic,
-                o_part,
-                o_off,
-                source["topic"],
-                source["partition"],
-                source["offset"],
-                record["source_timestamp"],
-                record["processed_at"],
-                json.dumps(fields).decode(),
-                applied_at,
-            ),
-        )
+        fields = record["fields"]
+        dead_letter = record["station"] == Station.DEAD_LETTER
+        attempt = fields.get("attempt")
+        row = {
+            **{k: record[k] for k in ("event_id", "run_id", "tool_call_id", "station")},
+            "origin_topic": origin["topic"] if origin else None,
+            "origin_partition": origin["partition"] if origin else None,
+            "origin_offset": origin["offset"] if origin else None,
+            **{f"source_{k}": v for k, v in record["source"].items()},
+            "source_timestamp": record["source_timestamp"],
+            "processed_at": record["processed_at"],
+            "fields": json.dumps(fields).decode(),
+            "applied_at": applied_at,
+            "tiebreak": _CHAIN_RANK.get(str(fields.get("station")), 0) if dead_letter else 0,
+            "draft_id": _text(fields.get("draft_id")),
+            "attempt": attempt if _is_int(attempt) else None,
+            "verdict": _text(fields.get("verdict")),
+            "violation_codes": json.dumps(fields.get("violation_codes") or []).decode(),
+            "cited_tool_call_ids": json.dumps(fields.get("cited_tool_call_ids") or []).decode(),
+        }
+        cur.execute(_INSERT_EVENT, row)
         if cur.rowcount != 1:
             return False  # a replay: the same event_id changes nothing
         if record["station"] == Station.GUARD:
-            attempt = fields.get("attempt")
-            cur.execute(
-                "INSERT OR IGNORE INTO guard_verdict VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    record["event_id"],
-                    record["run_id"],
-                    _text(fields.get("draft_id")),
-                    attempt if _is_int(attempt) else None,
-                    _text(fields.get("verdict")),
-                    json.dumps(fields.get("violation_codes") or []).decode(),
-                    json.dumps(fields.get("cited_tool_call_ids") or []).decode(),
-                    o_topic,
-                    o_part,
-                    o_off,
-                    record["source_timestamp"],
-                    record["processed_at"],
-                    applied_at,
-                ),
-            )
+            cur.execute(_INSERT_VERDICT, row)
         elif record["run_id"] is not None and record["tool_call_id"] is not None:
-            tiebreak = (
-                _CHAIN_RANK.get(str(fields.get("station")), 0)
-                if record["station"] == Station.DEAD_LETTER
-                else 0
-            )
-            cur.execute(
-                _UPSERT_STATION,
-                (
-                    record["run_id"],
-                    record["tool_call_id"],
-                    record["station"],
-                    record["event_id"],
-                    o_topic,
-                    o_part,
-                    o_off,
-                    record["source_timestamp"],
-                    tiebreak,
-                    record["processed_at"],
-                    json.dumps(fields).decode(),
-                    applied_at,
-                ),
-            )
+            cur.execute(_UPSERT_STATION, row)
         return True
 
     def counts(self) -> dict[str, int]:
@@ -653,7 +629,7 @@ async def _consume(
     while not stop.is_set():
         batch = await consumer.getmany(timeout_ms=500, max_records=batch_size)
         if batch:
-            await _store_batch(consumer, store, stats, batch, backoff)
+            await _store_batch(consumer, store, stats, batch, backoff, stop)
         if once and await _drained(consumer, end):
             return
 
@@ -664,8 +640,13 @@ async def _store_batch(
     stats: SinkStats,
     batch: dict[TopicPartition, list[ConsumerRecord[bytes, bytes]]],
     backoff: Backoff,
+    stop: asyncio.Event,
 ) -> None:
-    """SQLite first, Kafka offsets after: a crash in between replays the batch, which dedupes."""
+    """SQLite first, Kafka offsets after: a crash in between replays the batch, which dedupes.
+
+    While the database is busy or failing the batch is held and retried; a stop meanwhile leaves
+    its offsets uncommitted, so the batch is read again next time.
+    """
     values = [(f"{r.topic}[{r.partition}]@{r.offset}", r.value) for rs in batch.values() for r in rs]
     before = store.stats.malformed
     records = store.decode(values)
@@ -675,6 +656,9 @@ async def _store_batch(
             inserted = await asyncio.to_thread(store.apply, records)
             break
         except sqlite3.OperationalError as exc:  # busy, or a disk error: hold the batch and retry
+            if stop.is_set():
+                log.warning("audit sink: stopping with %d records not stored (%s)", len(records), exc)
+                return
             delay = next(delays)
             log.warning(
                 "audit sink: storing %d records in %s failed (%s); retrying in %.1fs",

@@ -41,6 +41,7 @@ class Settings(BaseSettings):
         4 * 1024 * 1024, ge=1, description="max.message.bytes of created topics."
     )
     ledger_retention_ms: int = Field(-1, description="retention.ms of the ledger topic (-1 = keep forever).")
+    data_dir: str = Field(".local/faust", description="Where Faust keeps its per-app data directory.")
     web_enabled: bool = Field(False, description="Run Faust's web server (port web_port).")
     web_port: int = Field(6066, description="Faust web port when web_enabled.")
     batch_size: int = Field(100, ge=1, description="Records an agent takes at once (stream.take).")

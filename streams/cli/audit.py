@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import sqlite3
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -18,6 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from redis import exceptions as redis_errors
+from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -97,6 +99,11 @@ def run_inspect(args: argparse.Namespace) -> int:
         store = AuditStore.open(settings.audit_db, readonly=True)
         try:
             tool_calls, drafts = store.run_trail(args.run_id)
+        except sqlite3.Error as exc:
+            raise ConfigurationError(
+                f"cannot read {settings.audit_db} ({exc}); is it an audit database written by "
+                "`evidence-chain audit-sink`? Point EC_AUDIT_DB or --db at one"
+            ) from exc
         finally:
             store.close()
     if not tool_calls and not drafts:
@@ -160,43 +167,48 @@ async def _ledger_entries(
 
 
 def _short(sha: Any) -> str:
-    return sha[:12] if isinstance(sha, str) else "—"
+    return sha[:10] if isinstance(sha, str) else "—"
 
 
 def _cell(value: Any) -> Text:
     if value is None:
         return Text("—", style="dim")
-    if isinstance(value, bool):
-        return Text("yes" if value else "no", style="yellow" if value else "")
-    if isinstance(value, float):
-        return Text(f"{value:.4f}")
     return Text(str(value))
 
 
-def _ledger_cell(call: dict[str, Any], ledger_error: str | None) -> Text:
-    outcome = call.get("ledger_outcome")
-    suffix = f" ({outcome})" if outcome else ""
-    if ledger_error is not None:
-        return Text(f"{call.get('ledger_status') or '—'}{suffix} [audit]", style="dim")
-    entry = call.get("ledger_entry")
-    if entry is None:
-        return Text(f"not in ledger{suffix}", style="red")
-    text = Text(f"{entry['status']} {_short(entry['projection_sha256'])}{suffix}")
-    projected = call.get("projection_sha256")
-    if projected and entry.get("projection_sha256") and projected != entry["projection_sha256"]:
-        text.append(f" ≠ projected {_short(projected)}", style="yellow")
-    if entry["status"] != "READY":
-        text.stylize("red")
+def _flow_cell(call: dict[str, Any]) -> Text:
+    if call.get("postprocess_status") == "FAILED":
+        return Text(f"FAILED {call.get('postprocess_failure_reason') or ''}".strip(), style="red")
+    hits, blocks = call.get("candidate_count"), call.get("evidence_block_count")
+    return Text(f"{'?' if hits is None else hits}→{'?' if blocks is None else blocks}")
+
+
+def _returned_cell(call: dict[str, Any]) -> Text:
+    if call.get("project_status") == "FAILED":
+        return Text("FAILED", style="red")
+    text = _cell(call.get("returned_count"))
+    if call.get("truncated"):
+        text.append(" truncated", style="yellow")
     return text
 
 
-def _dead_letter_cell(call: dict[str, Any]) -> Text:
-    reason = call.get("dead_letter_reason")
-    if reason is None:
-        return Text("—", style="dim")
-    error = str(call.get("dead_letter_error") or "")
-    error = error if len(error) <= 60 else error[:59] + "…"
-    return Text(f"{reason} @{call.get('dead_letter_station')}: {error}", style="red")
+def _ledger_cells(call: dict[str, Any], ledger_error: str | None) -> tuple[Text, Text]:
+    """(status/outcome, sha256): from Redis when it answered, else the audit trail's (dim)."""
+    outcome = call.get("ledger_outcome")
+    suffix = f"/{outcome}" if outcome else ""
+    if ledger_error is not None:
+        return Text(f"{call.get('ledger_status') or '—'}{suffix}", style="dim"), Text("?", style="dim")
+    entry = call.get("ledger_entry")
+    if entry is None:
+        status = Text("not in Redis", style="red")
+        status.append(f" (audit: {call.get('ledger_status') or '—'}{suffix})", style="dim")
+        return status, Text("—", style="dim")
+    status = Text(f"{entry['status']}{suffix}", style="" if entry["status"] == "READY" else "red")
+    sha = Text(_short(entry["projection_sha256"]))
+    projected = call.get("projection_sha256")
+    if projected and entry.get("projection_sha256") and projected != entry["projection_sha256"]:
+        sha.append(f" ≠ projected {_short(projected)}", style="yellow")
+    return status, sha
 
 
 def _render(
@@ -210,39 +222,42 @@ def _render(
     if ledger_error is not None:
         console.print(Text(f"note: {ledger_error}", style="yellow"))
     if tool_calls:
-        table = Table(title="tool calls", title_justify="left")
-        for column in (
-            "tool call",
-            "candidates→blocks",
-            "level",
-            "top",
-            "truncated",
-            "returned",
-            "evidence",
-            "ledger (sha256)",
-            "dead letter",
-        ):
+        table = Table(title="tool calls", title_justify="left", box=box.SIMPLE_HEAD)
+        table.add_column("tool call", no_wrap=True)
+        for column in ("hits→blocks", "level", "returned"):
             table.add_column(column)
+        table.add_column("ledger", min_width=13)
+        table.add_column("sha256", no_wrap=True)
         for call in tool_calls:
-            flow = f"{_cell(call['candidate_count'])}→{_cell(call['evidence_block_count'])}"
-            if call.get("postprocess_status") == "FAILED":
-                flow = f"FAILED {call.get('postprocess_failure_reason') or ''}".strip()
             table.add_row(
                 Text(str(call["tool_call_id"])),
-                Text(flow),
-                _cell(call["relevance_level"]),
-                _cell(call["top_similarity"]),
-                _cell(call["truncated"]),
-                _cell(call["returned_count"]),
-                _cell(call["evidence_status"]),
-                _ledger_cell(call, ledger_error),
-                _dead_letter_cell(call),
+                _flow_cell(call),
+                _cell(call.get("relevance_level")),
+                _returned_cell(call),
+                *_ledger_cells(call, ledger_error),
+            )
+        console.print(table)
+    letters = [c for c in tool_calls if c.get("dead_letter_reason")]
+    if letters:
+        table = Table(title="dead letters", title_justify="left", box=box.SIMPLE_HEAD)
+        table.add_column("tool call", no_wrap=True)
+        table.add_column("reason", style="red")
+        table.add_column("station")
+        table.add_column("error")
+        for call in letters:
+            table.add_row(
+                Text(str(call["tool_call_id"])),
+                _cell(call["dead_letter_reason"]),
+                _cell(call["dead_letter_station"]),
+                _cell(call["dead_letter_error"]),
             )
         console.print(table)
     if drafts:
-        table = Table(title="drafts", title_justify="left")
-        for column in ("draft", "attempt", "verdict", "violations", "cites"):
+        table = Table(title="drafts", title_justify="left", box=box.SIMPLE_HEAD)
+        for column in ("draft", "attempt", "verdict"):
             table.add_column(column)
+        table.add_column("violations", overflow="fold")
+        table.add_column("cites", overflow="fold")
         for draft in drafts:
             codes = Counter(draft["violation_codes"])
             listed = ", ".join(f"{code}×{n}" if n > 1 else code for code, n in codes.items())
