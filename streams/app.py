@@ -45,12 +45,13 @@ def _brokers(bootstrap: str) -> str:
 
 def create_app(settings: Settings) -> faust.App:
     """The Faust app configured from the settings (raw serializers: decoding happens in the stations)."""
+    os.makedirs(settings.data_dir, exist_ok=True)  # Faust creates only the last level of its datadir
     return faust.App(
         settings.app_id,
         broker=_brokers(settings.kafka_bootstrap),
         value_serializer="raw",
         key_serializer="raw",
-        datadir=os.path.join(settings.data_dir, "{appid}"),
+        datadir=os.path.join(settings.data_dir, "{conf.name}"),
         web_enabled=settings.web_enabled,
         web_port=settings.web_port,
         topic_partitions=settings.topic_partitions,

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +43,7 @@ def worker_env(prefix: str, kafka: str, redis: str, **extra: str) -> dict[str, s
         EC_RETRY_INITIAL_BACKOFF_MS="100",
         EC_RETRY_MAX_BACKOFF_MS="1000",
         EC_REDIS_TIMEOUT_MS="1000",
+        EC_DATA_DIR=os.path.join(tempfile.gettempdir(), "evidence-chain-tests"),
     )
     env.update(extra)
     return env

@@ -200,3 +200,73 @@ async def test_write_once_duplicate_and_conflict(stack: Stack) -> None:
         assert [d["reason"] for d in conflict] == ["LEDGER_CONFLICT"]
     finally:
         await client.aclose()
+
+
+async def test_topology_matches_the_offline_pipeline_on_new_cases(stack: Stack) -> None:
+    """Cases not in golden/: the workers produce exactly what ``pipe`` (the same stations) produces."""
+    from streams.pipeline import process_lookup, process_raw_hits
+    from streams.settings import Settings
+
+    def record(tool_call_id: str, hits: list[dict], status: str = "supported", query: str = "q") -> bytes:
+        return json.dumps(
+            {
+                "run_id": "run-new",
+                "tool_call_id": tool_call_id,
+                "response": {"query": query, "hits": hits, "evidence_status": status},
+            }
+        )
+
+    def hit(key: str, doc: str, score: float, text: str = "正文") -> dict:
+        return {
+            "evidence_key": key,
+            "document_id": doc,
+            "source": doc,
+            "excerpt": text,
+            "quality_score": score,
+        }
+
+    cases = [
+        record("c-astral", [hit("e#chunk-0", "e", 0.8, "𝒜" * 1500), hit("e#chunk-1", "e", 0.9, "🔥")]),
+        record("c-caps", [hit(f"d{i % 3}#chunk-{i}", f"d{i % 3}", 0.99 - i / 100) for i in range(12)]),
+        record("c-dup", [hit("k#chunk-1", "k", 0.4), hit("j", "j", 0.95), hit("k#chunk-1", "k", 0.99)]),
+        record("c-noev", [hit("x#chunk-0", "x", 0.9)], status="no_evidence"),
+        record("c-query", [], query="问" * 700),
+        record("c-big", [hit(f"b{i}#chunk-0", f"b{i}", 0.9, "字" * 3000) for i in range(5)]),
+        json.dumps(
+            {
+                "run_id": "run-new",
+                "tool_call_id": "c-nan",
+                "response": {"query": "q", "hits": [], "evidence_status": "supported", "x": 1},
+            }
+        ).replace(b'"x":1', b'"x":NaN'),
+        json.dumps(
+            {
+                "run_id": "run-new",
+                "tool_call_id": "c-bool",
+                "response": {"query": "q", "evidence_status": "supported", "hits": [hit("a", "a", True)]},
+            }
+        ),  # type: ignore[arg-type]
+    ]
+    await publish(stack.kafka, stack.topic("raw-hits"), cases)
+    settings = Settings()
+    expected: dict[str, tuple[str, str | None]] = {}
+    for raw in cases:
+        outcome = process_raw_hits(raw, settings)
+        if outcome.lookup is None:
+            continue
+        if outcome.lookup["status"] == "FAILED":
+            expected[outcome.lookup["tool_call_id"]] = ("FAILED", None)
+            continue
+        projection = process_lookup(json.dumps(outcome.lookup), settings).projection
+        assert projection is not None
+        expected[outcome.lookup["tool_call_id"]] = ("READY", projection.canonical.decode())
+    assert len(expected) == 7  # the NaN record is MALFORMED_JSON without readable ids
+
+    def mine(values: list[bytes]) -> dict[str, dict]:
+        return {e["tool_call_id"]: e for e in map(json.loads, values) if e["run_id"] == "run-new"}
+
+    ledger = await read_topic(
+        stack.kafka, stack.topic("ledger"), until=lambda v: len(mine(v)) >= len(expected)
+    )
+    got = {t: (e["status"], e["projection"]) for t, e in mine(ledger).items()}
+    assert got == expected

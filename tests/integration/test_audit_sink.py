@@ -1,0 +1,376 @@
+"""The audit sink on the real broker: one row per event, replays add none, a SIGKILL loses nothing,
+and ``inspect`` shows a run's whole trail (with the Redis ledger)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiokafka import AIOKafkaConsumer
+from aiokafka.admin import AIOKafkaAdminClient
+
+from models.events import AuditRecord
+from models.ledger import LedgerEntry
+from models.vocab import Station
+from streams import json
+from streams.audit_sink import AuditStore, run_sink
+from streams.envelope import audit_record, event_id, origin_of
+from streams.ledger_store import RedisLedgerStore
+from streams.settings import Settings
+from streams.topics import TOPIC_NAMES, ensure_topics
+from tests.integration.helpers import CLI, publish
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def tool_call_records(prefix: str, run_id: str, tool_call_id: str, offset: int) -> list[AuditRecord]:
+    """postprocess, project and ledger audit records for one raw-hits record, as the agents build them."""
+    origin = origin_of(f"{prefix}raw-hits", 0, offset, 1_700_000_000_000 + offset)
+    sha = f"{offset:064x}"
+    figures: dict[Station, dict[str, Any]] = {
+        Station.POSTPROCESS: {
+            "candidate_count": 4,
+            "evidence_block_count": 2,
+            "top_similarity": 0.8,
+            "relevance_level": "PRECISE",
+            "low_quality": False,
+            "pack_used_chars": 120,
+            "pack_included": 2,
+            "pack_omitted": 0,
+            "contract_anomaly": None,
+        },
+        Station.PROJECT: {
+            "evidence_status": "EVIDENCE_FOUND",
+            "returned_count": 2,
+            "relevance_level": "PRECISE",
+            "truncated": offset % 2 == 0,
+            "projection_bytes": 300,
+            "projection_sha256": sha,
+        },
+        Station.LEDGER: {"status": "READY", "outcome": "WRITTEN", "key": f"x:{{{tool_call_id}}}:{run_id}"},
+    }
+    return [
+        audit_record(
+            station=station,
+            event=event_id(station, origin),
+            run_id=run_id,
+            tool_call_id=tool_call_id,
+            origin=origin,
+            source={"topic": f"{prefix}{station}", "partition": 0, "offset": offset},
+            fields=fields,
+        )
+        for station, fields in figures.items()
+    ]
+
+
+def guard_record(prefix: str, run_id: str, offset: int, attempt: int, codes: list[str]) -> AuditRecord:
+    origin = origin_of(f"{prefix}diagnosis-drafts", 0, offset, 1_700_000_100_000 + offset)
+    fields = {
+        "draft_id": f"d-{offset}",
+        "attempt": attempt,
+        "verdict": "PASS" if not codes else "REJECT",
+        "violation_codes": codes,
+        "cited_tool_call_ids": ["call_0"],
+    }
+    return audit_record(
+        station=Station.GUARD,
+        event=event_id(Station.GUARD, origin),
+        run_id=run_id,
+        tool_call_id=None,
+        origin=origin,
+        source={"topic": f"{prefix}diagnosis-drafts", "partition": 0, "offset": offset},
+        fields=fields,
+    )
+
+
+def many_runs(prefix: str, runs: int, calls: int) -> list[AuditRecord]:
+    out: list[AuditRecord] = []
+    for r in range(runs):
+        for c in range(calls):
+            out += tool_call_records(prefix, f"run-{r}", f"call_{c}", r * calls + c)
+        out.append(guard_record(prefix, f"run-{r}", r, 1, ["CITATION_NOT_FOUND"]))
+    return out
+
+
+def values(records: list[AuditRecord]) -> list[bytes]:
+    return [json.dumps(r) for r in records]
+
+
+@pytest.fixture
+async def settings(kafka_bootstrap: str, unique_prefix: str, tmp_path: Path) -> AsyncIterator[Settings]:
+    """Settings isolated by topic prefix and app id, with the nine topics created (and deleted after)."""
+    settings = Settings(
+        kafka_bootstrap=kafka_bootstrap,
+        topic_prefix=unique_prefix,
+        app_id=f"{unique_prefix}app",
+        ns=unique_prefix.rstrip("-"),
+        audit_db=str(tmp_path / "audit.db"),
+        topic_partitions=3,
+        broker_session_timeout_seconds=6,
+        broker_heartbeat_seconds=1,
+        broker_rebalance_timeout_seconds=10,
+        retry_initial_backoff_ms=100,
+        retry_max_backoff_ms=1000,
+    )
+    await ensure_topics(settings)
+    yield settings
+    admin = AIOKafkaAdminClient(bootstrap_servers=kafka_bootstrap)
+    await admin.start()
+    try:
+        await admin.delete_topics([settings.topic(name) for name in TOPIC_NAMES])
+    finally:
+        await admin.close()
+
+
+def sink_env(settings: Settings, redis_url: str = "") -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        EC_KAFKA_BOOTSTRAP=settings.kafka_bootstrap,
+        EC_TOPIC_PREFIX=settings.topic_prefix,
+        EC_APP_ID=settings.app_id,
+        EC_AUDIT_DB=settings.audit_db,
+        EC_NS=settings.ns,
+        EC_TOPIC_PARTITIONS=str(settings.topic_partitions),
+        EC_BROKER_SESSION_TIMEOUT_SECONDS="6",
+        EC_BROKER_HEARTBEAT_SECONDS="1",
+        EC_BROKER_REBALANCE_TIMEOUT_SECONDS="10",
+        COLUMNS="200",
+    )
+    if redis_url:
+        env["EC_REDIS_URL"] = redis_url
+    return env
+
+
+def stored_ids(db: str) -> set[str]:
+    if not Path(db).is_file():
+        return set()
+    store = AuditStore.open(db, readonly=True)
+    try:
+        return store.event_ids()
+    except Exception:  # noqa: BLE001 - the sink may not have created the tables yet
+        return set()
+    finally:
+        store.close()
+
+
+async def wait_until(condition: Callable[[], bool], seconds: float, poll: float = 0.2) -> bool:
+    """Poll ``condition`` until it holds (True) or ``seconds`` pass (False)."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() >= deadline:
+            return False
+        await asyncio.sleep(poll)
+    return True
+
+
+async def test_each_event_is_stored_once_and_a_replay_adds_no_rows(settings: Settings) -> None:
+    records = many_runs(settings.topic_prefix, runs=6, calls=4)  # 6 × (4 × 3 + 1) = 78 events
+    topic = settings.topic("audit")
+    await publish(settings.kafka_bootstrap, topic, [*values(records), b"not an audit record"])
+
+    first = await run_sink(settings, once=True, handle_signals=False, batch_size=20)
+    assert (first.read, first.inserted, first.malformed) == (79, 78, 1)
+    assert first.counts == {"events": 78, "tool_calls": 24, "verdicts": 6}
+
+    await publish(settings.kafka_bootstrap, topic, values(records))  # a replay of the whole topic
+    second = await run_sink(settings, once=True, handle_signals=False)
+    # Offsets were committed after the first run: only the replayed records are read, and dropped.
+    assert (second.read, second.inserted, second.malformed) == (78, 0, 0)
+    assert second.counts == first.counts
+
+
+async def test_a_crash_between_the_sqlite_and_the_offset_commit_only_replays(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    records = many_runs(settings.topic_prefix, runs=3, calls=3)  # 30 events
+    expected = {r["event_id"] for r in records}
+    await publish(settings.kafka_bootstrap, settings.topic("audit"), values(records))
+
+    class Crash(Exception):
+        pass
+
+    async def crash(self: AIOKafkaConsumer, offsets: object = None) -> None:
+        raise Crash("the process died after the SQLite commit, before the offset commit")
+
+    monkeypatch.setattr(AIOKafkaConsumer, "commit", crash)
+    with pytest.raises(Crash):
+        await run_sink(settings, once=True, handle_signals=False)
+    before = stored_ids(settings.audit_db)
+    assert before and before <= expected  # the first batch is stored: SQLite commits first
+    monkeypatch.undo()
+
+    again = await run_sink(settings, once=True, handle_signals=False)
+    assert again.read == len(records)  # no offset was committed: everything is read again
+    assert again.inserted == len(expected - before)  # and what was stored is dropped
+    assert stored_ids(settings.audit_db) == expected
+
+
+async def test_a_stop_event_ends_the_sink_after_its_batch(settings: Settings) -> None:
+    records = many_runs(settings.topic_prefix, runs=2, calls=2)
+    await publish(settings.kafka_bootstrap, settings.topic("audit"), values(records))
+    stop = asyncio.Event()
+    task = asyncio.create_task(run_sink(settings, stop, handle_signals=False))
+    await wait_until(lambda: len(stored_ids(settings.audit_db)) == len(records), 30)
+    stop.set()
+    stats = await asyncio.wait_for(task, 15)
+    assert stats.inserted == len(records) == stats.counts["events"]
+
+
+async def test_sigkill_mid_stream_loses_nothing_and_duplicates_nothing(
+    settings: Settings, tmp_path: Path
+) -> None:
+    records = many_runs(settings.topic_prefix, runs=100, calls=10)  # 3100 events
+    expected = {r["event_id"] for r in records}
+    chunks = [records[i : i + 310] for i in range(0, len(records), 310)]
+    topic, env = settings.topic("audit"), sink_env(settings)
+    log_path = tmp_path / "sink.log"
+
+    def start() -> subprocess.Popen[bytes]:
+        with log_path.open("ab") as log:
+            return subprocess.Popen(  # noqa: S603 - our own console script
+                [CLI, "audit-sink", "--batch-size", "50"],
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
+    async def publish_slowly() -> None:
+        for chunk in chunks:
+            await publish(settings.kafka_bootstrap, topic, values(chunk))
+            await asyncio.sleep(0.3)
+        await publish(settings.kafka_bootstrap, topic, values(chunks[0]))  # and a replay
+
+    sink = start()
+    publisher = asyncio.create_task(publish_slowly())
+    try:
+        await wait_until(lambda: len(stored_ids(settings.audit_db)) >= 600, 30, poll=0.05)
+        assert 0 < len(stored_ids(settings.audit_db)) < len(expected), log_path.read_text()
+        os.killpg(sink.pid, signal.SIGKILL)
+        sink.wait(10)
+        sink = start()
+        await publisher
+        await wait_until(lambda: stored_ids(settings.audit_db) == expected, 45)
+        os.killpg(sink.pid, signal.SIGTERM)
+        assert sink.wait(20) == 0, log_path.read_text()
+    finally:
+        publisher.cancel()
+        if sink.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(sink.pid, signal.SIGKILL)
+            sink.wait(10)
+    store = AuditStore.open(settings.audit_db, readonly=True)
+    try:
+        assert store.event_ids() == expected  # nothing missing, nothing foreign
+        assert store.counts() == {"events": len(expected), "tool_calls": 1000, "verdicts": 100}
+    finally:
+        store.close()
+
+
+async def test_inspect_shows_every_tool_call_and_draft_of_a_run(settings: Settings, redis_url: str) -> None:
+    prefix, run = settings.topic_prefix, "run-inspect"
+    records = [
+        *tool_call_records(prefix, run, "call_0", 100),
+        *tool_call_records(prefix, run, "call_1", 101),
+        *tool_call_records(prefix, run, "call_2", 102),
+        guard_record(prefix, run, 100, 1, ["CITATION_NOT_FOUND", "LIMITATIONS_MISSING"]),
+        guard_record(prefix, run, 101, 2, []),
+        *many_runs(prefix, runs=2, calls=2),  # other runs in the same database (offsets 0-3)
+    ]
+    await publish(settings.kafka_bootstrap, settings.topic("audit"), values(records))
+    env = sink_env(settings, redis_url)
+    drained = await asyncio.to_thread(
+        subprocess.run, [CLI, "audit-sink", "--once"], env=env, capture_output=True, timeout=60, check=False
+    )
+    assert drained.returncode == 0, drained.stderr.decode()
+    assert b"25 new events" in drained.stdout
+
+    # What the agent was shown, for two of the three tool calls, in this test's own ledger namespace.
+    ledger = RedisLedgerStore.from_url(redis_url, ns=settings.ns, ttl_seconds=600)
+    entries: list[LedgerEntry] = [  # type: ignore[misc]
+        {
+            "event_id": event_id(Station.LEDGER, origin_of(f"{prefix}raw-hits", 0, 100 + i, None)),
+            "run_id": run,
+            "tool_call_id": f"call_{i}",
+            "status": "READY",
+            "evidence_status": "EVIDENCE_FOUND",
+            "projection": "{}",
+            "projection_sha256": f"{100 + i:064x}",
+            "origin": origin_of(f"{prefix}raw-hits", 0, 100 + i, None),
+            "source_timestamp": None,
+            "failure_reason": None,
+        }
+        for i in (0, 1)
+    ]
+    try:
+        await ledger.write_many(entries)
+        shown = await asyncio.to_thread(
+            subprocess.run,
+            [CLI, "inspect", run, "--json"],
+            env=env,
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+        table = await asyncio.to_thread(
+            subprocess.run, [CLI, "inspect", run], env=env, capture_output=True, timeout=60, check=False
+        )
+    finally:
+        keys = [k async for k in ledger.client.scan_iter(match=f"{settings.ns}:*")]
+        if keys:
+            await ledger.client.delete(*keys)
+        await ledger.close()
+    assert shown.returncode == 0, shown.stderr.decode()
+    doc = json.loads(shown.stdout)
+    assert doc["run_id"] == run and doc["ledger_error"] is None
+    calls = {c["tool_call_id"]: c for c in doc["tool_calls"]}
+    assert sorted(calls) == ["call_0", "call_1", "call_2"]
+    assert calls["call_0"]["candidate_count"] == 4 and calls["call_0"]["truncated"] is True
+    assert calls["call_1"]["ledger_entry"]["projection_sha256"] == f"{101:064x}"
+    assert calls["call_2"]["ledger_entry"] is None
+    assert [(d["attempt"], d["verdict"], d["violation_codes"]) for d in doc["drafts"]] == [
+        (1, "REJECT", ["CITATION_NOT_FOUND", "LIMITATIONS_MISSING"]),
+        (2, "PASS", []),
+    ]
+    assert table.returncode == 0, table.stderr.decode()
+    for text in (
+        b"call_0",
+        b"call_1",
+        b"call_2",
+        b"d-100",
+        b"d-101",
+        b"REJECT",
+        b"READY/WRITTEN",
+        b"0000000000",
+    ):
+        assert text in table.stdout
+
+    unknown = await asyncio.to_thread(
+        subprocess.run, [CLI, "inspect", "run-nobody"], env=env, capture_output=True, timeout=60, check=False
+    )
+    assert unknown.returncode == 1
+    assert b"no audit records for run run-nobody; is the audit sink running" in unknown.stderr
+
+
+async def test_inspect_without_redis_says_so_and_goes_on(settings: Settings) -> None:
+    prefix, run = settings.topic_prefix, "run-no-redis"
+    await publish(
+        settings.kafka_bootstrap, settings.topic("audit"), values(tool_call_records(prefix, run, "call_0", 0))
+    )
+    await run_sink(settings, once=True, handle_signals=False)
+    env = sink_env(settings, "redis://127.0.0.1:1/0")  # nothing listens on port 1
+    shown = await asyncio.to_thread(
+        subprocess.run, [CLI, "inspect", run, "--json"], env=env, capture_output=True, timeout=60, check=False
+    )
+    assert shown.returncode == 0, shown.stderr.decode()
+    doc = json.loads(shown.stdout)
+    assert "could not be read" in doc["ledger_error"]
+    assert [c["tool_call_id"] for c in doc["tool_calls"]] == ["call_0"]
