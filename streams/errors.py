@@ -9,6 +9,7 @@
     │   ├── InvalidId                  INVALID_ID
     │   ├── SchemaViolation            SCHEMA_VIOLATION
     │   └── ProjectionBudgetExceeded   PROJECTION_BUDGET_EXCEEDED
+    ├── MalformedAudit                 an audit record without SPEC 5's shape: the sink counts it, goes on
     ├── ConfigurationError             a setting or a file that cannot work; the CLI explains it
     └── InfrastructureError            retriable=True: hold the record, back off, try again
         ├── KafkaUnavailable           the broker cannot be reached or did not acknowledge
@@ -82,6 +83,10 @@ class ProjectionBudgetExceeded(RejectedInput):
     """Even with no evidence the projection is larger than ``max_bytes``: it fails closed."""
 
     reason = DeadLetterReason.PROJECTION_BUDGET_EXCEEDED
+
+
+class MalformedAudit(EvidenceChainError):
+    """An audit record without the shape of SPEC 5; the sink logs it, counts it and goes on."""
 
 
 class ConfigurationError(EvidenceChainError):

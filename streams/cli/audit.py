@@ -25,7 +25,8 @@ from rich.table import Table
 from rich.text import Text
 
 from streams import json
-from streams.audit_sink import AuditStore, run_sink
+from streams.audit_sink import run_sink
+from streams.audit_store import AuditStore
 from streams.errors import ConfigurationError, RedisUnavailable
 from streams.ledger_store import RedisLedgerStore
 from streams.settings import Settings, get_settings

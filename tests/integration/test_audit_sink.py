@@ -21,7 +21,8 @@ from models.events import AuditRecord
 from models.ledger import LedgerEntry
 from models.vocab import Station
 from streams import json
-from streams.audit_sink import AuditStore, run_sink
+from streams.audit_sink import run_sink
+from streams.audit_store import AuditStore
 from streams.envelope import audit_record, event_id, origin_of
 from streams.ledger_store import RedisLedgerStore
 from streams.settings import Settings

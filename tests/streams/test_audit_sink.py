@@ -17,7 +17,7 @@ from streams.agents.guard import GuardProcessor
 from streams.agents.ledger import LedgerProcessor
 from streams.agents.postprocess import PostprocessProcessor
 from streams.agents.project import ProjectProcessor
-from streams.audit_sink import AuditStore, check_record
+from streams.audit_store import AuditStore, check_record
 from streams.envelope import audit_record, event_id, origin_of
 from streams.ledger_store import MemoryLedgerStore
 from tests.streams.conftest import FakeSink, golden_lines, records
