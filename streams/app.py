@@ -136,14 +136,7 @@ def ledger_store() -> RedisLedgerStore:
     """The worker's Redis ledger store, created on first use (inside the worker's event loop)."""
     global _store
     if _store is None:
-        password = settings.redis_password.get_secret_value() if settings.redis_password else None
-        _store = RedisLedgerStore.from_url(
-            settings.redis_url,
-            ns=settings.ns,
-            ttl_seconds=settings.ledger_ttl_seconds,
-            password=password,
-            timeout_ms=settings.redis_timeout_ms,
-        )
+        _store = RedisLedgerStore.from_settings(settings)
     return _store
 
 

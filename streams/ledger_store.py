@@ -30,6 +30,7 @@ from models.vocab import LedgerOutcome
 from streams import json
 from streams.envelope import read_origin
 from streams.errors import RedisUnavailable
+from streams.settings import Settings
 from streams.stations.ledger_view import LedgerLookup
 
 _WRITE_ONCE = """
@@ -170,6 +171,18 @@ class RedisLedgerStore:
             url, password=password, socket_timeout=timeout_ms / 1000, socket_connect_timeout=timeout_ms / 1000
         )
         return cls(client, ns=ns, ttl_seconds=ttl_seconds)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> RedisLedgerStore:
+        """The store the settings describe (URL, password, namespace, TTL, timeout)."""
+        password = settings.redis_password.get_secret_value() if settings.redis_password else None
+        return cls.from_url(
+            settings.redis_url,
+            ns=settings.ns,
+            ttl_seconds=settings.ledger_ttl_seconds,
+            password=password,
+            timeout_ms=settings.redis_timeout_ms,
+        )
 
     async def close(self) -> None:
         """Close the client's connections."""

@@ -142,14 +142,7 @@ async def _ledger_entries(
     """The Redis entry of each tool call (None when absent), or why Redis could not be read."""
     if not tool_call_ids:
         return {}, None
-    password = settings.redis_password.get_secret_value() if settings.redis_password else None
-    store = RedisLedgerStore.from_url(
-        settings.redis_url,
-        ns=settings.ns,
-        ttl_seconds=settings.ledger_ttl_seconds,
-        password=password,
-        timeout_ms=settings.redis_timeout_ms,
-    )
+    store = RedisLedgerStore.from_settings(settings)
     try:
         lookups = await store.read_many([(run_id, t) for t in tool_call_ids])
     except (RedisUnavailable, redis_errors.RedisError) as exc:

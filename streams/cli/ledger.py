@@ -38,18 +38,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     export.set_defaults(handler=run_export)
 
 
-def store_for(settings: Settings) -> RedisLedgerStore:
-    """The Redis ledger store of these settings."""
-    password = settings.redis_password.get_secret_value() if settings.redis_password else None
-    return RedisLedgerStore.from_url(
-        settings.redis_url,
-        ns=settings.ns,
-        ttl_seconds=settings.ledger_ttl_seconds,
-        password=password,
-        timeout_ms=settings.redis_timeout_ms,
-    )
-
-
 def entry_of(value: bytes) -> LedgerEntry | None:
     """A ``ledger`` event as a ledger entry, or None when it is not one."""
     try:
@@ -67,7 +55,7 @@ def entry_of(value: bytes) -> LedgerEntry | None:
 
 async def rebuild(settings: Settings) -> tuple[Counter[str], bool]:
     """Write every entry of the ledger topic back, write-once; returns the counts and whether interrupted."""
-    store = store_for(settings)
+    store = RedisLedgerStore.from_settings(settings)
     counts: Counter[str] = Counter()
     ttl_ms = settings.ledger_ttl_seconds * 1000
     stop = asyncio.Event()
@@ -130,7 +118,7 @@ def run_rebuild(args: argparse.Namespace) -> int:
 
 async def export(settings: Settings, run_id: str) -> list[LedgerEntry]:
     """Every entry of one run from Redis."""
-    store = store_for(settings)
+    store = RedisLedgerStore.from_settings(settings)
     try:
         return await store.entries_of_run(run_id)
     finally:

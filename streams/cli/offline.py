@@ -170,11 +170,11 @@ def run_verify(args: argparse.Namespace) -> int:
 
 async def _verify_redis() -> int:
     """``verify --redis``: each draft's citations read from the live ledger (two round trips at most)."""
-    from streams.cli.ledger import store_for
+    from streams.ledger_store import RedisLedgerStore
 
     settings = get_settings()
     guard = EvidenceGuard(settings.guard)
-    store = store_for(settings)
+    store = RedisLedgerStore.from_settings(settings)
     out = sys.stdout.buffer
     try:
         for line in read_lines(sys.stdin.buffer):

@@ -68,14 +68,7 @@ async def compare(
     settings: Settings, wanted: Range, diffs: IO[bytes], console: Console
 ) -> tuple[Counter[str], bool]:
     """Compare the range with the ledger; returns the counts and whether it was interrupted."""
-    password = settings.redis_password.get_secret_value() if settings.redis_password else None
-    store = RedisLedgerStore.from_url(
-        settings.redis_url,
-        ns=settings.ns,
-        ttl_seconds=settings.ledger_ttl_seconds,
-        password=password,
-        timeout_ms=settings.redis_timeout_ms,
-    )
+    store = RedisLedgerStore.from_settings(settings)
     counts: Counter[str] = Counter()
     stop = asyncio.Event()
     with progress_bar() as progress, stop_on_interrupt(stop):

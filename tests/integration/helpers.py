@@ -26,6 +26,23 @@ def golden_lines(*parts: str) -> list[bytes]:
     return [line for line in GOLDEN.joinpath(*parts).read_bytes().split(b"\n") if line]
 
 
+async def load_golden_ledger(redis_url: str, ns: str) -> None:
+    """Write the golden ledger entries (guard/ledger.jsonl) into Redis under namespace ``ns``."""
+    from streams.ledger_store import RedisLedgerStore
+
+    store = RedisLedgerStore.from_url(redis_url, ns=ns, ttl_seconds=3600)
+    try:
+        entries = []
+        for line in golden_lines("guard", "ledger.jsonl"):
+            entry = json.loads(line)
+            for name in ("event_id", "origin", "source_timestamp", "failure_reason"):
+                entry.setdefault(name, None)
+            entries.append(entry)
+        await store.write_many(entries)
+    finally:
+        await store.close()
+
+
 def worker_env(prefix: str, kafka: str, redis: str, **extra: str) -> dict[str, str]:
     """Environment of a worker isolated by topic prefix, app id and ledger namespace."""
     env = dict(os.environ)

@@ -20,7 +20,15 @@ from streams.runtime import Record
 from streams.settings import Settings
 from streams.stations.project import canonical_projection
 from streams.topics import ensure_topics
-from tests.integration.helpers import CuttableProxy, Worker, golden_lines, publish, read_topic, worker_env
+from tests.integration.helpers import (
+    CuttableProxy,
+    Worker,
+    golden_lines,
+    load_golden_ledger,
+    publish,
+    read_topic,
+    worker_env,
+)
 
 RAW = golden_lines("pipe", "input.jsonl")
 
@@ -73,15 +81,7 @@ async def test_redis_outage_holds_drafts_until_it_is_back(
     proxy = CuttableProxy(target.hostname or "127.0.0.1", target.port or 6379)
     port = await proxy.start()
     ns = unique_prefix.rstrip("-.")
-    store = RedisLedgerStore.from_url(redis_url, ns=ns, ttl_seconds=3600)
-    entries = []
-    for line in golden_lines("guard", "ledger.jsonl"):
-        entry = json.loads(line)
-        for name in ("event_id", "origin", "source_timestamp", "failure_reason"):
-            entry.setdefault(name, None)
-        entries.append(entry)
-    await store.write_many(entries)
-    await store.close()
+    await load_golden_ledger(redis_url, ns)
     proxied = (
         redis_url.replace(f":{target.port}", f":{port}", 1) if target.port else f"redis://127.0.0.1:{port}/0"
     )

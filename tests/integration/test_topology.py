@@ -12,10 +12,17 @@ import redis.asyncio as aioredis
 
 from models.vocab import LedgerStatus
 from streams import json
-from streams.ledger_store import RedisLedgerStore, entry_key
+from streams.ledger_store import entry_key
 from streams.settings import Settings
 from streams.topics import ensure_topics
-from tests.integration.helpers import Worker, golden_lines, publish, read_topic, worker_env
+from tests.integration.helpers import (
+    Worker,
+    golden_lines,
+    load_golden_ledger,
+    publish,
+    read_topic,
+    worker_env,
+)
 
 RAW = golden_lines("pipe", "input.jsonl")
 EXPECTED = golden_lines("pipe", "expected_projection.jsonl")
@@ -107,17 +114,7 @@ async def test_golden_raw_hits_end_to_end(stack: Stack) -> None:
 
 
 async def test_guard_golden_verdicts(stack: Stack) -> None:
-    store = RedisLedgerStore.from_url(stack.redis, ns=stack.ns, ttl_seconds=3600)
-    try:
-        entries = []
-        for line in golden_lines("guard", "ledger.jsonl"):
-            entry = json.loads(line)
-            for name in ("event_id", "origin", "source_timestamp", "failure_reason"):
-                entry.setdefault(name, None)
-            entries.append(entry)
-        await store.write_many(entries)
-    finally:
-        await store.close()
+    await load_golden_ledger(stack.redis, stack.ns)
     drafts = golden_lines("guard", "drafts.jsonl")
     await publish(stack.kafka, stack.topic("diagnosis-drafts"), drafts)
     verdicts = await stack.values("verdicts", len(drafts))

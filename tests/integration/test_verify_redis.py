@@ -7,21 +7,12 @@ import os
 import subprocess
 
 from streams import json
-from streams.ledger_store import RedisLedgerStore
-from tests.integration.helpers import CLI, GOLDEN, golden_lines
+from tests.integration.helpers import CLI, GOLDEN, golden_lines, load_golden_ledger
 
 
 async def test_verify_redis_reproduces_the_golden_verdicts(redis_url: str, unique_prefix: str) -> None:
     ns = unique_prefix.rstrip("-")
-    store = RedisLedgerStore.from_url(redis_url, ns=ns, ttl_seconds=600)
-    entries = []
-    for line in golden_lines("guard", "ledger.jsonl"):
-        entry = json.loads(line)
-        for name in ("event_id", "origin", "source_timestamp", "failure_reason"):
-            entry.setdefault(name, None)
-        entries.append(entry)
-    await store.write_many(entries)
-    await store.close()
+    await load_golden_ledger(redis_url, ns)
     env = dict(os.environ, EC_REDIS_URL=redis_url, EC_NS=ns)
     done = await asyncio.to_thread(
         subprocess.run,
