@@ -52,6 +52,7 @@ class Settings(BaseSettings):
     retry_max_backoff_ms: int = Field(
         10_000, ge=1, description="Longest retry delay when Kafka/Redis is down."
     )
+    startup_wait_seconds: float = Field(60.0, ge=0, description="How long a starting worker waits for Kafka.")
     redis_timeout_ms: int = Field(2_000, ge=1, description="Socket timeout of Redis calls.")
     broker_session_timeout_seconds: float = Field(30.0, gt=0, description="Consumer group session timeout.")
     broker_heartbeat_seconds: float = Field(3.0, gt=0, description="Consumer group heartbeat interval.")

@@ -150,7 +150,7 @@ def show(outcome: dict[str, list[dict[str, Any]]], settings: Settings, console: 
             letter["reason"],
             ids,
             letter["station"],
-            f"{source['topic']}[{source['partition']}]@{source['offset']}",
+            f"{source['topic'].removeprefix(settings.topic_prefix)}[{source['partition']}]@{source['offset']}",
             letter["error"][:80],
         )
     console.print(ledger, verdicts, letters)
@@ -164,7 +164,8 @@ def run_demo(args: argparse.Namespace) -> int:
         update={"topic_prefix": prefix, "app_id": f"{prefix}evidence-chain", "ns": prefix.rstrip("-")}
     )
     raw, drafts = _lines(args.raw_hits), _lines(args.drafts)
-    console = Console()
+    # A terminal decides its own width; a log or pipe gets one wide enough for the tables.
+    console = Console() if sys.stdout.isatty() else Console(width=140)
     asyncio.run(ensure_topics(settings))
     logs = Path(".local") if Path(".local").is_dir() else Path(tempfile.gettempdir())
     log_path = logs / f"{prefix}worker.log"

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import os
 import sys
+import time
 from collections.abc import Iterator
 from typing import IO
 
@@ -15,6 +16,7 @@ from aiokafka.errors import KafkaError
 from streams import json
 from streams.cli.offline import read_lines
 from streams.errors import ConfigurationError, KafkaUnavailable
+from streams.runtime import Backoff
 from streams.settings import Settings, get_settings
 from streams.topics import TOPIC_NAMES, ensure_topics
 
@@ -54,7 +56,7 @@ def run_worker(args: argparse.Namespace) -> int:
     if args.agents:
         os.environ["EC_AGENTS"] = args.agents
     settings = get_settings()
-    asyncio.run(ensure_topics(settings))
+    asyncio.run(wait_for_topics(settings))
     from faust import Worker
 
     from streams.app import app
@@ -62,6 +64,25 @@ def run_worker(args: argparse.Namespace) -> int:
     worker = Worker(app, loglevel=args.loglevel.upper())
     worker.execute_from_commandline()  # exits the process when the worker stops
     return 0  # pragma: no cover
+
+
+async def wait_for_topics(settings: Settings) -> None:
+    """Create the topics, waiting up to ``startup_wait_seconds`` for a broker that is still starting.
+
+    Raises:
+        KafkaUnavailable: the broker did not answer in time.
+        ConfigurationError: a topic exists with another partition count.
+    """
+    deadline = time.monotonic() + settings.startup_wait_seconds
+    for delay in Backoff(0.5, 5.0).delays():
+        try:
+            await ensure_topics(settings)
+            return
+        except KafkaUnavailable as exc:
+            if time.monotonic() + delay > deadline:
+                raise
+            print(f"waiting for Kafka at {settings.kafka_bootstrap}: {exc}", file=sys.stderr)
+            await asyncio.sleep(delay)
 
 
 def _key_of(line: bytes) -> bytes | None:
