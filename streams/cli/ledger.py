@@ -15,10 +15,11 @@ from rich.table import Table
 from models.ids import is_valid_id
 from models.ledger import LEDGER_ENTRY_FIELDS, LedgerEntry
 from streams import json
-from streams.cli.progress import progress_bar, stop_on_interrupt
+from streams.cli.progress import consume_range
 from streams.errors import ConfigurationError
 from streams.ledger_store import RedisLedgerStore
-from streams.replay import Plan, Range, read_range
+from streams.replay import Range
+from streams.runtime import Record
 from streams.settings import Settings, get_settings
 
 
@@ -56,40 +57,37 @@ def entry_of(value: bytes) -> LedgerEntry | None:
 async def rebuild(settings: Settings) -> tuple[Counter[str], bool]:
     """Write every entry of the ledger topic back, write-once; returns the counts and whether interrupted."""
     store = RedisLedgerStore.from_settings(settings)
-    counts: Counter[str] = Counter()
     ttl_ms = settings.ledger_ttl_seconds * 1000
-    stop = asyncio.Event()
-    with progress_bar() as progress, stop_on_interrupt(stop):
-        task = progress.add_task(f"rebuild from {settings.topic('ledger')}", total=None)
 
-        def on_plan(plan: Plan) -> None:
-            progress.update(task, total=plan.total)
+    async def handle(batch: list[Record]) -> Counter[str]:
+        counts: Counter[str] = Counter()
+        now_ms = int(time.time() * 1000)
+        entries: list[LedgerEntry] = []
+        ttls: list[int] = []
+        for record in batch:
+            entry = entry_of(record.value)
+            if entry is None:
+                counts["malformed"] += 1
+                continue
+            # An entry lives ledger_ttl_seconds from when it was written; the origin's timestamp is the
+            # closest durable clue to that moment.
+            born = entry["source_timestamp"] or record.timestamp or now_ms
+            remaining = born + ttl_ms - now_ms
+            if remaining <= 0:
+                counts["expired"] += 1
+                continue
+            entries.append(entry)
+            ttls.append(remaining)
+        for result in await store.write_many(entries, ttls):
+            counts[result.outcome.lower()] += 1
+        return counts
 
-        try:
-            async for batch in read_range(settings, Range("ledger"), on_plan, stop):
-                now_ms = int(time.time() * 1000)
-                entries: list[LedgerEntry] = []
-                ttls: list[int] = []
-                for record in batch:
-                    entry = entry_of(record.value)
-                    if entry is None:
-                        counts["malformed"] += 1
-                        continue
-                    # An entry lives ledger_ttl_seconds from when it was written; the origin's timestamp
-                    # is the closest durable clue to that moment.
-                    born = entry["source_timestamp"] or record.timestamp or now_ms
-                    remaining = born + ttl_ms - now_ms
-                    if remaining <= 0:
-                        counts["expired"] += 1
-                        continue
-                    entries.append(entry)
-                    ttls.append(remaining)
-                for result in await store.write_many(entries, ttls):
-                    counts[result.outcome.lower()] += 1
-                progress.advance(task, len(batch))
-        finally:
-            await store.close()
-    return counts, stop.is_set()
+    try:
+        return await consume_range(
+            settings, Range("ledger"), f"rebuild from {settings.topic('ledger')}", handle
+        )
+    finally:
+        await store.close()
 
 
 def run_rebuild(args: argparse.Namespace) -> int:

@@ -6,7 +6,8 @@ import asyncio
 import contextlib
 import signal
 import sys
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterator
 
 from rich.console import Console
 from rich.progress import (
@@ -19,6 +20,10 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 from rich.text import Text
+
+from streams.replay import Plan, Range, read_range
+from streams.runtime import Record
+from streams.settings import Settings
 
 
 class RateColumn(ProgressColumn):
@@ -41,6 +46,30 @@ def progress_bar(console: Console | None = None) -> Progress:
         console=console,
         disable=not sys.stderr.isatty(),
     )
+
+
+BatchHandler = Callable[[list[Record]], Awaitable[Counter[str]]]
+
+
+async def consume_range(
+    settings: Settings, wanted: Range, description: str, handle: BatchHandler
+) -> tuple[Counter[str], bool]:
+    """Read a topic range batch by batch with a progress bar; Ctrl-C stops after the current batch.
+
+    Returns the summed counts ``handle`` reported and whether the run was interrupted.
+    """
+    counts: Counter[str] = Counter()
+    stop = asyncio.Event()
+    with progress_bar() as progress, stop_on_interrupt(stop):
+        task = progress.add_task(description, total=None)
+
+        def on_plan(plan: Plan) -> None:
+            progress.update(task, total=plan.total)
+
+        async for batch in read_range(settings, wanted, on_plan, stop):
+            counts += await handle(batch)
+            progress.advance(task, len(batch))
+    return counts, stop.is_set()
 
 
 @contextlib.contextmanager

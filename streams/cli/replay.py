@@ -11,19 +11,18 @@ from typing import IO
 from rich.console import Console
 from rich.table import Table
 
-from streams.cli.progress import progress_bar, stop_on_interrupt
+from streams.cli.progress import consume_range
 from streams.errors import ConfigurationError
 from streams.ledger_store import RedisLedgerStore
 from streams.replay import (
     COMPARABLE_TOPICS,
     OUTCOMES,
-    Plan,
     Range,
     compare_batch,
     parse_time,
-    read_range,
     reset_offsets,
 )
+from streams.runtime import Record
 from streams.settings import Settings, get_settings
 from streams.topics import TOPIC_NAMES
 
@@ -64,26 +63,17 @@ def _range(args: argparse.Namespace) -> Range:
     )
 
 
-async def compare(
-    settings: Settings, wanted: Range, diffs: IO[bytes], console: Console
-) -> tuple[Counter[str], bool]:
+async def compare(settings: Settings, wanted: Range, diffs: IO[bytes]) -> tuple[Counter[str], bool]:
     """Compare the range with the ledger; returns the counts and whether it was interrupted."""
     store = RedisLedgerStore.from_settings(settings)
-    counts: Counter[str] = Counter()
-    stop = asyncio.Event()
-    with progress_bar() as progress, stop_on_interrupt(stop):
-        task = progress.add_task(f"compare {settings.topic(wanted.topic)}", total=None)
 
-        def on_plan(plan: Plan) -> None:
-            progress.update(task, total=plan.total)
+    async def handle(batch: list[Record]) -> Counter[str]:
+        return await compare_batch(batch, settings, wanted.topic, store, diffs)
 
-        try:
-            async for batch in read_range(settings, wanted, on_plan, stop):
-                counts += await compare_batch(batch, settings, wanted.topic, store, diffs)
-                progress.advance(task, len(batch))
-        finally:
-            await store.close()
-    return counts, stop.is_set()
+    try:
+        return await consume_range(settings, wanted, f"compare {settings.topic(wanted.topic)}", handle)
+    finally:
+        await store.close()
 
 
 def _summary(counts: Counter[str], title: str) -> Table:
@@ -124,7 +114,7 @@ def run_replay(args: argparse.Namespace) -> int:
     if args.topic not in COMPARABLE_TOPICS:
         raise ConfigurationError(f"--mode compare reads {' or '.join(COMPARABLE_TOPICS)}, not {args.topic}")
     with open(args.out, "wb") as diffs:
-        counts, interrupted = asyncio.run(compare(settings, wanted, diffs, console))
+        counts, interrupted = asyncio.run(compare(settings, wanted, diffs))
     title = f"replay compare of {settings.topic(args.topic)}" + (" (interrupted)" if interrupted else "")
     console.print(_summary(counts, title))
     console.print(f"differences: {args.out}")

@@ -65,7 +65,7 @@ async def test_compare_reset_and_rebuild(kafka_bootstrap: str, redis_url: str, t
 
         # compare: the ledger holds exactly what the stations produce now
         with (tmp_path / "diff.jsonl").open("wb") as diffs:
-            counts, interrupted = await compare(settings, Range("raw-hits"), diffs, None)  # type: ignore[arg-type]
+            counts, interrupted = await compare(settings, Range("raw-hits"), diffs)
         assert not interrupted
         assert counts == Counter(same=KEYED, failed=UNKEYED)
 
@@ -74,7 +74,7 @@ async def test_compare_reset_and_rebuild(kafka_bootstrap: str, redis_url: str, t
         key = next(k for k, v in before.items() if v[b"status"] == b"READY")
         await client.hset(key, "projection", before[key][b"projection"].replace(b"truncated", b"TRUNCATED"))
         with (tmp_path / "diff3.jsonl").open("wb") as diffs:
-            counts, _ = await compare(settings, Range("raw-hits"), diffs, None)  # type: ignore[arg-type]
+            counts, _ = await compare(settings, Range("raw-hits"), diffs)
         assert counts == Counter(same=KEYED - 1, differs=1, failed=UNKEYED)
         differing = [
             d
