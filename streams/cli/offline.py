@@ -128,8 +128,12 @@ def _missing() -> Rejection:
 def load_ledger(path: str) -> InMemoryLedger:
     """Ledger entries from a JSON-lines file; the first line for a key wins.
 
+    A line that is not an entry (not JSON, not an object with string ``run_id`` and ``tool_call_id``)
+    is skipped with a warning naming ``file:line``: the drafts are still judged, and a citation of
+    the key it meant to hold finds nothing.
+
     Raises:
-        ConfigurationError: the file cannot be read or a line is not a ledger entry.
+        ConfigurationError: the file cannot be read.
     """
     ledger = InMemoryLedger()
     try:
@@ -140,15 +144,16 @@ def load_ledger(path: str) -> InMemoryLedger:
                 try:
                     entry = json.loads(line)
                 except json.JSONDecodeError as exc:
-                    raise ConfigurationError(
-                        f"{path}:{number}: not JSON ({exc}); fix or remove the line"
-                    ) from exc
+                    print(f"{path}:{number}: skipped, not JSON ({exc})", file=sys.stderr)
+                    continue
                 if not isinstance(entry, dict) or not all(
                     isinstance(entry.get(k), str) for k in ("run_id", "tool_call_id")
                 ):
-                    raise ConfigurationError(
-                        f"{path}:{number}: a ledger entry is an object with string run_id and tool_call_id"
+                    print(
+                        f"{path}:{number}: skipped, not an object with string run_id and tool_call_id",
+                        file=sys.stderr,
                     )
+                    continue
                 ledger.put(entry)
     except OSError as exc:
         raise ConfigurationError(f"cannot read the ledger file {path!r}: {exc.strerror}") from exc

@@ -131,8 +131,7 @@ def project_lookup(lookup: dict[str, Any], limits: ToolProjectionLimits) -> Proj
     level: RelevanceLevel | None = None
     if evidence:
         raw_level = pick(lookup, "relevance_level", "relevanceLevel")
-        # Letter case only in ASCII: "preciſe" is not PRECISE however Unicode folds it.
-        level = _LEVELS.get(raw_level.upper()) if isinstance(raw_level, str) and raw_level.isascii() else None
+        level = _LEVELS.get(raw_level.upper()) if isinstance(raw_level, str) else None
     while True:
         result: RagToolResult = {
             "evidence_status": EvidenceStatus.EVIDENCE_FOUND if evidence else EvidenceStatus.NO_EVIDENCE,

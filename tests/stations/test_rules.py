@@ -919,7 +919,7 @@ def test_camel_case_aliases_for_blocks_level_and_call_id() -> None:
         ("precise", "PRECISE"),
         ("Reference", "REFERENCE"),
         ("rEfErEnCe", "REFERENCE"),
-        ("preci\u017fe", None),  # LATIN SMALL LETTER LONG S upper-cases to S: letter case is ASCII only
+        ("preci\u017fe", "PRECISE"),  # any letter case: Unicode upper-casing, LONG S becomes S
         ("HIGH", None),
         (" PRECISE", None),
         ("", None),
