@@ -36,13 +36,16 @@ def topic_configs(settings: Settings, name: str) -> dict[str, str]:
 
 
 async def ensure_topics(settings: Settings) -> list[str]:
-    """Create the missing topics; refuse existing ones with another partition count.
+    """Create the missing topics with the partition count the existing ones already share.
 
-    Returns the names created.
+    All nine topics need one count so a run's events stay in one partition number. On a fresh
+    deployment that count is ``EC_TOPIC_PARTITIONS``; when some topics exist already (created by a
+    producer, by hand, or auto-created by the broker), their common count wins and the rest are
+    created to match, with a warning if it differs from the setting. Returns the names created.
 
     Raises:
         KafkaUnavailable: the broker cannot be reached.
-        ConfigurationError: a topic exists with a different partition count.
+        ConfigurationError: existing topics disagree on the partition count.
     """
     admin = AIOKafkaAdminClient(
         bootstrap_servers=settings.kafka_bootstrap, client_id=f"{settings.app_id}-admin"
@@ -56,12 +59,34 @@ async def ensure_topics(settings: Settings) -> list[str]:
     try:
         wanted = {settings.topic(name): name for name in TOPIC_NAMES}
         existing = set(await admin.list_topics())
+        present = [full for full in wanted if full in existing]
+        counts: dict[str, int] = {}
+        if present:
+            for topic in await admin.describe_topics(present):
+                if topic.get("partitions"):
+                    counts[topic["topic"]] = len(topic["partitions"])
+        partitions = settings.topic_partitions
+        if len(set(counts.values())) > 1:
+            listing = ", ".join(f"{name}={count}" for name, count in sorted(counts.items()))
+            raise ConfigurationError(
+                f"the topics disagree on their partition count ({listing}); all need one count so a run "
+                "stays in one partition number — recreate them with one count or use a new EC_TOPIC_PREFIX"
+            )
+        if counts:
+            partitions = next(iter(counts.values()))
+            if partitions != settings.topic_partitions:
+                log.warning(
+                    "existing topics have %d partitions (EC_TOPIC_PARTITIONS=%d); using %d for the rest",
+                    partitions,
+                    settings.topic_partitions,
+                    partitions,
+                )
         missing = [full for full in wanted if full not in existing]
         if missing:
             new = [
                 NewTopic(
                     full,
-                    num_partitions=settings.topic_partitions,
+                    num_partitions=partitions,
                     replication_factor=settings.topic_replication_factor,
                     topic_configs=topic_configs(settings, wanted[full]),
                 )
@@ -72,17 +97,6 @@ async def ensure_topics(settings: Settings) -> list[str]:
             except TopicAlreadyExistsError:
                 pass  # created concurrently by another worker: fine
             log.info("created topics: %s", ", ".join(missing))
-        present = [full for full in wanted if full in existing]
-        if present:
-            described = await admin.describe_topics(present)
-            for topic in described:
-                count = len(topic.get("partitions", []))
-                if count and count != settings.topic_partitions:
-                    raise ConfigurationError(
-                        f"topic {topic['topic']} has {count} partitions but EC_TOPIC_PARTITIONS="
-                        f"{settings.topic_partitions}; all topics need one count so a run stays in one "
-                        "partition number — set EC_TOPIC_PARTITIONS to match or use a new EC_TOPIC_PREFIX"
-                    )
         return missing
     except KafkaError as exc:
         raise KafkaUnavailable(f"creating topics on {settings.kafka_bootstrap}: {exc}") from exc

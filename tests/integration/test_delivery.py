@@ -225,3 +225,28 @@ async def test_an_unknown_run_id_is_not_foreign_when_its_owner_expired(
 
 def test_uuid_prefixes_are_unique() -> None:
     assert len({uuid.uuid4().hex[:8] for _ in range(100)}) == 100
+
+
+async def test_topics_auto_created_by_an_early_producer_are_adopted(
+    kafka_bootstrap: str, redis_url: str, unique_prefix: str, tmp_path: Path
+) -> None:
+    """raw-hits published before any worker ran: the broker auto-creates it with its default count
+    (1 here); the worker creates the other eight with that same count instead of refusing to start."""
+    await publish(kafka_bootstrap, f"{unique_prefix}raw-hits", RAW[:3])
+    worker = Worker(worker_env(unique_prefix, kafka_bootstrap, redis_url), tmp_path / "worker.log").start()
+    try:
+        ledger = await read_topic(kafka_bootstrap, f"{unique_prefix}ledger", until=lambda v: len(v) >= 3)
+        assert len(ledger) == 3, worker.log_tail()
+    finally:
+        worker.stop()
+    from aiokafka.admin import AIOKafkaAdminClient
+
+    admin = AIOKafkaAdminClient(bootstrap_servers=kafka_bootstrap)
+    await admin.start()
+    try:
+        names = [t for t in await admin.list_topics() if t.startswith(unique_prefix)]
+        counts = {t["topic"]: len(t["partitions"]) for t in await admin.describe_topics(names)}
+    finally:
+        await admin.close()
+    spec_topics = {name: count for name, count in counts.items() if "__" not in name}
+    assert len(spec_topics) == 9 and set(spec_topics.values()) == {1}, counts
