@@ -58,9 +58,11 @@ def dead_letter(
     """A dead letter with the original bytes (cut to ``max_value_bytes``) and where to find them."""
     kept = value[:max_value_bytes]
     try:
-        text, encoding = kept.decode("utf-8"), "utf-8"
+        value.decode("utf-8")
     except UnicodeDecodeError:
         text, encoding = base64.b64encode(kept).decode("ascii"), "base64"
+    else:  # UTF-8 text: a cut that splits a character drops only that character's first bytes
+        text, encoding = kept.decode("utf-8", errors="ignore"), "utf-8"
     key_text = None if key is None else key.decode("utf-8", errors="replace")
     return {
         "event_id": event_id(f"{Station.DEAD_LETTER}.{station}", origin or source),

@@ -254,3 +254,21 @@ async def test_unexpected_exception_is_an_internal_error_dead_letter(settings, s
 
 def test_record_where_names_the_record():
     assert Record("t.raw-hits", 1, 5, None, None, b"").where == "t.raw-hits[1]@5"
+
+
+def test_dead_letter_of_utf8_text_cut_mid_character_stays_text():
+    from models.vocab import DeadLetterReason, Station
+    from streams.envelope import dead_letter, origin_of
+
+    value = "网关超时".encode()  # 12 bytes, 3 per character
+    letter = dead_letter(
+        {"reason": DeadLetterReason.MALFORMED_JSON, "error": "e", "run_id": None, "tool_call_id": None},
+        station=Station.POSTPROCESS,
+        origin=None,
+        source=origin_of("t", 0, 1, None),
+        key=None,
+        value=value,
+        max_value_bytes=7,
+    )
+    assert (letter["value"], letter["value_encoding"], letter["value_bytes"]) == ("网关", "utf-8", 12)
+    assert letter["value_sha256"] == json.sha256_hex(value)
