@@ -3,7 +3,7 @@
 Delivery: at-least-once, ``concurrency=1`` (higher can commit past an in-flight record, faust #606),
 no ``exactly_once`` (faust #323/#517/#440). A batch is acked only after its Redis effects are done
 and every output is acknowledged by the broker (acks=all); while Kafka or Redis is down the batch is
-held and retried. If the worker stops during such a hold, the batch's acks are withheld so its
+held and retried. If the worker stops during such a hold, the batch's acks are held back so its
 offsets are not committed and it is redelivered on restart.
 
 ``EC_AGENTS`` (comma-separated; default all) selects the agents this worker runs.
@@ -109,20 +109,33 @@ def to_record(event: EventT) -> Record:
     return Record(message.topic, message.partition, message.offset, timestamp, message.key, value)
 
 
-def _withhold_acks(events: Sequence[EventT]) -> None:
-    """Mark a batch's messages acked without telling the consumer, so their offsets stay uncommitted."""
+def _hold_acks(events: Sequence[EventT]) -> None:
+    """Take the batch's acks away from the stream while it is processed.
+
+    ``take_events`` acks a batch when its generator resumes *or closes*, and a stopping worker closes
+    it while the body may still be holding the batch (Redis down): that ack would commit records
+    never processed. A message already marked acked makes the stream's ack a no-op.
+    """
     for event in events:
         event.message.acked = True
 
 
+def _release_acks(events: Sequence[EventT]) -> None:
+    """Give the acks back once every effect of the batch is done; the stream then acks as usual."""
+    for event in events:
+        event.message.acked = False
+
+
 async def run_batches(stream: Any, processor: StationProcessor, settings: Settings) -> AsyncIterator[int]:
-    """The body every agent shares: batch, process, and ack only what was fully processed."""
+    """The body every agent shares: batch, process, and let only a fully processed batch be acked.
+
+    If processing does not finish (the worker stops while holding, or a bug escapes), the batch's
+    offsets are never committed and it is redelivered after a restart.
+    """
     async for events in stream.take_events(settings.batch_size, within=settings.batch_within_seconds):
-        try:
-            await processor.handle([to_record(e) for e in events])
-        except BaseException:
-            _withhold_acks(events)
-            raise
+        _hold_acks(events)
+        await processor.handle([to_record(e) for e in events])
+        _release_acks(events)
         yield len(events)
 
 

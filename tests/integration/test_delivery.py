@@ -104,6 +104,52 @@ async def test_redis_outage_holds_drafts_until_it_is_back(
         await proxy.cut()
 
 
+async def test_worker_stopped_while_holding_does_not_commit_the_held_drafts(
+    kafka_bootstrap: str, redis_url: str, unique_prefix: str, tmp_path: Path
+) -> None:
+    """Stopped (SIGTERM, a graceful stop that commits acked offsets) while a batch is held: the batch's
+    offsets are not committed, so the next worker judges those drafts once Redis is back."""
+    await asyncio.to_thread(_prepare, kafka_bootstrap, unique_prefix)
+    target = urlparse(redis_url)
+    proxy = CuttableProxy(target.hostname or "127.0.0.1", target.port or 6379)
+    port = await proxy.start()
+    await load_golden_ledger(redis_url, unique_prefix.rstrip("-."))
+    proxied = (
+        redis_url.replace(f":{target.port}", f":{port}", 1) if target.port else f"redis://127.0.0.1:{port}/0"
+    )
+    env = worker_env(unique_prefix, kafka_bootstrap, proxied, EC_AGENTS="guard")
+    drafts = golden_lines("guard", "drafts.jsonl")[:2]  # two PASS drafts
+    first = Worker(env, tmp_path / "worker.log").start()
+    try:
+        await proxy.cut()
+        await publish(kafka_bootstrap, f"{unique_prefix}diagnosis-drafts", drafts)
+        for _ in range(120):  # until the guard holds the batch
+            if "holding the batch" in first.log_path.read_text():
+                break
+            await asyncio.sleep(0.5)
+        assert "holding the batch" in first.log_path.read_text(), first.log_tail()
+    finally:
+        first.stop()  # graceful: Faust commits what was acked on the way out
+    await proxy.restore()
+    second = Worker(env, tmp_path / "worker2.log").start()
+    try:
+        verdicts = await read_topic(kafka_bootstrap, f"{unique_prefix}verdicts", until=lambda v: len(v) >= 2)
+        assert [json.loads(v)["verdict"] for v in verdicts] == ["PASS", "PASS"], second.log_tail()
+    finally:
+        second.stop()
+    # ...and a batch that was fully processed is committed: a third worker judges nothing again.
+    third = Worker(env, tmp_path / "worker3.log").start()
+    try:
+        more = await read_topic(
+            kafka_bootstrap, f"{unique_prefix}verdicts", until=lambda v: len(v) > 2, wait_seconds=15
+        )
+        assert len(more) == 2, third.log_tail()
+        assert "Worker ready" in third.log_path.read_text()  # it did start and consume
+    finally:
+        third.stop()
+        await proxy.cut()
+
+
 class _CountingSink:
     def __init__(self) -> None:
         self.messages: list = []
