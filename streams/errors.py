@@ -20,7 +20,7 @@ Third-party errors are translated once, at the boundary, with ``raise ... from e
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from models.events import Rejection
 from models.ids import is_valid_id
@@ -45,14 +45,8 @@ class RejectedInput(EvidenceChainError):
         self.tool_call_id = tool_call_id
 
     def as_rejection(self) -> Rejection:
-        """The dead-letter core of this rejection; the ids only when both are valid."""
-        both_valid = is_valid_id(self.run_id) and is_valid_id(self.tool_call_id)
-        return {
-            "reason": self.reason,
-            "error": self.error,
-            "run_id": self.run_id if both_valid else None,
-            "tool_call_id": self.tool_call_id if both_valid else None,
-        }
+        """The dead-letter core of this rejection."""
+        return rejection(self.reason, self.error, self.run_id, self.tool_call_id)
 
 
 class OversizedInput(RejectedInput):
@@ -105,3 +99,16 @@ class KafkaUnavailable(InfrastructureError):
 
 class RedisUnavailable(InfrastructureError):
     """Redis could not be reached or timed out."""
+
+
+def rejection(
+    reason: DeadLetterReason, error: str, run_id: Any = None, tool_call_id: Any = None
+) -> Rejection:
+    """The dead-letter core of a rejected record; the ids are given only when both are valid ids."""
+    both_valid = is_valid_id(run_id) and is_valid_id(tool_call_id)
+    return {
+        "reason": reason,
+        "error": error,
+        "run_id": run_id if both_valid else None,
+        "tool_call_id": tool_call_id if both_valid else None,
+    }

@@ -16,7 +16,7 @@ from models.lookup import FailedLookup, LookupResult
 from models.projection import ProjectedEvent
 from models.vocab import DeadLetterReason, RecordStatus, Station, parse_reason
 from streams.envelope import event_id, read_origin
-from streams.errors import RejectedInput
+from streams.errors import RejectedInput, rejection
 from streams.settings import Settings
 from streams.stations.adapt import adapt, contract_anomaly, validate_raw_hits
 from streams.stations.assemble import assemble, failed_lookup
@@ -29,12 +29,7 @@ def internal_error(exc: BaseException) -> Rejection:
     """An unexpected exception in a station: dead-lettered, never written FAILED (a fix can replay it)."""
     frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
     where = f" at {frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}" if frame else ""
-    return {
-        "reason": DeadLetterReason.INTERNAL_ERROR,
-        "error": f"{type(exc).__name__}: {exc}{where}",
-        "run_id": None,
-        "tool_call_id": None,
-    }
+    return rejection(DeadLetterReason.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}{where}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,17 +55,17 @@ def process_raw_hits(raw: bytes, settings: Settings, origin: Origin | None = Non
         context = pack(result["evidence_blocks"], settings.postprocess.char_budget)
         lookup = assemble(record, result, context, event_id=eid, origin=origin)
     except RejectedInput as exc:
-        rejection = exc.as_rejection()
+        refused = exc.as_rejection()
         failed = None
-        if rejection["run_id"] is not None and rejection["tool_call_id"] is not None:
+        if refused["run_id"] is not None and refused["tool_call_id"] is not None:
             failed = failed_lookup(
-                rejection["run_id"],
-                rejection["tool_call_id"],
-                rejection["reason"],
+                refused["run_id"],
+                refused["tool_call_id"],
+                refused["reason"],
                 event_id=eid,
                 origin=origin,
             )
-        return PostprocessOutcome(failed, rejection, {"status": RecordStatus.FAILED, "reason": exc.reason})
+        return PostprocessOutcome(failed, refused, {"status": RecordStatus.FAILED, "reason": exc.reason})
     except Exception as exc:  # noqa: BLE001 - any other failure is an INTERNAL_ERROR dead letter
         return PostprocessOutcome(None, internal_error(exc), {"status": RecordStatus.FAILED})
     audit = {

@@ -13,6 +13,7 @@ from models.vocab import DeadLetterReason, LedgerOutcome, LedgerStatus, RecordSt
 from streams import json
 from streams.agents.base import StationProcessor
 from streams.envelope import event_id, read_origin
+from streams.errors import rejection
 from streams.ledger_store import LedgerStore, WriteResult
 from streams.pipeline import internal_error
 from streams.runtime import Outbound, Record, Sink, hold_until_done
@@ -27,18 +28,6 @@ class _Planned:
     rejection: Rejection | None
 
 
-def _rejection(
-    reason: DeadLetterReason, error: str, run_id: Any = None, tool_call_id: Any = None
-) -> Rejection:
-    valid = is_valid_id(run_id) and is_valid_id(tool_call_id)
-    return {
-        "reason": reason,
-        "error": error,
-        "run_id": run_id if valid else None,
-        "tool_call_id": tool_call_id if valid else None,
-    }
-
-
 def build_entry(
     value: bytes, fallback_origin: Origin
 ) -> tuple[LedgerEntry | None, Rejection | None, Origin | None]:
@@ -46,16 +35,16 @@ def build_entry(
     try:
         event = json.loads(value)
     except json.JSONDecodeError as exc:
-        return None, _rejection(DeadLetterReason.MALFORMED_JSON, str(exc)), None
+        return None, rejection(DeadLetterReason.MALFORMED_JSON, str(exc)), None
     if not isinstance(event, dict):
-        return None, _rejection(DeadLetterReason.MALFORMED_JSON, "not an object"), None
+        return None, rejection(DeadLetterReason.MALFORMED_JSON, "not an object"), None
     origin = read_origin(event.get("origin")) or fallback_origin
     run_id, tool_call_id = event.get("run_id"), event.get("tool_call_id")
     if not is_valid_id(run_id) or not is_valid_id(tool_call_id):
         bad = "run_id" if not is_valid_id(run_id) else "tool_call_id"
         return (
             None,
-            _rejection(DeadLetterReason.INVALID_ID, f"bad {bad}: must be 1-128 of [A-Za-z0-9._-]"),
+            rejection(DeadLetterReason.INVALID_ID, f"bad {bad}: must be 1-128 of [A-Za-z0-9._-]"),
             origin,
         )
     status = event.get("status")
@@ -66,7 +55,7 @@ def build_entry(
             error = (
                 "projection missing or its projection_sha256 does not match; the projected value is corrupt"
             )
-            return None, _rejection(DeadLetterReason.SCHEMA_VIOLATION, error, run_id, tool_call_id), origin
+            return None, rejection(DeadLetterReason.SCHEMA_VIOLATION, error, run_id, tool_call_id), origin
         parsed = json.loads(projection)
         evidence_status = parsed.get("evidence_status") if isinstance(parsed, dict) else None
         ledger_status, failure = LedgerStatus.READY, None
@@ -76,7 +65,7 @@ def build_entry(
         ledger_status, projection, sha = LedgerStatus.FAILED, None, None
     else:
         error = f"status must be OK or FAILED, not {status!r}"
-        return None, _rejection(DeadLetterReason.SCHEMA_VIOLATION, error, run_id, tool_call_id), origin
+        return None, rejection(DeadLetterReason.SCHEMA_VIOLATION, error, run_id, tool_call_id), origin
     entry: LedgerEntry = {
         "event_id": event_id(Station.LEDGER, origin),
         "run_id": str(run_id),
@@ -103,10 +92,10 @@ class LedgerProcessor(StationProcessor):
 
     def _plan(self, record: Record) -> _Planned:
         try:
-            entry, rejection, origin = build_entry(record.value, record.coordinates)
+            entry, refused, origin = build_entry(record.value, record.coordinates)
         except Exception as exc:  # noqa: BLE001 - an unexpected failure is an INTERNAL_ERROR dead letter
             return _Planned(record, record.coordinates, None, internal_error(exc))
-        return _Planned(record, origin, entry, rejection)
+        return _Planned(record, origin, entry, refused)
 
     def _after_write(self, planned: _Planned, entry: LedgerEntry, result: WriteResult) -> list[Outbound]:
         record, origin = planned.record, planned.origin
@@ -145,7 +134,7 @@ class LedgerProcessor(StationProcessor):
             messages += self.reject(
                 record,
                 origin,
-                _rejection(DeadLetterReason.LEDGER_CONFLICT, error, entry["run_id"], entry["tool_call_id"]),
+                rejection(DeadLetterReason.LEDGER_CONFLICT, error, entry["run_id"], entry["tool_call_id"]),
             )
         fields = {"status": entry["status"], "outcome": result.outcome, "key": result.key}
         messages.append(
@@ -170,16 +159,16 @@ class LedgerProcessor(StationProcessor):
             if plan.entry is not None:
                 messages += self._after_write(plan, plan.entry, next(written))
                 continue
-            rejection = plan.rejection or internal_error(
+            refused = plan.rejection or internal_error(
                 RuntimeError("a ledger plan without entry or rejection")
             )
-            messages += self.reject(plan.record, plan.origin, rejection)
+            messages += self.reject(plan.record, plan.origin, refused)
             messages.append(
                 self.audit(
                     plan.record,
                     plan.origin,
-                    run_id=rejection["run_id"],
-                    tool_call_id=rejection["tool_call_id"],
+                    run_id=refused["run_id"],
+                    tool_call_id=refused["tool_call_id"],
                     fields={"status": None, "outcome": None, "key": None},
                 )
             )

@@ -14,10 +14,9 @@ from collections.abc import Iterator
 from typing import IO, Any
 
 from models.events import Rejection
-from models.ids import is_valid_id
 from models.vocab import DeadLetterReason
 from streams import json
-from streams.errors import ConfigurationError
+from streams.errors import ConfigurationError, rejection
 from streams.pipeline import process_lookup, process_raw_hits
 from streams.settings import get_settings
 from streams.stations.guard import EvidenceGuard
@@ -107,22 +106,13 @@ def _failed_upstream(event: Any) -> Rejection:
     reason = event.get("failure_reason") if isinstance(event, dict) else None
     run_id = event.get("run_id") if isinstance(event, dict) else None
     tool_call_id = event.get("tool_call_id") if isinstance(event, dict) else None
-    valid = is_valid_id(run_id) and is_valid_id(tool_call_id)
-    return {
-        "reason": reason or DeadLetterReason.INTERNAL_ERROR,
-        "error": "the LookupResult is FAILED upstream",
-        "run_id": run_id if valid else None,
-        "tool_call_id": tool_call_id if valid else None,
-    }
+    return rejection(
+        reason or DeadLetterReason.INTERNAL_ERROR, "the LookupResult is FAILED upstream", run_id, tool_call_id
+    )
 
 
 def _missing() -> Rejection:
-    return {
-        "reason": DeadLetterReason.INTERNAL_ERROR,
-        "error": "no result",
-        "run_id": None,
-        "tool_call_id": None,
-    }
+    return rejection(DeadLetterReason.INTERNAL_ERROR, "no result")
 
 
 def load_ledger(path: str) -> InMemoryLedger:
