@@ -16,7 +16,7 @@ from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from models.rag import PY_RAG_RESPONSE_ADAPTER  # noqa: E402
-from streams import json  # noqa: E402
+from streams import codec  # noqa: E402
 from streams.pipeline import process_raw_hits  # noqa: E402
 from streams.settings import Settings  # noqa: E402
 from streams.stations.adapt import adapt  # noqa: E402
@@ -28,22 +28,22 @@ from streams.stations.project import project_lookup  # noqa: E402
 def main() -> int:
     settings = Settings()
     raw = corpus(1)[0]
-    doc = json.loads(raw)
+    doc = codec.loads(raw)
     response = PY_RAG_RESPONSE_ADAPTER.validate_python(doc["response"])
     hits = adapt(response)
     result = postprocess(hits, settings.postprocess)
     lookup = process_raw_hits(raw, settings).lookup
-    text = json.dumps(lookup)
-    parsed = json.loads(text)
+    text = codec.dumps(lookup)
+    parsed = codec.loads(text)
     steps = {
-        "orjson.loads(raw) [baseline]": lambda: json.loads(raw),
-        "orjson.dumps(doc) [baseline]": lambda: json.dumps(doc),
+        "orjson.loads(raw) [baseline]": lambda: codec.loads(raw),
+        "orjson.dumps(doc) [baseline]": lambda: codec.dumps(doc),
         "validate (pydantic)": lambda: PY_RAG_RESPONSE_ADAPTER.validate_python(doc["response"]),
         "adapt": lambda: adapt(response),
         "postprocess": lambda: postprocess(hits, settings.postprocess),
         "pack": lambda: pack(result["evidence_blocks"], settings.postprocess.char_budget),
-        "dumps LookupResult": lambda: json.dumps(lookup),
-        "loads LookupResult text (string boundary)": lambda: json.loads(text),
+        "dumps LookupResult": lambda: codec.dumps(lookup),
+        "loads LookupResult text (string boundary)": lambda: codec.loads(text),
         "project (gates, canonical bytes, sha256)": lambda: project_lookup(parsed, settings.projection),
     }
     table = Table(title="one record of 20 hits, µs per step (best of 5 × 2000)")

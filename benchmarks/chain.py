@@ -23,7 +23,7 @@ import orjson
 from rich.console import Console
 from rich.table import Table
 
-from streams import json
+from streams import codec
 from streams.pipeline import process_lookup, process_raw_hits
 from streams.settings import Settings
 
@@ -81,7 +81,7 @@ def chain(settings: Settings) -> Callable[[bytes], object]:
         outcome = process_raw_hits(raw, settings)
         if outcome.lookup is None:
             raise RuntimeError(f"rejected: {outcome.rejection}")
-        return process_lookup(json.dumps(outcome.lookup), settings).projection
+        return process_lookup(codec.dumps(outcome.lookup), settings).projection
 
     return run
 

@@ -48,7 +48,7 @@ class Rejection(TypedDict):
 class DeadLetter(TypedDict):
     """A record that could not be processed, with its original bytes (SPEC 5)."""
 
-    event_id: str
+    event_id: str | None
     origin: Origin | None
     station: Station
     reason: DeadLetterReason
@@ -66,7 +66,7 @@ class DeadLetter(TypedDict):
 class AuditRecord(TypedDict):
     """One record per station per input; ``processed_at`` is the only wall-clock field anywhere."""
 
-    event_id: str
+    event_id: str | None
     run_id: str | None
     tool_call_id: str | None
     station: Station

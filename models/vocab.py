@@ -5,6 +5,20 @@ from __future__ import annotations
 from enum import StrEnum
 
 
+class Topic(StrEnum):
+    """The nine topics of SPEC 1, without the optional prefix; all are keyed by ``run_id``."""
+
+    RAW_HITS = "raw-hits"
+    POSTPROCESSED = "postprocessed"
+    PROJECTED = "projected"
+    LEDGER = "ledger"
+    DIAGNOSIS_DRAFTS = "diagnosis-drafts"
+    VERDICTS = "verdicts"
+    VIOLATIONS = "violations"
+    AUDIT = "audit"
+    DEAD_LETTERS = "dead-letters"
+
+
 class EvidenceStatus(StrEnum):
     """What a projection says about its evidence list."""
 
@@ -46,6 +60,8 @@ class LedgerOutcome(StrEnum):
     WRITTEN = "WRITTEN"
     DUPLICATE = "DUPLICATE"
     CONFLICT = "CONFLICT"
+    EXPIRED = "EXPIRED"
+    """Only when restoring (``ledger rebuild``): the entry's lifetime is over, nothing was written."""
 
 
 class Station(StrEnum):

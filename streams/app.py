@@ -1,52 +1,306 @@
-"""The Faust app and its four agents. Each agent is thin: batch → processor (decode → station → send).
+"""The Faust edge: :func:`create_app` builds the app and registers the agents; each agent reads its
+batches straight from its channel, runs the station over them, and commits what it finished.
 
-Delivery: at-least-once, ``concurrency=1`` (higher can commit past an in-flight record, faust #606),
-no ``exactly_once`` (faust #323/#517/#440). A batch is acked only after its Redis effects are done
-and every output is acknowledged by the broker (acks=all); while Kafka or Redis is down the batch is
-held and retried. If the worker stops during such a hold, the batch's acks are held back so its
-offsets are not committed and it is redelivered on restart.
+Delivery: at-least-once with ``concurrency=1`` per agent (higher can commit past an in-flight record,
+faust #606) and no ``exactly_once`` (faust #323/#517/#440). Offsets are never acked through Faust:
+faust-streaming 0.15.3's ``Consumer._new_offset`` can commit past an unprocessed record (see
+``streams.offsets``), and ``on_task_error`` commits. Each agent keeps an
+:class:`~streams.offsets.OffsetTracker` and commits, through the consumer, only offsets whose records
+(and every record before them) are fully processed: outputs acknowledged by the broker (acks=all),
+Redis effects durable.
 
-``EC_AGENTS`` (comma-separated; default all) selects the agents this worker runs.
+Crash-only: a batch-level error that is neither one record's fault (those are dead letters) nor a
+known outage (held and retried, for at most ``EC_MAX_HOLD_SECONDS``) makes the process exit with
+status 70 at once, without committing the batch and without Faust's in-process agent restart; a
+supervisor (compose ``restart:``, Kubernetes, systemd) starts it again and the batch is re-read.
+
+Importing this module reads no environment and creates nothing: ``faust -A streams.app worker``
+gets ``app`` from the module ``__getattr__``, which composes it from the environment on first use.
+
+Faust internals used here, and why (pinned faust-streaming 0.15.x):
+- ``stream.channel.queue``: the agent's buffer of events. Taking from it directly gives batches of
+  whatever is waiting without Faust's per-event stream machinery and without waiting to fill a batch
+  (``take_events`` waits ``within`` even when records are there).
+- ``app.consumer._commit(offsets)``: commits explicit offsets through Faust's consumer thread (the
+  group member that owns the partitions); Faust's public ``commit()`` only commits its own acks.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
-from collections.abc import AsyncIterator, Sequence
-from typing import Any
+import sys
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any, NoReturn
 
 import faust
-from aiokafka.errors import KafkaError
-from faust.exceptions import ProducerSendError
-from faust.types import EventT as _EventT
+from faust.types import TP as FaustTP
 
-from streams.agents.base import StationProcessor
-from streams.agents.guard import GuardProcessor
-from streams.agents.ledger import LedgerProcessor
-from streams.agents.postprocess import PostprocessProcessor
-from streams.agents.project import ProjectProcessor
-from streams.errors import KafkaUnavailable
+from models.vocab import Station, Topic
+from streams.errors import RecordsSkipped
+from streams.kafka import OffsetProbe, ensure_topics, kafka_errors, ssl_context, topic_configs
 from streams.ledger_store import RedisLedgerStore
-from streams.runtime import Outbound, Record
-from streams.settings import Settings, get_settings
-from streams.topics import ensure_topics, topic_configs
+from streams.messages import Output, Record
+from streams.offsets import OffsetTracker
+from streams.retry import RetryPolicy, hold
+from streams.runner import BatchRunner
+from streams.settings import Settings
 
 log = logging.getLogger(__name__)
-EventT = _EventT[Any]
 
-AGENT_NAMES = ("postprocess", "project", "ledger", "guard")
+EXIT_CRASH = 70
+"""Exit status of a crash-only exit (``EX_SOFTWARE``)."""
+
+INPUT_TOPIC: dict[Station, Topic] = {
+    Station.POSTPROCESS: Topic.RAW_HITS,
+    Station.PROJECT: Topic.POSTPROCESSED,
+    Station.LEDGER: Topic.PROJECTED,
+    Station.GUARD: Topic.DIAGNOSIS_DRAFTS,
+}
 
 
 def _brokers(bootstrap: str) -> str:
     return ";".join(f"kafka://{host.strip()}" for host in bootstrap.split(",") if host.strip())
 
 
-def create_app(settings: Settings) -> faust.App:
-    """The Faust app configured from the settings (raw serializers: decoding happens in the stations)."""
-    os.makedirs(settings.data_dir, exist_ok=True)  # Faust creates only the last level of its datadir
-    return faust.App(
+def broker_credentials(settings: Settings) -> Any:
+    """``EC_KAFKA_SECURITY_PROTOCOL`` and its SASL/SSL settings as Faust's ``broker_credentials``."""
+    protocol = settings.kafka_security_protocol
+    context = ssl_context(settings)
+    if protocol.startswith("SASL"):
+        password = settings.kafka_sasl_password.get_secret_value() if settings.kafka_sasl_password else None
+        return faust.SASLCredentials(
+            username=settings.kafka_sasl_username,
+            password=password,
+            mechanism=settings.kafka_sasl_mechanism,
+            ssl_context=context,
+        )
+    if protocol == "SSL":
+        return faust.SSLCredentials(context)
+    return None
+
+
+class EvidenceChainApp(faust.App):
+    """The Faust app; on its first start it makes sure all nine topics exist with one partition count."""
+
+    ec_settings: Settings
+
+    async def on_stop(self) -> None:
+        """Before Faust stops the consumer (and leaves the group), commit what each agent finished."""
+        loops: dict[Station, AgentLoop] = getattr(self, "ec_loops", {})
+        await asyncio.gather(*(loop.commit_on_the_way_out() for loop in loops.values()))
+        await super().on_stop()
+
+    async def on_first_start(self) -> None:
+        """Create the data directory (Faust makes only its last level) and the topics, once."""
+        os.makedirs(self.ec_settings.data_dir, exist_ok=True)
+        await super().on_first_start()
+        with kafka_errors("creating topics"):
+            await ensure_topics(self.ec_settings)
+
+
+def crash(exc: BaseException, what: str) -> NoReturn:
+    """Exit the process at once, without committing anything more (crash-only)."""
+    log.critical(
+        "%s: %s: %s; exiting (status %d) without committing this batch",
+        what,
+        type(exc).__name__,
+        exc,
+        EXIT_CRASH,
+        exc_info=exc,
+    )
+    for handler in logging.getLogger().handlers:
+        try:
+            handler.flush()
+        except Exception:  # noqa: BLE001, S110 - flushing is best effort on the way out
+            pass
+    sys.stderr.flush()
+    os._exit(EXIT_CRASH)
+
+
+class FaustSink:
+    """Sends through the app's producer (acks=all) and waits for every broker acknowledgement."""
+
+    def __init__(self, app: faust.App, settings: Settings) -> None:
+        self.app = app
+        self.topics = {topic: settings.topic(topic) for topic in Topic}
+
+    async def send_all(self, messages: Sequence[Output]) -> None:
+        """Enqueue all messages, then wait for all deliveries."""
+        producer = self.app.producer
+        with kafka_errors(f"producing {len(messages)} messages"):
+            try:
+                futures = [
+                    await producer.send(
+                        self.topics[m.topic], m.key, m.value, None, None, list(m.headers) or None
+                    )
+                    for m in messages
+                ]
+                await asyncio.gather(*futures)
+            except faust.exceptions.ProducerSendError as exc:
+                raise exc.__cause__ or exc from exc
+
+
+def to_record(event: Any) -> Record:
+    """A Faust event as the stations' :class:`Record` (timestamp in epoch ms)."""
+    message = event.message
+    timestamp = int(round(message.timestamp * 1000)) if message.timestamp else None
+    value = message.value if isinstance(message.value, bytes) else bytes(message.value or b"")
+    headers = tuple((k, v) for k, v in (message.headers or ()) if isinstance(v, bytes))
+    return Record(message.topic, message.partition, message.offset, timestamp, message.key, value, headers)
+
+
+async def batches(stream: Any, max_records: int) -> AsyncIterator[list[Any]]:
+    """Batches of the events waiting in an agent's channel: wait only when there is nothing.
+
+    The first event is awaited; then everything already buffered, up to ``max_records``, joins it.
+    Faust ends a channel on shutdown by throwing ``StopAsyncIteration`` into its queue.
+    """
+    queue = stream.channel.queue
+    while True:
+        try:
+            events = [await queue.get()]
+        except StopAsyncIteration:
+            return
+        while len(events) < max_records and not queue.empty():
+            events.append(queue.get_nowait())
+        yield events
+
+
+class Committer:
+    """Commits an agent's finished offsets through the consumer, at most every commit interval."""
+
+    def __init__(self, app: faust.App, tracker: OffsetTracker, interval_seconds: float) -> None:
+        self.app = app
+        self.tracker = tracker
+        self.interval = interval_seconds
+        self._wake = asyncio.Event()
+
+    def poke(self) -> None:
+        """Something finished: commit soon."""
+        self._wake.set()
+
+    async def commit_now(self) -> bool:
+        """Commit what moved since the last commit; False if there was nothing or the group rebalanced."""
+        offsets = self.tracker.to_commit()
+        if not offsets or self.tracker.generation != self.app.consumer_generation_id:
+            return False
+        consumer: Any = self.app.consumer
+        done = await consumer._commit({FaustTP(t, p): o for (t, p), o in offsets.items()})  # noqa: SLF001
+        if done:
+            self.tracker.committed(offsets)
+        return bool(done)
+
+    async def run(self) -> None:
+        """Commit in the background until cancelled; a failed commit is tried again later."""
+        while True:
+            await self._wake.wait()
+            await asyncio.sleep(self.interval)
+            self._wake.clear()
+            try:
+                await self.commit_now()
+            except Exception as exc:  # noqa: BLE001 - a commit that fails is retried; nothing is lost
+                log.warning("committing offsets failed (%s); will retry", exc)
+                self._wake.set()
+
+
+class AgentLoop:
+    """One agent: batches from its channel, gap checks, the station, explicit commits, crash-only."""
+
+    def __init__(
+        self,
+        app: faust.App,
+        station: Station,
+        settings: Settings,
+        runner: BatchRunner,
+        probe: OffsetProbe,
+        *,
+        on_crash: Callable[[BaseException, str], Any] = crash,
+    ) -> None:
+        self.app = app
+        self.station = station
+        self.settings = settings
+        self.runner = runner
+        self.probe = probe
+        self.tracker = OffsetTracker()
+        self.committer = Committer(app, self.tracker, settings.broker_commit_interval_seconds)
+        self.policy = RetryPolicy.from_settings(settings)
+        self.on_crash = on_crash
+        self.processed = 0
+
+    async def consume(self, stream: Any) -> None:
+        """The agent body: runs until the worker stops; never raises into Faust's supervisor."""
+        committing = asyncio.ensure_future(self.committer.run())
+        try:
+            async for events in batches(stream, self.settings.batch_size):
+                await self.process(events)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - crash-only: nothing of this batch is committed
+            self.on_crash(exc, f"{self.station} agent")
+            raise
+        finally:
+            committing.cancel()
+            await self.commit_on_the_way_out()
+
+    async def commit_on_the_way_out(self) -> None:
+        """Commit what is finished (best effort: not committing only means repeats, never a loss)."""
+        try:
+            await asyncio.wait_for(self.committer.commit_now(), 5.0)
+        except Exception as exc:  # noqa: BLE001 - the records are read again after a restart
+            log.warning("%s: final commit failed (%s); finished records are read again", self.station, exc)
+
+    async def process(self, events: Sequence[Any]) -> None:
+        """One batch of events: stale ones skipped, gaps verified, processed, then marked for commit."""
+        generation = self.app.consumer_generation_id
+        current = [e for e in events if e.message.generation_id == generation]
+        if not current:
+            return
+        records = [to_record(e) for e in current]
+        self.tracker.start_generation(generation)
+        await self._verify(records)
+        await self.runner.run(records)
+        self.tracker.finish([((r.topic, r.partition), r.offset) for r in records])  # type: ignore[misc]
+        self.processed += len(records)
+        self.committer.poke()
+
+    async def _verify(self, records: Sequence[Record]) -> None:
+        """Know where each partition starts, and make sure no record was skipped on the way to us.
+
+        Raises:
+            RecordsSkipped: records the broker holds were never delivered (the worker must exit).
+        """
+        positions = [((r.topic, r.partition), r.offset) for r in records]
+        unknown = self.tracker.unknown(tp for tp, _ in positions)  # type: ignore[misc]
+        if unknown:
+            committed = await hold(
+                lambda: self.probe.committed(unknown),
+                what=f"{self.station}: reading committed offsets",
+                policy=self.policy,
+            )
+            for tp in unknown:
+                self.tracker.start_at(tp, committed.get(tp))
+        for gap in self.tracker.gaps(positions):  # type: ignore[arg-type]
+            first: int | None = await hold(
+                functools.partial(self.probe.first_offset_from, gap.tp[0], gap.tp[1], gap.start),
+                what=f"{self.station}: checking {gap}",
+                policy=self.policy,
+            )
+            if first != gap.found:
+                raise RecordsSkipped(
+                    f"{gap} were never delivered to the {self.station} agent (the broker's first record "
+                    "there is "
+                    f"{first}); exiting so they are read again"
+                )
+            log.info("%s: %s hold no records (first record is %d); accepted", self.station, gap, first)
+
+
+def create_app(settings: Settings, *, on_crash: Callable[[BaseException, str], Any] = crash) -> faust.App:
+    """The Faust app for ``settings``, with the agents ``settings.agents`` names registered."""
+    credentials = broker_credentials(settings)
+    app = EvidenceChainApp(
         settings.app_id,
         broker=_brokers(settings.kafka_bootstrap),
         value_serializer="raw",
@@ -61,159 +315,68 @@ def create_app(settings: Settings) -> faust.App:
         producer_max_request_size=settings.topic_max_message_bytes + 64 * 1024,
         consumer_max_fetch_size=2 * settings.topic_max_message_bytes,
         consumer_auto_offset_reset="earliest",
+        stream_buffer_maxsize=settings.stream_buffer_maxsize,
         stream_wait_empty=False,
         broker_session_timeout=settings.broker_session_timeout_seconds,
         broker_heartbeat_interval=settings.broker_heartbeat_seconds,
         broker_rebalance_timeout=settings.broker_rebalance_timeout_seconds,
+        # Faust commits only its own acks, and the agents never ack: these commits commit nothing.
         broker_commit_interval=settings.broker_commit_interval_seconds,
+        **({"broker_credentials": credentials} if credentials is not None else {}),
     )
-
-
-class FaustSink:
-    """Sends through the app's producer and waits for every broker acknowledgement.
-
-    Before its first send it makes sure all nine topics exist with one partition count, so an output
-    topic is never auto-created by the broker with a different one (``faust -A streams.app worker``
-    skips the ``evidence-chain worker`` preflight).
-    """
-
-    def __init__(self, app: faust.App, settings: Settings) -> None:
-        self.app = app
-        self.settings = settings
-        self._topics_ready = False
-        self._lock = asyncio.Lock()
-
-    async def _ensure_topics(self) -> None:
-        async with self._lock:
-            if not self._topics_ready:
-                await ensure_topics(self.settings)
-                self._topics_ready = True
-
-    async def send_all(self, messages: Sequence[Outbound]) -> None:
-        """Enqueue all messages, then wait for all deliveries."""
-        if not self._topics_ready:
-            await self._ensure_topics()
-        try:
-            producer = self.app.producer
-            futures = [await producer.send(m.topic, m.key, m.value, None, None, None) for m in messages]
-            await asyncio.gather(*futures)
-        except (TimeoutError, KafkaError, ProducerSendError) as exc:
-            raise KafkaUnavailable(f"producing {len(messages)} messages: {exc!r}") from exc
-
-
-def to_record(event: EventT) -> Record:
-    """A Faust event as the stations' Record (timestamp in epoch ms)."""
-    message = event.message
-    timestamp = int(round(message.timestamp * 1000)) if message.timestamp else None
-    value = message.value if isinstance(message.value, bytes) else bytes(message.value or b"")
-    return Record(message.topic, message.partition, message.offset, timestamp, message.key, value)
-
-
-def _hold_acks(events: Sequence[EventT]) -> None:
-    """Take the batch's acks away from the stream while it is processed.
-
-    ``take_events`` acks a batch when its generator resumes *or closes*, and a stopping worker closes
-    it while the body may still be holding the batch (Redis down): that ack would commit records
-    never processed. A message already marked acked makes the stream's ack a no-op.
-    """
-    for event in events:
-        event.message.acked = True
-
-
-def _release_acks(events: Sequence[EventT]) -> None:
-    """Give the acks back once every effect of the batch is done; the stream then acks as usual."""
-    for event in events:
-        event.message.acked = False
-
-
-async def run_batches(stream: Any, processor: StationProcessor, settings: Settings) -> AsyncIterator[int]:
-    """The body every agent shares: batch, process, and let only a fully processed batch be acked.
-
-    If processing does not finish (the worker stops while holding, or a bug escapes), the batch's
-    offsets are never committed and it is redelivered after a restart.
-    """
-    async for events in stream.take_events(settings.batch_size, within=settings.batch_within_seconds):
-        _hold_acks(events)
-        await processor.handle([to_record(e) for e in events])
-        _release_acks(events)
-        yield len(events)
-
-
-settings = get_settings()
-app = create_app(settings)
-sink = FaustSink(app, settings)
-_store: RedisLedgerStore | None = None
-
-
-def ledger_store() -> RedisLedgerStore:
-    """The worker's Redis ledger store, created on first use (inside the worker's event loop)."""
-    global _store
-    if _store is None:
-        _store = RedisLedgerStore.from_settings(settings)
-    return _store
-
-
-def _topic(name: str) -> faust.TopicT:
-    # internal=True: Faust declares the topic (partitions, replicas, configs) before consuming it, so
-    # ``faust -A streams.app worker`` never lets the broker auto-create it with one partition.
-    return app.topic(
-        settings.topic(name),
-        partitions=settings.topic_partitions,
-        replicas=settings.topic_replication_factor,
-        config=topic_configs(settings, name),
-        internal=True,
-        value_type=bytes,
-        key_type=bytes,
-    )
-
-
-def _selected() -> set[str]:
-    raw = os.environ.get("EC_AGENTS", "").strip()
-    chosen = {a.strip() for a in raw.split(",") if a.strip()} if raw else set(AGENT_NAMES)
-    unknown = chosen - set(AGENT_NAMES)
-    if unknown:
-        raise SystemExit(
-            f"EC_AGENTS: unknown agent(s) {sorted(unknown)}; choose from {', '.join(AGENT_NAMES)}"
+    app.ec_settings = settings
+    sink = FaustSink(app, settings)
+    probe = OffsetProbe(settings, settings.app_id)
+    store: RedisLedgerStore | None = None
+    if settings.agents & {Station.LEDGER, Station.GUARD}:
+        store = RedisLedgerStore.from_settings(settings)  # inert until its first command
+    app.ec_loops = {}  # type: ignore[attr-defined]
+    for station in sorted(settings.agents, key=list(INPUT_TOPIC).index):
+        runner = BatchRunner(
+            station, settings, sink, store if station in (Station.LEDGER, Station.GUARD) else None
         )
-    return chosen
+        loop = AgentLoop(app, station, settings, runner, probe, on_crash=on_crash)
+        app.ec_loops[station] = loop  # type: ignore[attr-defined]
+        name = INPUT_TOPIC[station]
+        topic = app.topic(
+            settings.topic(name),
+            partitions=settings.topic_partitions,
+            replicas=settings.topic_replication_factor,
+            config=topic_configs(settings, name),
+            # internal: Faust declares the topic before consuming it, so a bare ``faust -A streams.app
+            # worker`` never lets the broker auto-create it with one partition.
+            internal=True,
+            value_type=bytes,
+            key_type=bytes,
+        )
+        app.agent(topic, name=str(station), concurrency=1)(_body(loop))
+    log.info(
+        "evidence-chain agents: %s; topic prefix %r",
+        ", ".join(sorted(settings.agents)),
+        settings.topic_prefix,
+    )
+    return app
 
 
-_agents = _selected()
+def _body(loop: AgentLoop) -> Callable[[Any], Any]:
+    async def agent(stream: Any) -> None:
+        await loop.consume(stream)
 
-if "postprocess" in _agents:
-
-    @app.agent(_topic("raw-hits"), name="postprocess", concurrency=1)
-    async def postprocess_agent(stream: Any) -> AsyncIterator[int]:
-        """raw-hits → postprocessed."""
-        async for n in run_batches(stream, PostprocessProcessor(settings, sink), settings):
-            yield n
+    agent.__name__ = agent.__qualname__ = f"{loop.station}_agent"
+    agent.__doc__ = f"{INPUT_TOPIC[loop.station]} → the {loop.station} station."
+    return agent
 
 
-if "project" in _agents:
-
-    @app.agent(_topic("postprocessed"), name="project", concurrency=1)
-    async def project_agent(stream: Any) -> AsyncIterator[int]:
-        """postprocessed → projected."""
-        async for n in run_batches(stream, ProjectProcessor(settings, sink), settings):
-            yield n
+_app: faust.App | None = None
 
 
-if "ledger" in _agents:
+def __getattr__(name: str) -> Any:
+    """``streams.app.app``: the app of the environment's settings, composed on first access."""
+    global _app
+    if name != "app":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if _app is None:
+        from streams.settings import get_settings
 
-    @app.agent(_topic("projected"), name="ledger", concurrency=1)
-    async def ledger_agent(stream: Any) -> AsyncIterator[int]:
-        """projected → Redis write-once → ledger."""
-        async for n in run_batches(stream, LedgerProcessor(settings, sink, ledger_store()), settings):
-            yield n
-
-
-if "guard" in _agents:
-
-    @app.agent(_topic("diagnosis-drafts"), name="guard", concurrency=1)
-    async def guard_agent(stream: Any) -> AsyncIterator[int]:
-        """diagnosis-drafts → verdicts + violations."""
-        async for n in run_batches(stream, GuardProcessor(settings, sink, ledger_store()), settings):
-            yield n
-
-
-log.info("evidence-chain agents: %s; topic prefix %r", ", ".join(sorted(_agents)), settings.topic_prefix)
+        _app = create_app(get_settings())
+    return _app

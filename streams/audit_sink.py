@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import logging
 import signal
-import sqlite3
 from dataclasses import dataclass, field
 
 from aiokafka import AIOKafkaConsumer
@@ -20,10 +19,9 @@ from aiokafka.errors import KafkaError
 from aiokafka.structs import ConsumerRecord, TopicPartition
 
 from streams.audit_store import AuditStore
-from streams.errors import KafkaUnavailable
-from streams.runtime import Backoff
+from streams.kafka import ensure_topics, kafka_errors, new_consumer
+from streams.retry import HoldInterrupted, RetryPolicy, hold
 from streams.settings import Settings
-from streams.topics import ensure_topics
 
 log = logging.getLogger(__name__)
 
@@ -40,13 +38,11 @@ class SinkStats:
 
 
 def _consumer(settings: Settings) -> AIOKafkaConsumer:
-    return AIOKafkaConsumer(
+    return new_consumer(
+        settings,
         settings.topic("audit"),
-        bootstrap_servers=settings.kafka_bootstrap,
         group_id=f"{settings.app_id}-audit-sink",
         client_id=f"{settings.app_id}-audit-sink",
-        enable_auto_commit=False,
-        auto_offset_reset="earliest",
         session_timeout_ms=int(settings.broker_session_timeout_seconds * 1000),
         heartbeat_interval_ms=int(settings.broker_heartbeat_seconds * 1000),
         rebalance_timeout_ms=int(settings.broker_rebalance_timeout_seconds * 1000),
@@ -81,31 +77,24 @@ async def run_sink(
                 installed.append(sig)
     store = AuditStore.open(settings.audit_db)
     stats = SinkStats()
-    backoff = Backoff(settings.retry_initial_backoff_ms / 1000, settings.retry_max_backoff_ms / 1000)
-    delays = backoff.delays()
-    try:
-        while not stop.is_set():
-            consumer = _consumer(settings)
-            try:
+    # The sink is its own process with nothing to hand back: it waits out outages for as long as they last.
+    policy = RetryPolicy(settings.retry_initial_backoff_ms / 1000, settings.retry_max_backoff_ms / 1000, None)
+
+    async def session() -> None:
+        consumer = _consumer(settings)
+        try:
+            with kafka_errors(f"audit sink on {settings.kafka_bootstrap}"):
                 await ensure_topics(settings)
                 await consumer.start()
-                delays = backoff.delays()
                 log.info("audit sink: %s into %s", settings.topic("audit"), store.path)
-                await _consume(consumer, store, stats, stop, batch_size, once, backoff)
-                break
-            except (KafkaError, KafkaUnavailable) as exc:
-                delay = next(delays)
-                log.warning(
-                    "audit sink: Kafka at %s unavailable (%s); retrying in %.1fs",
-                    settings.kafka_bootstrap,
-                    exc,
-                    delay,
-                )
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), delay)
-            finally:
-                with contextlib.suppress(KafkaError):
-                    await consumer.stop()
+                await _consume(consumer, store, stats, stop, batch_size, once, policy)
+        finally:
+            with contextlib.suppress(Exception):
+                await consumer.stop()
+
+    try:
+        with contextlib.suppress(HoldInterrupted):
+            await hold(session, what="audit sink", policy=policy, stop=stop)
         stats.counts = store.counts()
     finally:
         store.close()
@@ -121,7 +110,7 @@ async def _consume(
     stop: asyncio.Event,
     batch_size: int,
     once: bool,
-    backoff: Backoff,
+    policy: RetryPolicy,
 ) -> None:
     """Store batches until stopped, or with ``once`` until drained.
 
@@ -132,7 +121,7 @@ async def _consume(
     while not stop.is_set():
         batch = await consumer.getmany(timeout_ms=500, max_records=batch_size)
         if batch:
-            await _store_batch(consumer, store, stats, batch, backoff, stop)
+            await _store_batch(consumer, store, stats, batch, policy, stop)
         if once and await _drained(consumer, end):
             return
 
@@ -142,7 +131,7 @@ async def _store_batch(
     store: AuditStore,
     stats: SinkStats,
     batch: dict[TopicPartition, list[ConsumerRecord[bytes, bytes]]],
-    backoff: Backoff,
+    policy: RetryPolicy,
     stop: asyncio.Event,
 ) -> None:
     """SQLite first, Kafka offsets after: a crash in between replays the batch, which dedupes.
@@ -153,24 +142,16 @@ async def _store_batch(
     values = [(f"{r.topic}[{r.partition}]@{r.offset}", r.value) for rs in batch.values() for r in rs]
     before = store.stats.malformed
     records = store.decode(values)
-    delays = backoff.delays()
-    while True:
-        try:
-            inserted = await asyncio.to_thread(store.apply, records)
-            break
-        except sqlite3.OperationalError as exc:  # busy, or a disk error: hold the batch and retry
-            if stop.is_set():
-                log.warning("audit sink: stopping with %d records not stored (%s)", len(records), exc)
-                return
-            delay = next(delays)
-            log.warning(
-                "audit sink: storing %d records in %s failed (%s); retrying in %.1fs",
-                len(records),
-                store.path,
-                exc,
-                delay,
-            )
-            await asyncio.sleep(delay)
+    try:
+        inserted = await hold(
+            lambda: asyncio.to_thread(store.apply, records),
+            what=f"audit sink: storing {len(records)} records in {store.path}",
+            policy=policy,
+            stop=stop,
+        )
+    except HoldInterrupted:
+        log.warning("audit sink: stopping with %d records not stored; they will be read again", len(records))
+        return
     stats.read += len(values)
     stats.inserted += inserted
     stats.malformed += store.stats.malformed - before

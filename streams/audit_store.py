@@ -41,9 +41,9 @@ from typing import Any, cast
 
 from models.events import AuditRecord
 from models.vocab import Station
-from streams import json
+from streams import codec
 from streams.envelope import read_origin
-from streams.errors import ConfigurationError, MalformedAudit
+from streams.errors import ConfigurationError, InfrastructureError, MalformedAudit
 
 log = logging.getLogger(__name__)
 
@@ -270,6 +270,21 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+class AuditStoreBusy(InfrastructureError):
+    """The audit database is busy or its disk failed; nothing of the batch was stored, retry it."""
+
+
+_UNSTORABLE = (
+    OverflowError,
+    ValueError,
+    TypeError,
+    sqlite3.IntegrityError,
+    sqlite3.InterfaceError,
+    sqlite3.DataError,
+)
+"""What one record can raise that no retry will cure (an integer beyond SQLite's 64 bits, ...)."""
+
+
 def check_record(doc: Any) -> AuditRecord:
     """``doc`` as an :class:`AuditRecord` when it has the envelope every agent writes.
 
@@ -314,8 +329,8 @@ def decode_record(value: bytes | None) -> AuditRecord:
     if value is None:
         raise MalformedAudit("the value is empty (a tombstone)")
     try:
-        doc = json.loads(value)
-    except json.JSONDecodeError as exc:
+        doc = codec.loads(value)
+    except codec.JSONDecodeError as exc:
         raise MalformedAudit(f"not strict JSON: {exc}") from exc
     return check_record(doc)
 
@@ -400,30 +415,47 @@ class AuditStore:
     def apply(self, records: Sequence[AuditRecord]) -> int:
         """Store the records whose ``event_id`` is new, all in one transaction; returns how many.
 
-        A record seen before changes nothing; a malformed one is logged, counted and skipped.
+        A record seen before changes nothing. A record that cannot be stored (malformed, or with a
+        value SQLite cannot hold, such as an integer beyond 64 bits) is logged, counted as
+        malformed and skipped; the rest of the batch is stored.
 
         Raises:
-            sqlite3.OperationalError: the database is busy or the disk failed; nothing was stored.
+            AuditStoreBusy: the database is busy or the disk failed; nothing was stored.
         """
         applied_at = datetime.now(UTC).isoformat(timespec="milliseconds")
         inserted = malformed = 0
         cur = self.conn.cursor()
-        cur.execute("BEGIN IMMEDIATE")
         try:
-            for candidate in records:
-                try:
-                    record = check_record(candidate)
-                except MalformedAudit as exc:
-                    malformed += 1
-                    log.warning("malformed audit record skipped: %s", exc)
-                    continue
-                if self._insert(cur, record, applied_at):
-                    inserted += 1
-            cur.execute("COMMIT")
-        except BaseException:
-            if self.conn.in_transaction:
-                cur.execute("ROLLBACK")
-            raise
+            cur.execute("BEGIN IMMEDIATE")
+            try:
+                for candidate in records:
+                    try:
+                        record = check_record(candidate)
+                    except MalformedAudit as exc:
+                        malformed += 1
+                        log.warning("malformed audit record skipped: %s", exc)
+                        continue
+                    cur.execute("SAVEPOINT one_record")
+                    try:
+                        if self._insert(cur, record, applied_at):
+                            inserted += 1
+                    except _UNSTORABLE as exc:
+                        cur.execute("ROLLBACK TO one_record")
+                        malformed += 1
+                        log.warning(
+                            "audit record %s cannot be stored, skipped: %s: %s",
+                            str(record.get("event_id"))[:200],
+                            type(exc).__name__,
+                            exc,
+                        )
+                    cur.execute("RELEASE one_record")
+                cur.execute("COMMIT")
+            except BaseException:
+                if self.conn.in_transaction:
+                    cur.execute("ROLLBACK")
+                raise
+        except sqlite3.OperationalError as exc:
+            raise AuditStoreBusy(f"storing {len(records)} audit records in {self.path}: {exc}") from exc
         self.stats.seen += len(records)
         self.stats.inserted += inserted
         self.stats.malformed += malformed
@@ -443,14 +475,14 @@ class AuditStore:
             **{f"source_{k}": v for k, v in record["source"].items()},
             "source_timestamp": record["source_timestamp"],
             "processed_at": record["processed_at"],
-            "fields": json.dumps(fields).decode(),
+            "fields": codec.dumps(fields).decode(),
             "applied_at": applied_at,
             "tiebreak": _CHAIN_RANK.get(str(fields.get("station")), 0) if dead_letter else 0,
             "draft_id": _text(fields.get("draft_id")),
             "attempt": attempt if _is_int(attempt) else None,
             "verdict": _text(fields.get("verdict")),
-            "violation_codes": json.dumps(fields.get("violation_codes") or []).decode(),
-            "cited_tool_call_ids": json.dumps(fields.get("cited_tool_call_ids") or []).decode(),
+            "violation_codes": codec.dumps(fields.get("violation_codes") or []).decode(),
+            "cited_tool_call_ids": codec.dumps(fields.get("cited_tool_call_ids") or []).decode(),
         }
         cur.execute(_INSERT_EVENT, row)
         if cur.rowcount != 1:
@@ -489,13 +521,13 @@ class AuditStore:
                 for name in ("low_quality", "truncated"):
                     item[name] = None if item[name] is None else bool(item[name])
                 if item["retrieval_trace"] is not None:
-                    item["retrieval_trace"] = json.loads(item["retrieval_trace"])
+                    item["retrieval_trace"] = codec.loads(item["retrieval_trace"])
                 tool_calls.append(
                     {k: item[k] for k in ("run_id", "tool_call_id", *dict(TOOL_CALL_COLUMNS), "updated_at")}
                 )
             else:
-                item["violation_codes"] = json.loads(item["violation_codes"])
-                item["cited_tool_call_ids"] = json.loads(item["cited_tool_call_ids"])
+                item["violation_codes"] = codec.loads(item["violation_codes"])
+                item["cited_tool_call_ids"] = codec.loads(item["cited_tool_call_ids"])
                 verdicts.append(
                     {k: item[k] for k in ("run_id", *dict(VERDICT_COLUMNS), *_VERDICT_SHARED, "updated_at")}
                 )

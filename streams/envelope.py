@@ -1,23 +1,26 @@
-"""Pure helpers for the envelope every event carries: origin, event ids, dead letters, audit records.
+"""The envelope every event carries, built in one place: origin, event ids, rejections, dead letters,
+audit records, and the key an output is produced under.
 
-Nothing here reads a clock except :func:`audit_record`, whose ``processed_at`` is the only
-wall-clock field anywhere; every other byte is a function of the input, so replays repeat them.
+Nothing here reads a clock: :func:`audit_record` takes ``processed_at`` from its caller (the only
+wall-clock field anywhere), so every other byte is a function of the input and replays repeat them.
 """
 
 from __future__ import annotations
 
 import base64
-from datetime import UTC, datetime
 from typing import Any
 
 from models.events import AuditRecord, DeadLetter, Origin, Rejection, SourceRef
-from models.vocab import Station
-from streams import json
+from models.ids import is_valid_id
+from models.vocab import DeadLetterReason, Station
+from streams.hashing import sha256_hex
+from streams.messages import Record
 
+MAX_ERROR_CHARS = 1000
+"""A rejection's error text is cut to this many characters: an input cannot inflate its dead letter."""
 
-def origin_of(topic: str, partition: int, offset: int, timestamp: int | None) -> Origin:
-    """The origin of a chain: the raw-hits or diagnosis-drafts record that started it."""
-    return {"topic": topic, "partition": partition, "offset": offset, "timestamp": timestamp}
+MAX_SHOWN_CHARS = 80
+"""A value from the input quoted in a message is cut to this many characters."""
 
 
 def read_origin(value: Any) -> Origin | None:
@@ -30,32 +33,62 @@ def read_origin(value: Any) -> Origin | None:
         return None
     if isinstance(partition, bool) or isinstance(offset, bool):
         return None
-    return origin_of(topic, partition, offset, timestamp if _is_int(timestamp) else None)
+    return {
+        "topic": topic,
+        "partition": partition,
+        "offset": offset,
+        "timestamp": timestamp if _is_int(timestamp) else None,
+    }
 
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def event_id(station: Station | str, origin: Origin) -> str:
-    """Deterministic id of the event one station makes from one origin record.
+def event_id(station: Station | str, origin: Origin | None) -> str | None:
+    """Deterministic id of the event one station makes from one origin record; None offline.
 
-    ``<station>:<topic>:<partition>:<offset>`` — readable, and the same on every re-delivery.
+    ``<station>:<topic>:<partition>:<offset>:<timestamp>`` — readable, the same on every
+    re-delivery, and different for a record at the same offset of a topic that was deleted and
+    created again (its records carry new timestamps), so an idempotent consumer never drops them.
+    A missing timestamp is written ``-``.
     """
-    return f"{station}:{origin['topic']}:{origin['partition']}:{origin['offset']}"
+    if origin is None:
+        return None
+    timestamp = origin["timestamp"]
+    stamp = "-" if timestamp is None else str(timestamp)
+    return f"{station}:{origin['topic']}:{origin['partition']}:{origin['offset']}:{stamp}"
+
+
+def shown(value: Any) -> str:
+    """A value from the input as a message quotes it: its ``repr``, cut to a few dozen characters."""
+    text = repr(value)
+    return text if len(text) <= MAX_SHOWN_CHARS else f"{text[: MAX_SHOWN_CHARS - 1]}…"
+
+
+def rejection(
+    reason: DeadLetterReason, error: str, run_id: Any = None, tool_call_id: Any = None
+) -> Rejection:
+    """The dead-letter core of a rejected record; the ids are given only when both are valid ids."""
+    both_valid = is_valid_id(run_id) and is_valid_id(tool_call_id)
+    return {
+        "reason": reason,
+        "error": error if len(error) <= MAX_ERROR_CHARS else f"{error[: MAX_ERROR_CHARS - 1]}…",
+        "run_id": run_id if both_valid else None,
+        "tool_call_id": tool_call_id if both_valid else None,
+    }
+
+
+def key_for(run_id: Any, record: Record) -> bytes | None:
+    """Outputs are keyed by run id; without a valid one, by the consumed record's own key."""
+    return run_id.encode("ascii") if is_valid_id(run_id) else record.key
 
 
 def dead_letter(
-    rejection: Rejection,
-    *,
-    station: Station,
-    origin: Origin | None,
-    source: Origin,
-    key: bytes | None,
-    value: bytes,
-    max_value_bytes: int,
+    rejected: Rejection, *, station: Station, origin: Origin | None, record: Record, max_value_bytes: int
 ) -> DeadLetter:
     """A dead letter with the original bytes (cut to ``max_value_bytes``) and where to find them."""
+    value = record.value
     kept = value[:max_value_bytes]
     try:
         value.decode("utf-8")
@@ -63,50 +96,55 @@ def dead_letter(
         text, encoding = base64.b64encode(kept).decode("ascii"), "base64"
     else:  # UTF-8 text: a cut that splits a character drops only that character's first bytes
         text, encoding = kept.decode("utf-8", errors="ignore"), "utf-8"
-    key_text = None if key is None else key.decode("utf-8", errors="replace")
+    key_text = None if record.key is None else record.key.decode("utf-8", errors="replace")
+    source = record.coordinates
     return {
-        "event_id": event_id(f"{Station.DEAD_LETTER}.{station}", origin or source),
+        "event_id": _dead_letter_id(station, origin or source),
         "origin": origin,
         "station": station,
-        "reason": rejection["reason"],
-        "error": rejection["error"],
-        "run_id": rejection["run_id"],
-        "tool_call_id": rejection["tool_call_id"],
+        "reason": rejected["reason"],
+        "error": rejected["error"],
+        "run_id": rejected["run_id"],
+        "tool_call_id": rejected["tool_call_id"],
         "source": {
-            "topic": source["topic"],
-            "partition": source["partition"],
-            "offset": source["offset"],
-            "timestamp": source["timestamp"],
+            "topic": record.topic,
+            "partition": record.partition,
+            "offset": record.offset,
+            "timestamp": record.timestamp,
         },
         "key": key_text,
         "value": text,
         "value_encoding": encoding,  # type: ignore[typeddict-item]
         "value_bytes": len(value),
-        "value_sha256": json.sha256_hex(value),
+        "value_sha256": sha256_hex(value),
     }
+
+
+def _dead_letter_id(station: Station, origin: Origin | None) -> str | None:
+    return event_id(f"{Station.DEAD_LETTER}.{station}", origin)
 
 
 def audit_record(
     *,
     station: Station,
-    event: str,
+    event: str | None,
     run_id: str | None,
     tool_call_id: str | None,
     origin: Origin | None,
-    source: SourceRef,
+    record: Record,
     fields: dict[str, Any],
-    now: datetime | None = None,
+    processed_at: str,
 ) -> AuditRecord:
-    """One audit record; ``now`` is injectable for tests."""
-    at = (now or datetime.now(UTC)).isoformat(timespec="milliseconds")
+    """One audit record of one station for one consumed record (ids only when valid)."""
+    source: SourceRef = {"topic": record.topic, "partition": record.partition, "offset": record.offset}  # type: ignore[typeddict-item]
     return {
         "event_id": event,
-        "run_id": run_id,
-        "tool_call_id": tool_call_id,
+        "run_id": run_id if is_valid_id(run_id) else None,
+        "tool_call_id": tool_call_id if is_valid_id(tool_call_id) else None,
         "station": station,
         "origin": origin,
         "source": source,
         "source_timestamp": origin["timestamp"] if origin is not None else None,
-        "processed_at": at,
+        "processed_at": processed_at,
         "fields": fields,
     }

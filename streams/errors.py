@@ -1,4 +1,4 @@
-"""The exception tree of evidence-chain. ``retriable`` decides retry-and-hold versus dead letter.
+"""The exception tree of evidence-chain. ``retriable`` decides hold-and-retry versus not.
 
 ::
 
@@ -9,22 +9,30 @@
     │   ├── InvalidId                  INVALID_ID
     │   ├── SchemaViolation            SCHEMA_VIOLATION
     │   └── ProjectionBudgetExceeded   PROJECTION_BUDGET_EXCEEDED
-    ├── MalformedAudit                 an audit record without SPEC 5's shape: the sink counts it, goes on
-    ├── ConfigurationError             a setting or a file that cannot work; the CLI explains it
-    └── InfrastructureError            retriable=True: hold the record, back off, try again
+    ├── MalformedAudit                 an audit record the sink cannot store: counted, skipped
+    ├── ConfigurationError             a setting, file or argument that cannot work; the CLI explains it
+    ├── Refused                        a server refused in a way retrying cannot fix: the worker exits
+    │   ├── KafkaRefused               e.g. not authorized, message too large for the topic
+    │   └── RedisRefused               e.g. NOPERM, a script error
+    ├── HoldExpired                    an outage outlasted EC_MAX_HOLD_SECONDS: the worker exits
+    ├── RecordsSkipped                 records were never delivered to an agent: the worker exits
+    └── InfrastructureError            retriable=True: hold the batch, back off, try again
         ├── KafkaUnavailable           the broker cannot be reached or did not acknowledge
-        └── RedisUnavailable           Redis cannot be reached or timed out
+        └── RedisUnavailable           Redis cannot be reached, is loading, read-only, out of
+                                       memory, redirecting, or did not make a write durable
 
-Third-party errors are translated once, at the boundary, with ``raise ... from exc``.
+Third-party errors are translated once, at their edge (``streams.kafka``, ``streams.ledger_store``),
+with ``raise ... from exc``. A batch-level error that is not retriable makes the worker exit non-zero
+without committing the batch (crash-only); its supervisor starts it again and the batch is re-read.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from models.events import Rejection
-from models.ids import is_valid_id
 from models.vocab import DeadLetterReason
+from streams.envelope import rejection
 
 
 class EvidenceChainError(Exception):
@@ -68,7 +76,7 @@ class InvalidId(RejectedInput):
 
 
 class SchemaViolation(RejectedInput):
-    """A field of the py-rag response is missing or has the wrong type."""
+    """A field is missing or has the wrong type, or a value is nested more than 64 levels deep."""
 
     reason = DeadLetterReason.SCHEMA_VIOLATION
 
@@ -80,15 +88,35 @@ class ProjectionBudgetExceeded(RejectedInput):
 
 
 class MalformedAudit(EvidenceChainError):
-    """An audit record without the shape of SPEC 5; the sink logs it, counts it and goes on."""
+    """An audit record the sink cannot store; it logs it, counts it and goes on."""
 
 
 class ConfigurationError(EvidenceChainError):
     """A setting, file or argument that cannot work; the message says what to change."""
 
 
+class Refused(EvidenceChainError):
+    """A server refused a request in a way that retrying cannot fix; the message says what to change."""
+
+
+class KafkaRefused(Refused):
+    """The broker refused a request for good (authorization, a record too large for the topic, ...)."""
+
+
+class RedisRefused(Refused):
+    """Redis refused a command for good (NOPERM, wrong password, an error in the write-once script)."""
+
+
+class HoldExpired(EvidenceChainError):
+    """An outage lasted longer than ``EC_MAX_HOLD_SECONDS``; the worker exits instead of idling."""
+
+
+class RecordsSkipped(EvidenceChainError):
+    """Records the broker holds never reached an agent (dropped on the way): exit and read them again."""
+
+
 class InfrastructureError(EvidenceChainError):
-    """Kafka or Redis is unreachable: the record is held and retried, never dead-lettered."""
+    """Kafka or Redis is unavailable: the batch is held and retried, never dead-lettered."""
 
     retriable = True
 
@@ -98,17 +126,4 @@ class KafkaUnavailable(InfrastructureError):
 
 
 class RedisUnavailable(InfrastructureError):
-    """Redis could not be reached or timed out."""
-
-
-def rejection(
-    reason: DeadLetterReason, error: str, run_id: Any = None, tool_call_id: Any = None
-) -> Rejection:
-    """The dead-letter core of a rejected record; the ids are given only when both are valid ids."""
-    both_valid = is_valid_id(run_id) and is_valid_id(tool_call_id)
-    return {
-        "reason": reason,
-        "error": error,
-        "run_id": run_id if both_valid else None,
-        "tool_call_id": tool_call_id if both_valid else None,
-    }
+    """Redis could not be reached, timed out, or cannot take writes right now."""

@@ -1,37 +1,49 @@
-"""The Redis ledger: write-once entries, an owners index, and batched reads for the guard (SPEC 3.6).
+"""The Redis edge: the write-once ledger, batched reads for the guard, error mapping, durability.
 
-Layout (``ns`` default ``ec``; the braces are a Redis Cluster hash tag, so an entry and its owners
-index share a slot):
+Layout (``streams.ledger_keys``, SPEC 3.6): a hash per entry at ``<ns>:ledger:{<tool_call_id>}:<run_id>``
+(a null field is absent, ``origin`` is JSON, integers are decimal strings) and a sorted set
+``<ns>:owners:{<tool_call_id>}`` of the run ids owning an entry with that tool call id, scored by
+the entry's expiry (epoch ms). Writes trim expired members; readers ignore them.
 
-- ``<ns>:ledger:{<tool_call_id>}:<run_id>`` — hash with the entry's fields; a null field is absent,
-  ``origin`` is JSON, ``source_timestamp`` a decimal string. Expires after ``ledger_ttl_seconds``.
-- ``<ns>:owners:{<tool_call_id>}`` — sorted set of the run ids owning an entry with that tool call
-  id, scored by the entry's expiry (epoch ms). Writes trim expired members; readers ignore them;
-  the set lives as long as its newest member.
+The ledger agent is the only writer. Every write is one Lua script (atomic): no entry → WRITTEN,
+stamped with ``written_at``/``expires_at`` from Redis ``TIME``; the same sha256 and status →
+DUPLICATE; anything else → CONFLICT. The stored entry is returned in every case, so the ``ledger``
+topic repeats exactly what Redis holds. A batch of writes is one pipeline (one round trip); the
+batch is acknowledged only once Redis has made it durable as ``EC_REDIS_DURABILITY`` asks:
 
-The ledger agent is the only writer. Every write is one Lua script (atomic): no entry → WRITTEN;
-the same sha256 and status → DUPLICATE; anything else → CONFLICT. The stored entry is returned in
-every case, so the ``ledger`` topic repeats exactly what Redis holds.
+- ``fsync`` (default): on Redis 7.2+ the pipeline ends with ``WAITAOF 1 0``; on older servers the
+  server must run ``appendonly yes`` with ``appendfsync always`` (checked once with ``CONFIG GET``),
+  which fsyncs before it replies. The local stack and ``docker-compose.yml`` run Redis that way.
+- ``replica``: the pipeline ends with ``WAIT <EC_REDIS_REPLICAS> <EC_REDIS_WAIT_TIMEOUT_MS>``; fewer
+  acknowledgements hold and retry the batch (the writes are idempotent).
+- ``none``: acknowledged when Redis replies (up to a second of entries can be lost in a crash).
+
+Every ``redis`` exception is translated here, once, by :func:`redis_errors`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import ssl
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol, cast
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, cast
 
 import redis.asyncio as aioredis
-from redis import exceptions as redis_errors
+from redis import exceptions as redis_errors_mod
 
 from models.events import Origin
-from models.ledger import LEDGER_ENTRY_FIELDS, LedgerEntry
+from models.ledger import LEDGER_ENTRY_FIELDS, LedgerEntry, WriteResult
 from models.vocab import LedgerOutcome
-from streams import json
+from streams import codec
 from streams.envelope import read_origin
-from streams.errors import RedisUnavailable
+from streams.errors import RedisRefused, RedisUnavailable
+from streams.ledger_keys import ledger_key, owners_key, run_pattern
 from streams.settings import Settings
-from streams.stations.ledger_view import LedgerLookup
+from streams.stations.ledger_view import LedgerKey, LedgerLookup
+
+log = logging.getLogger(__name__)
 
 _WRITE_ONCE = """
 local stored = redis.call('HGETALL', KEYS[1])
@@ -41,59 +53,109 @@ if #stored > 0 then
     if stored[i] == 'projection_sha256' then sha = stored[i + 1] end
     if stored[i] == 'status' then status = stored[i + 1] end
   end
-  for i = 3, #ARGV, 2 do
+  for i = 5, #ARGV, 2 do
     if ARGV[i] == 'projection_sha256' then new_sha = ARGV[i + 1] end
     if ARGV[i] == 'status' then new_status = ARGV[i + 1] end
   end
   if sha == new_sha and status == new_status then return {'DUPLICATE', stored} end
   return {'CONFLICT', stored}
 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 3))
-local ttl = tonumber(ARGV[1])
-redis.call('PEXPIRE', KEYS[1], ttl)
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local written, expires = now, now + tonumber(ARGV[1])
+if tonumber(ARGV[3]) > 0 then
+  written, expires = tonumber(ARGV[4]), tonumber(ARGV[3])
+  if expires <= now then return {'EXPIRED', {}} end
+end
+redis.call('HSET', KEYS[1], unpack(ARGV, 5))
+redis.call('HSET', KEYS[1], 'written_at', string.format('%d', written),
+  'expires_at', string.format('%d', expires))
+redis.call('PEXPIREAT', KEYS[1], expires)
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-redis.call('ZADD', KEYS[2], now + ttl, ARGV[2])
+redis.call('ZADD', KEYS[2], expires, ARGV[2])
 local newest = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
 redis.call('PEXPIREAT', KEYS[2], newest[2])
 return {'WRITTEN', redis.call('HGETALL', KEYS[1])}
 """
+"""ARGV: ttl ms, run id, restore expiry ms (0 for a new write), restore write time ms, then the fields."""
 
-_REDIS_DOWN = (
-    redis_errors.ConnectionError,
-    redis_errors.TimeoutError,
-    redis_errors.BusyLoadingError,
+# Retriable: Redis is (for now) unable to take or answer the request; the batch is held.
+_UNAVAILABLE: tuple[type[BaseException], ...] = (
+    redis_errors_mod.TimeoutError,
+    redis_errors_mod.BusyLoadingError,  # LOADING: the dataset is being loaded after a restart
+    redis_errors_mod.ReadOnlyError,  # READONLY: we reached a replica, e.g. right after a failover
+    redis_errors_mod.OutOfMemoryError,  # OOM at maxmemory: entries cannot be evicted, only waited out
+    redis_errors_mod.TryAgainError,  # TRYAGAIN: a cluster slot is being migrated
+    redis_errors_mod.AskError,  # ASK / MOVED: cluster redirects (MovedError is an AskError)
+    redis_errors_mod.ClusterDownError,  # CLUSTERDOWN / MASTERDOWN
+    redis_errors_mod.NoScriptError,  # the script cache was flushed between load and call
     OSError,
+)
+# Not retriable: a wrong password, missing permissions: the worker exits and says what to fix.
+_REFUSED: tuple[type[BaseException], ...] = (
+    redis_errors_mod.AuthenticationError,
+    redis_errors_mod.AuthorizationError,
+    redis_errors_mod.NoPermissionError,
 )
 
 
-def entry_key(ns: str, tool_call_id: str, run_id: str) -> str:
-    """The hash key of one entry."""
-    return f"{ns}:ledger:{{{tool_call_id}}}:{run_id}"
+@contextlib.contextmanager
+def redis_errors(what: str) -> Iterator[None]:
+    """Translate ``redis`` exceptions raised inside the block into the project's error tree.
+
+    Raises:
+        RedisRefused: credentials, permissions or a command error that retrying cannot fix.
+        RedisUnavailable: Redis is unreachable, timed out, loading, read-only, out of memory or
+            redirecting; the caller holds and retries.
+    """
+    try:
+        yield
+    except _REFUSED as exc:
+        raise RedisRefused(
+            f"{what}: Redis refused ({type(exc).__name__}: {exc}); check the password in EC_REDIS_URL / "
+            "EC_REDIS_PASSWORD and the user's ACL (it needs HGETALL, EVALSHA, SCRIPT, ZRANGEBYSCORE, "
+            "ZADD, WAIT)"
+        ) from exc
+    except redis_errors_mod.ConnectionError as exc:  # after the refused ones: AuthenticationError is one too
+        raise RedisUnavailable(f"{what}: {type(exc).__name__}: {exc}") from exc
+    except _UNAVAILABLE as exc:
+        raise RedisUnavailable(f"{what}: {type(exc).__name__}: {exc}") from exc
+    except redis_errors_mod.RedisError as exc:
+        raise RedisRefused(f"{what}: {type(exc).__name__}: {exc}") from exc
 
 
-def owners_key(ns: str, tool_call_id: str) -> str:
-    """The sorted set of run ids owning an entry with this tool call id."""
-    return f"{ns}:owners:{{{tool_call_id}}}"
+def open_client(settings: Settings) -> aioredis.Redis:
+    """A Redis client for ``EC_REDIS_URL`` (``rediss://`` for TLS), password, CA file and timeouts."""
+    url = settings.redis_url.get_secret_value()
+    password = settings.redis_password.get_secret_value() if settings.redis_password else None
+    timeout = settings.redis_timeout_ms / 1000
+    options: dict[str, Any] = {"socket_timeout": timeout, "socket_connect_timeout": timeout}
+    if password:
+        options["password"] = password
+    if url.startswith("rediss://"):
+        if settings.redis_ssl_ca_file:
+            options["ssl_ca_certs"] = settings.redis_ssl_ca_file
+        options["ssl_cert_reqs"] = ssl.CERT_REQUIRED
+    return aioredis.Redis.from_url(url, **options)
 
 
 def to_hash(entry: LedgerEntry) -> dict[str, str]:
-    """The hash fields of an entry; null values are left out."""
+    """The hash fields of an entry a station asks to write (null values and the store's stamps left out)."""
     out: dict[str, str] = {}
     for name in LEDGER_ENTRY_FIELDS:
-        value = entry[name]  # type: ignore[literal-required]
-        if value is None:
+        value = entry.get(name)
+        if value is None or name in ("written_at", "expires_at"):
             continue
-        if name == "origin":
-            out[name] = json.dumps(value).decode("utf-8")
-        else:
-            out[name] = str(value)
+        out[name] = codec.dumps(value).decode("utf-8") if name == "origin" else str(value)
     return out
 
 
+def _int_or_none(text: str | None) -> int | None:
+    return int(text) if text and text.lstrip("-").isdigit() and len(text) <= 19 else None
+
+
 def from_hash(fields: Mapping[bytes, bytes] | Mapping[str, str]) -> LedgerEntry:
-    """An entry from its hash fields (as stored: a missing field is null)."""
+    """An entry from its hash fields, as stored (a missing field is null)."""
     text = {
         (k.decode("utf-8", "replace") if isinstance(k, bytes) else k): (
             v.decode("utf-8", "replace") if isinstance(v, bytes) else v
@@ -103,10 +165,9 @@ def from_hash(fields: Mapping[bytes, bytes] | Mapping[str, str]) -> LedgerEntry:
     origin: Origin | None = None
     if "origin" in text:
         try:
-            origin = read_origin(json.loads(text["origin"]))
-        except json.JSONDecodeError:
+            origin = read_origin(codec.loads(text["origin"]))
+        except codec.JSONDecodeError:
             origin = None
-    timestamp = text.get("source_timestamp")
     return cast(
         LedgerEntry,
         {
@@ -118,137 +179,173 @@ def from_hash(fields: Mapping[bytes, bytes] | Mapping[str, str]) -> LedgerEntry:
             "projection": text.get("projection"),
             "projection_sha256": text.get("projection_sha256"),
             "origin": origin,
-            "source_timestamp": int(timestamp) if timestamp and timestamp.lstrip("-").isdigit() else None,
+            "source_timestamp": _int_or_none(text.get("source_timestamp")),
             "failure_reason": text.get("failure_reason"),
+            "written_at": _int_or_none(text.get("written_at")),
+            "expires_at": _int_or_none(text.get("expires_at")),
         },
     )
 
 
-@dataclass(frozen=True, slots=True)
-class WriteResult:
-    """The outcome of one write-once attempt and the entry as stored afterwards."""
-
-    outcome: LedgerOutcome
-    stored: LedgerEntry
-    key: str
-
-
-class LedgerStore(Protocol):
-    """The ledger as the agents use it; Redis in production, memory in tests."""
-
-    async def write_many(self, entries: Sequence[LedgerEntry]) -> list[WriteResult]:
-        """Write-once each entry, in order.
-
-        Raises:
-            RedisUnavailable: nothing is known to be written; retry the whole batch (idempotent).
-        """
-        ...
-
-    async def read_many(self, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], LedgerLookup]:
-        """Look up ``(run_id, tool_call_id)`` pairs in at most two round trips.
-
-        Raises:
-            RedisUnavailable: Redis cannot be reached; the caller holds and retries.
-        """
-        ...
-
-
 class RedisLedgerStore:
-    """The ledger in Redis: one pipelined Lua call per batch of writes, two pipelines per batch of reads."""
+    """Redis: a pipeline per batch of writes (durability wait included), two per batch of reads."""
 
-    def __init__(self, client: aioredis.Redis, *, ns: str, ttl_seconds: int) -> None:
+    def __init__(
+        self,
+        client: aioredis.Redis,
+        *,
+        ns: str,
+        ttl_seconds: int,
+        durability: str = "fsync",
+        replicas: int = 1,
+        wait_timeout_ms: int = 1000,
+    ) -> None:
         self.client = client
         self.ns = ns
         self.ttl_ms = ttl_seconds * 1000
+        self.durability = durability
+        self.replicas = replicas
+        self.wait_timeout_ms = wait_timeout_ms
         self._script = client.register_script(_WRITE_ONCE)
-
-    @classmethod
-    def from_url(
-        cls, url: str, *, ns: str, ttl_seconds: int, password: str | None = None, timeout_ms: int = 2000
-    ) -> RedisLedgerStore:
-        """A store on a new client for ``url``."""
-        client = aioredis.Redis.from_url(
-            url, password=password, socket_timeout=timeout_ms / 1000, socket_connect_timeout=timeout_ms / 1000
-        )
-        return cls(client, ns=ns, ttl_seconds=ttl_seconds)
+        self._waitaof: bool | None = None  # decided once, on the first write
+        self.round_trips = 0
 
     @classmethod
     def from_settings(cls, settings: Settings) -> RedisLedgerStore:
-        """The store the settings describe (URL, password, namespace, TTL, timeout)."""
-        password = settings.redis_password.get_secret_value() if settings.redis_password else None
-        return cls.from_url(
-            settings.redis_url,
+        """The store the settings describe (URL, password, TLS, namespace, TTL, durability, timeout)."""
+        return cls(
+            open_client(settings),
             ns=settings.ns,
             ttl_seconds=settings.ledger_ttl_seconds,
-            password=password,
-            timeout_ms=settings.redis_timeout_ms,
+            durability=settings.redis_durability,
+            replicas=settings.redis_replicas,
+            wait_timeout_ms=settings.redis_wait_timeout_ms,
         )
 
     async def close(self) -> None:
         """Close the client's connections."""
         await self.client.aclose()
 
-    async def write_many(
-        self, entries: Sequence[LedgerEntry], ttl_ms: Sequence[int] | None = None
-    ) -> list[WriteResult]:
-        """Write-once each entry; all scripts go in one pipeline (one round trip).
+    async def ping(self) -> None:
+        """One round trip, for readiness checks.
 
-        ``ttl_ms`` gives each entry its own lifetime (a rebuild restores the remaining one);
-        by default every entry lives ``ledger_ttl_seconds``.
+        Raises:
+            RedisUnavailable, RedisRefused: as :func:`redis_errors` maps them.
+        """
+        with redis_errors("ping"):
+            await self.client.ping()
+
+    async def _prepare_durability(self) -> None:
+        """Decide once how ``fsync`` durability is obtained from this server; refuse if it cannot be."""
+        if self._waitaof is not None or self.durability != "fsync":
+            return
+        with redis_errors("checking Redis persistence"):
+            info = await self.client.info("server")
+            version = tuple(int(p) for p in str(info.get("redis_version", "0")).split(".")[:2] if p.isdigit())
+            if version >= (7, 2):
+                self._waitaof = True
+                return
+            try:
+                config = await self.client.config_get("append*")
+            except redis_errors_mod.ResponseError as exc:
+                raise RedisRefused(
+                    "EC_REDIS_DURABILITY=fsync needs Redis 7.2+ (WAITAOF) or CONFIG GET to check "
+                    "appendfsync "
+                    f"on Redis {info.get('redis_version')}: {exc}; allow CONFIG GET, upgrade Redis, or set "
+                    "EC_REDIS_DURABILITY=replica|none"
+                ) from exc
+        decoded = {
+            (k.decode() if isinstance(k, bytes) else k): (v.decode() if isinstance(v, bytes) else v)
+            for k, v in config.items()
+        }
+        if decoded.get("appendonly") != "yes" or decoded.get("appendfsync") != "always":
+            raise RedisRefused(
+                f"EC_REDIS_DURABILITY=fsync: Redis {info.get('redis_version')} runs appendonly="
+                f"{decoded.get('appendonly')} appendfsync={decoded.get('appendfsync')}; without WAITAOF "
+                "(7.2+) an acknowledged entry is durable only with 'appendonly yes' and 'appendfsync "
+                "always'. Configure "
+                "Redis so, or set EC_REDIS_DURABILITY=replica (WAIT) or none"
+            )
+        self._waitaof = False
+
+    async def write_many(self, entries: Sequence[LedgerEntry], *, restore: bool = False) -> list[WriteResult]:
+        """Write-once each entry in one pipeline, then wait for durability in the same round trip.
+
+        ``restore`` (``ledger rebuild``): each entry keeps its own ``written_at`` and ``expires_at``;
+        an entry whose expiry has passed comes back as outcome ``EXPIRED`` and is not written.
         """
         if not entries:
             return []
-        keys = [entry_key(self.ns, e["tool_call_id"], e["run_id"]) for e in entries]
-        ttls = list(ttl_ms) if ttl_ms is not None else [self.ttl_ms] * len(entries)
-        try:
+        await self._prepare_durability()
+        keys = [ledger_key(self.ns, e["run_id"], e["tool_call_id"]) for e in entries]
+        with redis_errors(f"ledger write of {len(entries)} entries"):
             async with self.client.pipeline(transaction=False) as pipe:
-                for key, entry, ttl in zip(keys, entries, ttls, strict=True):
-                    args: list[Any] = [max(1, ttl), entry["run_id"]]
+                for key, entry in zip(keys, entries, strict=True):
+                    expires = entry.get("expires_at") if restore else None
+                    args: list[Any] = [
+                        self.ttl_ms,
+                        entry["run_id"],
+                        expires or 0,
+                        entry.get("written_at") or 0,
+                    ]
                     for name, value in to_hash(entry).items():
                         args += [name, value]
                     await self._script(
                         keys=[key, owners_key(self.ns, entry["tool_call_id"])], args=args, client=pipe
                     )
+                if self.durability == "replica":
+                    pipe.execute_command("WAIT", self.replicas, self.wait_timeout_ms)
+                elif self.durability == "fsync" and self._waitaof:
+                    pipe.execute_command("WAITAOF", 1, 0, self.wait_timeout_ms)
                 replies = await pipe.execute()
-        except _REDIS_DOWN as exc:
-            raise RedisUnavailable(f"ledger write of {len(entries)} entries: {exc}") from exc
+                self.round_trips += 1
+        if self.durability == "replica":
+            acked = replies.pop()
+            if int(acked) < self.replicas:
+                raise RedisUnavailable(
+                    f"only {acked} of EC_REDIS_REPLICAS={self.replicas} replicas acknowledged the ledger "
+                    "write "
+                    f"within {self.wait_timeout_ms} ms"
+                )
+        elif self.durability == "fsync" and self._waitaof:
+            local = replies.pop()
+            if not local or int(local[0]) < 1:
+                raise RedisUnavailable("WAITAOF: the ledger write was not fsynced to the AOF in time")
         results = []
         for key, (outcome, flat) in zip(keys, replies, strict=True):
             pairs = dict(zip(flat[0::2], flat[1::2], strict=True))
-            results.append(WriteResult(LedgerOutcome(outcome.decode()), from_hash(pairs), key))
+            name = outcome.decode() if isinstance(outcome, bytes) else str(outcome)
+            stored = from_hash(pairs)
+            results.append(WriteResult(LedgerOutcome(name), stored, key))
         return results
 
     async def entries_of_run(self, run_id: str) -> list[LedgerEntry]:
-        """Every live entry of one run (SCAN, for export and inspection; not a hot path).
-
-        Raises:
-            RedisUnavailable: Redis cannot be reached.
-        """
-        pattern = f"{self.ns}:ledger:{{*}}:{run_id}"
-        try:
-            keys = sorted([key async for key in self.client.scan_iter(match=pattern, count=1000)])
+        """Every live entry of one run (SCAN, for export and inspection; not a hot path)."""
+        with redis_errors(f"scanning the entries of run {run_id}"):
+            keys = sorted(
+                [key async for key in self.client.scan_iter(match=run_pattern(self.ns, run_id), count=1000)]
+            )
             async with self.client.pipeline(transaction=False) as pipe:
                 for key in keys:
                     pipe.hgetall(key)
                 hashes = await pipe.execute()
-        except _REDIS_DOWN as exc:
-            raise RedisUnavailable(f"scanning the entries of run {run_id}: {exc}") from exc
         entries = [from_hash(h) for h in hashes if h]
         return sorted((e for e in entries if e["run_id"] == run_id), key=lambda e: e["tool_call_id"])
 
-    async def read_many(self, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], LedgerLookup]:
+    async def read_many(self, keys: Sequence[LedgerKey]) -> dict[LedgerKey, LedgerLookup]:
         """Entries in one pipeline; owners, only for the missing ones, in a second."""
         unique = list(dict.fromkeys(keys))
         if not unique:
             return {}
-        try:
+        owners: dict[str, set[str]] = {}
+        with redis_errors(f"ledger read of {len(unique)} entries"):
             async with self.client.pipeline(transaction=False) as pipe:
                 for run_id, tool_call_id in unique:
-                    pipe.hgetall(entry_key(self.ns, tool_call_id, run_id))
+                    pipe.hgetall(ledger_key(self.ns, run_id, tool_call_id))
                 hashes = await pipe.execute()
+            self.round_trips += 1
             found = {k: from_hash(h) for k, h in zip(unique, hashes, strict=True) if h}
             missing = [k for k in unique if k not in found]
-            owners: dict[str, set[str]] = {}
             if missing:
                 now_ms = int(time.time() * 1000)
                 tool_calls = list(dict.fromkeys(t for _, t in missing))
@@ -256,12 +353,11 @@ class RedisLedgerStore:
                     for tool_call_id in tool_calls:
                         pipe.zrangebyscore(owners_key(self.ns, tool_call_id), f"({now_ms}", "+inf")
                     members = await pipe.execute()
+                self.round_trips += 1
                 owners = {
                     t: {m.decode("utf-8") for m in ms} for t, ms in zip(tool_calls, members, strict=True)
                 }
-        except _REDIS_DOWN as exc:
-            raise RedisUnavailable(f"ledger read of {len(unique)} entries: {exc}") from exc
-        out: dict[tuple[str, str], LedgerLookup] = {}
+        out: dict[LedgerKey, LedgerLookup] = {}
         for run_id, tool_call_id in unique:
             entry = found.get((run_id, tool_call_id))
             if entry is not None:
@@ -269,49 +365,4 @@ class RedisLedgerStore:
             else:
                 foreign = bool(owners.get(tool_call_id, set()) - {run_id})
                 out[(run_id, tool_call_id)] = LedgerLookup(None, foreign)
-        return out
-
-
-class MemoryLedgerStore:
-    """The same write-once semantics in memory (no TTL): for tests and offline runs."""
-
-    def __init__(self, ns: str = "ec") -> None:
-        self.ns = ns
-        self.entries: dict[tuple[str, str], LedgerEntry] = {}
-        self.reads = 0
-        self.down = False
-
-    async def write_many(self, entries: Sequence[LedgerEntry]) -> list[WriteResult]:
-        """Write-once each entry."""
-        if self.down:
-            raise RedisUnavailable("memory ledger marked down")
-        results = []
-        for entry in entries:
-            key = (entry["run_id"], entry["tool_call_id"])
-            redis_key = entry_key(self.ns, entry["tool_call_id"], entry["run_id"])
-            stored = self.entries.get(key)
-            if stored is None:
-                self.entries[key] = from_hash(to_hash(entry))
-                results.append(WriteResult(LedgerOutcome.WRITTEN, self.entries[key], redis_key))
-            elif (stored["projection_sha256"], stored["status"]) == (
-                entry["projection_sha256"],
-                entry["status"],
-            ):
-                results.append(WriteResult(LedgerOutcome.DUPLICATE, stored, redis_key))
-            else:
-                results.append(WriteResult(LedgerOutcome.CONFLICT, stored, redis_key))
-        return results
-
-    async def read_many(self, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], LedgerLookup]:
-        """Look up pairs; counts one read per call."""
-        if self.down:
-            raise RedisUnavailable("memory ledger marked down")
-        self.reads += 1
-        out: dict[tuple[str, str], LedgerLookup] = {}
-        for run_id, tool_call_id in keys:
-            entry = self.entries.get((run_id, tool_call_id))
-            owners = {r for (r, t) in self.entries if t == tool_call_id}
-            out[(run_id, tool_call_id)] = LedgerLookup(
-                cast(Mapping[str, Any], entry) if entry else None, entry is None and bool(owners - {run_id})
-            )
         return out

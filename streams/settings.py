@@ -1,15 +1,17 @@
 """Every setting of evidence-chain in one frozen object, read from ``EC_*`` environment variables.
 
 Nested limits use ``__``: ``EC_PROJECTION__MAX_ITEMS=8``, ``EC_POSTPROCESS__RETURN_N=5``.
-Units are in the names (``ledger_ttl_seconds``, ``max_bytes``) as in aiokafka's settings.
+Units are in the names (``ledger_ttl_seconds``, ``max_bytes``) as in aiokafka's settings. Secrets
+(``EC_REDIS_URL`` may hold a password) are ``SecretStr``: never printed, never logged.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Annotated, Literal
 
-from pydantic import Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from models.limits import (
     DeadLetterSettings,
@@ -18,6 +20,11 @@ from models.limits import (
     PostprocessSettings,
     ToolProjectionLimits,
 )
+from models.vocab import Station
+from streams.errors import ConfigurationError
+
+AGENT_NAMES: tuple[Station, ...] = (Station.POSTPROCESS, Station.PROJECT, Station.LEDGER, Station.GUARD)
+"""The four agents a worker can run (each is the station of the same name)."""
 
 
 class Settings(BaseSettings):
@@ -27,13 +34,46 @@ class Settings(BaseSettings):
         env_prefix="EC_", env_nested_delimiter="__", frozen=True, extra="ignore"
     )
 
-    # Infrastructure
+    # Kafka
     kafka_bootstrap: str = Field("127.0.0.1:9092", description="Kafka bootstrap servers, comma-separated.")
-    redis_url: str = Field(
-        "redis://127.0.0.1:6379/0", description="Redis URL (put the password in EC_REDIS_PASSWORD)."
+    kafka_security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = Field(
+        "PLAINTEXT", description="How every Kafka client connects."
     )
-    redis_password: SecretStr | None = Field(None, description="Redis password; never printed.")
+    kafka_sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] = Field(
+        "PLAIN", description="SASL mechanism (with SASL_PLAINTEXT / SASL_SSL)."
+    )
+    kafka_sasl_username: str | None = Field(None, description="SASL user name.")
+    kafka_sasl_password: SecretStr | None = Field(None, description="SASL password; never printed.")
+    kafka_ssl_cafile: str | None = Field(
+        None, description="CA bundle that signs the brokers' certificates (SSL)."
+    )
+    kafka_ssl_certfile: str | None = Field(None, description="Client certificate for mutual TLS (SSL).")
+    kafka_ssl_keyfile: str | None = Field(None, description="Key of the client certificate (SSL).")
+
+    # Redis
+    redis_url: SecretStr = Field(
+        SecretStr("redis://127.0.0.1:6379/0"),
+        description="Redis URL; rediss:// for TLS; may hold a password (never printed).",
+    )
+    redis_password: SecretStr | None = Field(
+        None, description="Redis password, if not in the URL; never printed."
+    )
+    redis_ssl_ca_file: str | None = Field(None, description="CA bundle for a rediss:// server.")
+    redis_timeout_ms: int = Field(2_000, ge=1, description="Socket timeout of Redis calls.")
+    redis_durability: Literal["fsync", "replica", "none"] = Field(
+        "fsync",
+        description="When a ledger write counts as done: fsynced (fsync), on replicas (replica), replied.",
+    )
+    redis_replicas: int = Field(
+        1, ge=1, description="Replicas that must acknowledge a ledger write (replica)."
+    )
+    redis_wait_timeout_ms: int = Field(1_000, ge=1, description="Longest WAIT / WAITAOF for a ledger write.")
+
+    # The Faust app
     app_id: str = Field("evidence-chain", description="Faust app id = the workers' consumer group.")
+    agents: Annotated[frozenset[Station], NoDecode] = Field(
+        frozenset(AGENT_NAMES), description="Agents this worker runs, comma-separated (default all four)."
+    )
     topic_prefix: str = Field("", description="Prepended to every topic name.")
     topic_partitions: int = Field(3, ge=1, description="Partitions of every topic (one count for all).")
     topic_replication_factor: int = Field(1, ge=1, description="Replication factor of created topics.")
@@ -42,22 +82,28 @@ class Settings(BaseSettings):
     )
     ledger_retention_ms: int = Field(-1, description="retention.ms of the ledger topic (-1 = keep forever).")
     data_dir: str = Field(".local/faust", description="Where Faust keeps its per-app data directory.")
-    web_enabled: bool = Field(False, description="Run Faust's web server (port web_port).")
-    web_port: int = Field(6066, description="Faust web port when web_enabled.")
-    batch_size: int = Field(100, ge=1, description="Records an agent takes at once (stream.take).")
-    batch_within_seconds: float = Field(0.2, gt=0, description="Longest wait to fill a batch.")
+    web_enabled: bool = Field(False, description="Run the worker's web server (metrics, health) on web_port.")
+    web_port: int = Field(6066, description="Web port when web_enabled.")
+    batch_size: int = Field(500, ge=1, description="Most records an agent takes at once.")
+    stream_buffer_maxsize: int = Field(
+        1000, ge=1, description="Records buffered per agent before fetching pauses."
+    )
     retry_initial_backoff_ms: int = Field(
         200, ge=1, description="First retry delay when Kafka/Redis is down."
     )
     retry_max_backoff_ms: int = Field(
         10_000, ge=1, description="Longest retry delay when Kafka/Redis is down."
     )
+    max_hold_seconds: float = Field(
+        300.0, gt=0, description="Longest an outage may hold a batch before the worker exits non-zero."
+    )
     startup_wait_seconds: float = Field(60.0, ge=0, description="How long a starting worker waits for Kafka.")
-    redis_timeout_ms: int = Field(2_000, ge=1, description="Socket timeout of Redis calls.")
     broker_session_timeout_seconds: float = Field(30.0, gt=0, description="Consumer group session timeout.")
     broker_heartbeat_seconds: float = Field(3.0, gt=0, description="Consumer group heartbeat interval.")
     broker_rebalance_timeout_seconds: float = Field(60.0, gt=0, description="Group rebalance timeout.")
-    broker_commit_interval_seconds: float = Field(1.0, gt=0, description="Commit interval of acked offsets.")
+    broker_commit_interval_seconds: float = Field(
+        1.0, gt=0, description="Longest wait before processed offsets are committed."
+    )
 
     # Ledger
     ns: str = Field("ec", description="Redis key namespace of the ledger.")
@@ -73,12 +119,46 @@ class Settings(BaseSettings):
     guard: GuardSettings = GuardSettings()
     dead_letters: DeadLetterSettings = DeadLetterSettings()
 
+    @field_validator("agents", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: object) -> object:
+        if isinstance(value, str):
+            names = {part.strip() for part in value.split(",") if part.strip()}
+            return frozenset(names) if names else frozenset(AGENT_NAMES)
+        return value
+
+    @field_validator("agents")
+    @classmethod
+    def _some_agent(cls, value: frozenset[Station]) -> frozenset[Station]:
+        if not value or Station.DEAD_LETTER in value:
+            raise ValueError(f"choose agents from {', '.join(AGENT_NAMES)}")
+        return value
+
     def topic(self, name: str) -> str:
         """The full name of one of the SPEC's topics, with the prefix."""
         return f"{self.topic_prefix}{name}"
 
 
+def load_settings(**overrides: object) -> Settings:
+    """Settings from the environment (and ``overrides``), as a :class:`ConfigurationError` when invalid.
+
+    Raises:
+        ConfigurationError: a variable has a value that cannot work; the message names it.
+    """
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"EC_{'__'.join(str(p) for p in error['loc']).upper()}: {error['msg']}" for error in exc.errors()
+        )
+        raise ConfigurationError(f"invalid settings: {problems}") from None
+
+
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
-    """The process-wide settings, read once from the environment."""
-    return Settings()
+    """The process-wide settings, read once from the environment (for the command line).
+
+    Raises:
+        ConfigurationError: a variable has a value that cannot work.
+    """
+    return load_settings()

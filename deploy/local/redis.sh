@@ -40,9 +40,10 @@ supervised no
 pidfile "$REDIS_PIDFILE"
 logfile "$REDIS_LOG"
 dir "$REDIS_DATA"
-# SPEC 7: run Redis with AOF persistence.
+# SPEC 7: run Redis with AOF persistence; fsync before every reply (EC_REDIS_DURABILITY=fsync).
+# A ledger write the worker acknowledged survives a SIGKILL of Redis.
 appendonly yes
-appendfsync everysec
+appendfsync always
 # The config path in the process title lets 'stack.sh down' find this instance without a pid file.
 proc-title-template "{title} {listen-addr} {config-file}"
 EOF

@@ -16,18 +16,17 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
-from redis import exceptions as redis_errors
 from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from streams import json
+from streams import codec
 from streams.audit_sink import run_sink
 from streams.audit_store import AuditStore
-from streams.errors import ConfigurationError, RedisUnavailable
+from streams.cli.display import cell, console, printable, redact_url
+from streams.errors import ConfigurationError, RedisUnavailable, Refused
 from streams.ledger_store import RedisLedgerStore
 from streams.settings import Settings, get_settings
 
@@ -129,10 +128,10 @@ def run_inspect(args: argparse.Namespace) -> int:
             "drafts": drafts,
             "ledger_error": ledger_error,
         }
-        sys.stdout.buffer.write(json.dumps_line(doc))
+        sys.stdout.buffer.write(codec.dumps_line(doc))
         sys.stdout.flush()
         return 0
-    _render(Console(), args.run_id, tool_calls, drafts, ledger_error)
+    _render(console(), args.run_id, tool_calls, drafts, ledger_error)
     return 0
 
 
@@ -145,10 +144,12 @@ async def _ledger_entries(
     store = RedisLedgerStore.from_settings(settings)
     try:
         lookups = await store.read_many([(run_id, t) for t in tool_call_ids])
-    except (RedisUnavailable, redis_errors.RedisError) as exc:
-        where = urlsplit(settings.redis_url)  # never print the URL itself: it may hold a password
+    except (RedisUnavailable, Refused) as exc:
+        where = redact_url(
+            settings.redis_url.get_secret_value()
+        )  # never the URL itself: it may hold a password
         return {}, (
-            f"the Redis ledger at {where.hostname}:{where.port or 6379} could not be read ({exc}); "
+            f"the Redis ledger at {where} could not be read ({type(exc).__name__}); "
             "ledger status and sha256 are not shown (check EC_REDIS_URL, or `make up`)"
         )
     finally:
@@ -165,14 +166,12 @@ def _short(sha: Any) -> str:
 
 
 def _cell(value: Any) -> Text:
-    if value is None:
-        return Text("—", style="dim")
-    return Text(str(value))
+    return cell(value)
 
 
 def _flow_cell(call: dict[str, Any]) -> Text:
     if call.get("postprocess_status") == "FAILED":
-        return Text(f"FAILED {call.get('postprocess_failure_reason') or ''}".strip(), style="red")
+        return Text(printable(f"FAILED {call.get('postprocess_failure_reason') or ''}".strip()), style="red")
     hits, blocks = call.get("candidate_count"), call.get("evidence_block_count")
     return Text(f"{'?' if hits is None else hits}→{'?' if blocks is None else blocks}")
 
@@ -191,17 +190,19 @@ def _ledger_cells(call: dict[str, Any], ledger_error: str | None) -> tuple[Text,
     outcome = call.get("ledger_outcome")
     suffix = f"/{outcome}" if outcome else ""
     if ledger_error is not None:
-        return Text(f"{call.get('ledger_status') or '—'}{suffix}", style="dim"), Text("?", style="dim")
+        return Text(printable(f"{call.get('ledger_status') or '—'}{suffix}"), style="dim"), Text(
+            "?", style="dim"
+        )
     entry = call.get("ledger_entry")
     if entry is None:
         status = Text("not in Redis", style="red")
-        status.append(f" (audit: {call.get('ledger_status') or '—'}{suffix})", style="dim")
+        status.append(printable(f" (audit: {call.get('ledger_status') or '—'}{suffix})"), style="dim")
         return status, Text("—", style="dim")
-    status = Text(f"{entry['status']}{suffix}", style="" if entry["status"] == "READY" else "red")
-    sha = Text(_short(entry["projection_sha256"]))
+    status = Text(printable(f"{entry['status']}{suffix}"), style="" if entry["status"] == "READY" else "red")
+    sha = Text(printable(_short(entry["projection_sha256"])))
     projected = call.get("projection_sha256")
     if projected and entry.get("projection_sha256") and projected != entry["projection_sha256"]:
-        sha.append(f" ≠ projected {_short(projected)}", style="yellow")
+        sha.append(printable(f" ≠ projected {_short(projected)}"), style="yellow")
     return status, sha
 
 
@@ -212,9 +213,11 @@ def _render(
     drafts: list[dict[str, Any]],
     ledger_error: str | None,
 ) -> None:
-    console.print(Text(f"run {run_id}: {len(tool_calls)} tool calls, {len(drafts)} drafts", style="bold"))
+    console.print(
+        Text(printable(f"run {run_id}: {len(tool_calls)} tool calls, {len(drafts)} drafts"), style="bold")
+    )
     if ledger_error is not None:
-        console.print(Text(f"note: {ledger_error}", style="yellow"))
+        console.print(Text(printable(f"note: {ledger_error}"), style="yellow"))
     if tool_calls:
         table = Table(title="tool calls", title_justify="left", box=box.SIMPLE_HEAD)
         table.add_column("tool call", no_wrap=True)
@@ -224,7 +227,7 @@ def _render(
         table.add_column("sha256", no_wrap=True)
         for call in tool_calls:
             table.add_row(
-                Text(str(call["tool_call_id"])),
+                cell(call["tool_call_id"]),
                 _flow_cell(call),
                 _cell(call.get("relevance_level")),
                 _returned_cell(call),
@@ -240,7 +243,7 @@ def _render(
         table.add_column("error")
         for call in letters:
             table.add_row(
-                Text(str(call["tool_call_id"])),
+                cell(call["tool_call_id"]),
                 _cell(call["dead_letter_reason"]),
                 _cell(call["dead_letter_station"]),
                 _cell(call["dead_letter_error"]),
@@ -258,8 +261,8 @@ def _render(
             table.add_row(
                 _cell(draft["draft_id"]),
                 _cell(draft["attempt"]),
-                Text(str(draft["verdict"]), style=_VERDICT_STYLE.get(str(draft["verdict"]), "")),
-                Text(listed) if listed else Text("—", style="dim"),
-                Text(", ".join(draft["cited_tool_call_ids"])),
+                cell(draft["verdict"], _VERDICT_STYLE.get(str(draft["verdict"]), "")),
+                cell(listed or None),
+                cell(", ".join(draft["cited_tool_call_ids"])),
             )
         console.print(table)

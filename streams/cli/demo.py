@@ -21,15 +21,19 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
-from streams import json
+from models.vocab import Station
+from streams import codec
+from streams.cli.display import cell, console, printable, redact_url
 from streams.cli.offline import read_lines
 from streams.cli.stream import publish_lines
 from streams.errors import ConfigurationError, EvidenceChainError
-from streams.kafka_io import read_topic
-from streams.pipeline import process_raw_hits
+from streams.hashing import sha256_hex
+from streams.kafka import ensure_topics, read_topic
+from streams.messages import Record
+from streams.pipeline import Outcome, run_station
 from streams.settings import Settings, get_settings
-from streams.topics import ensure_topics
 
 SAMPLE = Path(__file__).resolve().parents[2] / "deploy" / "sample"
 
@@ -79,12 +83,15 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 async def _demo(
     settings: Settings, raw: list[bytes], drafts: list[bytes], wait_seconds: float, console: Console
 ) -> dict[str, list[dict[str, Any]]]:
-    bootstrap = settings.kafka_bootstrap
-    expected_ledger = sum(1 for line in raw if process_raw_hits(line, settings).lookup is not None)
-    console.print(f"publishing {len(raw)} raw-hits records to [bold]{settings.topic('raw-hits')}[/]")
+    expected_ledger = sum(1 for line in raw if _reaches_ledger(line, settings))
+    console.print(
+        Text.assemble(
+            "publishing ", str(len(raw)), " raw-hits records to ", (settings.topic("raw-hits"), "bold")
+        )
+    )
     await publish_lines(settings, settings.topic("raw-hits"), iter(raw), len(raw))
     ledger = await read_topic(
-        bootstrap,
+        settings,
         settings.topic("ledger"),
         until=lambda v: len(v) >= expected_ledger,
         wait_seconds=wait_seconds,
@@ -93,65 +100,83 @@ async def _demo(
         raise EvidenceChainError(
             f"the ledger holds {len(ledger)} of {expected_ledger} entries after {wait_seconds}s"
         )
-    console.print(f"publishing {len(drafts)} drafts to [bold]{settings.topic('diagnosis-drafts')}[/]")
+    console.print(
+        Text.assemble(
+            "publishing ", str(len(drafts)), " drafts to ", (settings.topic("diagnosis-drafts"), "bold")
+        )
+    )
     await publish_lines(settings, settings.topic("diagnosis-drafts"), iter(drafts), len(drafts))
     verdicts = await read_topic(
-        bootstrap,
+        settings,
         settings.topic("verdicts"),
         until=lambda v: len(v) >= len(drafts),
         wait_seconds=wait_seconds,
     )
-    letters = await read_topic(bootstrap, settings.topic("dead-letters"), until=lambda v: True, settle=2.0)
-    order = {json.sha256_hex(draft): index for index, draft in enumerate(drafts)}
-    parsed = sorted((json.loads(v) for v in verdicts), key=lambda v: order.get(v["draft_sha256"], len(order)))
+    letters = await read_topic(settings, settings.topic("dead-letters"), until=lambda v: True, settle=2.0)
+    order = {sha256_hex(draft): index for index, draft in enumerate(drafts)}
+    parsed = sorted(
+        (codec.loads(v) for v in verdicts), key=lambda v: order.get(v["draft_sha256"], len(order))
+    )
     return {
-        "ledger": [json.loads(v) for v in ledger],
+        "ledger": [codec.loads(v) for v in ledger],
         "verdicts": parsed,
-        "dead_letters": [json.loads(v) for v in letters],
+        "dead_letters": [codec.loads(v) for v in letters],
     }
+
+
+def _reaches_ledger(line: bytes, settings: Settings) -> bool:
+    """Whether the postprocess station sends this line on toward the ledger (it has valid ids)."""
+    step = run_station(Station.POSTPROCESS, Record.offline(line), settings)
+    return isinstance(step, Outcome) and bool(step.outputs)
 
 
 def show(outcome: dict[str, list[dict[str, Any]]], settings: Settings, console: Console) -> None:
     """The outcome as three tables a person can read."""
+    where = redact_url(settings.redis_url.get_secret_value())
     ledger = Table(
-        title=f"Ledger (Redis {settings.redis_url}, keys {settings.ns}:ledger:{{<tool_call_id>}}:<run_id>)"
+        title=Text(f"Ledger (Redis {where}, keys {settings.ns}:ledger:{{<tool_call_id>}}:<run_id>)")
     )
     for column in ("run", "tool call", "status", "evidence", "sha256", "failure"):
         ledger.add_column(column)
     for entry in outcome["ledger"]:
         ledger.add_row(
-            entry["run_id"],
-            entry["tool_call_id"],
-            entry["status"],
-            entry["evidence_status"] or "-",
-            (entry["projection_sha256"] or "-")[:12],
-            entry["failure_reason"] or "",
+            cell(entry["run_id"]),
+            cell(entry["tool_call_id"]),
+            cell(entry["status"]),
+            cell(entry["evidence_status"]),
+            cell((entry["projection_sha256"] or "-")[:12]),
+            cell(entry["failure_reason"], empty=""),
         )
-    verdicts = Table(title=f"Verdicts ({settings.topic('verdicts')})")
+    verdicts = Table(title=Text(f"Verdicts ({settings.topic('verdicts')})"))
     for column in ("draft", "run", "attempt", "verdict", "violations"):
         verdicts.add_column(column)
     for verdict in outcome["verdicts"]:
-        style = {"PASS": "green", "REJECT": "yellow", "FALLBACK": "red"}[verdict["verdict"]]
-        codes = "\n".join(f"{v['code']} @ {v['path'] or '<draft>'}" for v in verdict["violations"]) or "-"
-        verdicts.add_row(
-            verdict["draft_id"] or "?",
-            verdict["run_id"] or "?",
-            str(verdict["attempt"]),
-            f"[{style}]{verdict['verdict']}[/]",
-            codes,
+        style = {"PASS": "green", "REJECT": "yellow", "FALLBACK": "red"}.get(str(verdict["verdict"]), "")
+        codes = (
+            "\n".join(printable(f"{v['code']} @ {v['path'] or '<draft>'}") for v in verdict["violations"])
+            or "-"
         )
-    letters = Table(title=f"Dead letters ({settings.topic('dead-letters')})")
+        verdicts.add_row(
+            cell(verdict["draft_id"], empty="?"),
+            cell(verdict["run_id"], empty="?"),
+            cell(verdict["attempt"]),
+            cell(verdict["verdict"], style),
+            Text(codes),
+        )
+    letters = Table(title=Text(f"Dead letters ({settings.topic('dead-letters')})"))
     for column in ("reason", "run / tool call", "station", "source", "error"):
         letters.add_column(column)
     for letter in outcome["dead_letters"]:
         source = letter["source"]
         ids = f"{letter['run_id']} / {letter['tool_call_id']}" if letter["run_id"] else "-"
         letters.add_row(
-            letter["reason"],
-            ids,
-            letter["station"],
-            f"{source['topic'].removeprefix(settings.topic_prefix)}[{source['partition']}]@{source['offset']}",
-            letter["error"][:80],
+            cell(letter["reason"]),
+            cell(ids),
+            cell(letter["station"]),
+            cell(
+                f"{source['topic'].removeprefix(settings.topic_prefix)}[{source['partition']}]@{source['offset']}"
+            ),
+            cell(letter["error"][:80]),
         )
     console.print(ledger, verdicts, letters)
 
@@ -165,19 +190,22 @@ def run_demo(args: argparse.Namespace) -> int:
     )
     raw, drafts = _lines(args.raw_hits), _lines(args.drafts)
     # A terminal decides its own width; a log or pipe gets one wide enough for the tables.
-    console = Console() if sys.stdout.isatty() else Console(width=140)
+    out = console() if sys.stdout.isatty() else console(width=140)
     asyncio.run(ensure_topics(settings))
     logs = Path(".local") if Path(".local").is_dir() else Path(tempfile.gettempdir())
     log_path = logs / f"{prefix}worker.log"
-    console.print(f"starting the worker (agents: all; log: {log_path})")
+    out.print(f"starting the worker (agents: all; log: {log_path})")
     worker = _start_worker(settings, log_path)
     try:
-        outcome = asyncio.run(_demo(settings, raw, drafts, args.wait_seconds, console))
+        outcome = asyncio.run(_demo(settings, raw, drafts, args.wait_seconds, out))
     finally:
         _stop(worker)
-    show(outcome, settings, console)
-    console.print(
-        f"\nTopics are kept under the prefix [bold]{prefix}[/]; see them again with "
-        f"EC_TOPIC_PREFIX={prefix} EC_NS={settings.ns} evidence-chain ...",
+    show(outcome, settings, out)
+    out.print(
+        Text.assemble(
+            "\nTopics are kept under the prefix ",
+            (prefix, "bold"),
+            f"; see them again with EC_TOPIC_PREFIX={prefix} EC_NS={settings.ns} evidence-chain ...",
+        )
     )
     return 0

@@ -9,17 +9,17 @@ import time
 from collections import Counter
 from typing import Any, cast
 
-from rich.console import Console
 from rich.table import Table
 
 from models.ids import is_valid_id
 from models.ledger import LEDGER_ENTRY_FIELDS, LedgerEntry
-from streams import json
+from streams import codec
+from streams.cli.display import console, redact_url
 from streams.cli.progress import consume_range
 from streams.errors import ConfigurationError
+from streams.kafka import Range
 from streams.ledger_store import RedisLedgerStore
-from streams.replay import Range
-from streams.runtime import Record
+from streams.messages import Record
 from streams.settings import Settings, get_settings
 
 
@@ -31,7 +31,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "rebuild",
         help="restore the Redis ledger from the ledger topic (idempotent)",
         description="Reads the whole ledger topic and writes each entry write-once: entries Redis still "
-        "holds are DUPLICATE, lost ones are WRITTEN with their remaining lifetime, expired ones are skipped.",
+        "holds are DUPLICATE, lost ones are WRITTEN with their remaining lifetime (from the write time the "
+        "ledger event carries), expired ones are skipped.",
     )
     rebuild.set_defaults(handler=run_rebuild)
     export = commands.add_parser("export", help="a run's entries as JSON lines (what verify --ledger reads)")
@@ -42,8 +43,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def entry_of(value: bytes) -> LedgerEntry | None:
     """A ``ledger`` event as a ledger entry, or None when it is not one."""
     try:
-        doc = json.loads(value)
-    except json.JSONDecodeError:
+        doc = codec.loads(value)
+    except codec.JSONDecodeError:
         return None
     if (
         not isinstance(doc, dict)
@@ -52,6 +53,21 @@ def entry_of(value: bytes) -> LedgerEntry | None:
     ):
         return None
     return cast(LedgerEntry, {name: doc.get(name) for name in LEDGER_ENTRY_FIELDS})
+
+
+def restorable(entry: LedgerEntry, record_timestamp: int | None, ttl_ms: int, now_ms: int) -> LedgerEntry:
+    """The entry with the lifetime it really has left.
+
+    A ledger event carries the entry's ``expires_at`` (Redis ``TIME`` when it was written). An event
+    written before that field existed lives ``ttl`` from the latest moment it can have been written:
+    the ledger event's own timestamp (when the agent produced it), else the origin's.
+    """
+    if entry.get("expires_at") is not None:
+        return entry
+    born = record_timestamp or entry.get("source_timestamp") or now_ms
+    restored = dict(entry)
+    restored["written_at"], restored["expires_at"] = born, born + ttl_ms
+    return cast(LedgerEntry, restored)
 
 
 async def rebuild(settings: Settings) -> tuple[Counter[str], bool]:
@@ -63,22 +79,13 @@ async def rebuild(settings: Settings) -> tuple[Counter[str], bool]:
         counts: Counter[str] = Counter()
         now_ms = int(time.time() * 1000)
         entries: list[LedgerEntry] = []
-        ttls: list[int] = []
         for record in batch:
             entry = entry_of(record.value)
             if entry is None:
                 counts["malformed"] += 1
                 continue
-            # An entry lives ledger_ttl_seconds from when it was written; the origin's timestamp is the
-            # closest durable clue to that moment.
-            born = entry["source_timestamp"] or record.timestamp or now_ms
-            remaining = born + ttl_ms - now_ms
-            if remaining <= 0:
-                counts["expired"] += 1
-                continue
-            entries.append(entry)
-            ttls.append(remaining)
-        for result in await store.write_many(entries, ttls):
+            entries.append(restorable(entry, record.timestamp, ttl_ms, now_ms))
+        for result in await store.write_many(entries, restore=True):
             counts[result.outcome.lower()] += 1
         return counts
 
@@ -94,7 +101,8 @@ def run_rebuild(args: argparse.Namespace) -> int:
     """The ``ledger rebuild`` command."""
     settings = get_settings()
     counts, interrupted = asyncio.run(rebuild(settings))
-    table = Table(title=f"ledger rebuild into Redis {settings.redis_url} (namespace {settings.ns})")
+    where = redact_url(settings.redis_url.get_secret_value())
+    table = Table(title=f"ledger rebuild into Redis {where} (namespace {settings.ns})")
     table.add_column("outcome")
     table.add_column("entries", justify="right")
     table.add_column("meaning")
@@ -102,12 +110,12 @@ def run_rebuild(args: argparse.Namespace) -> int:
         "written": "restored (Redis had lost it)",
         "duplicate": "Redis already held the same entry",
         "conflict": "Redis holds a different entry for the key; left untouched",
-        "expired": "older than ledger_ttl_seconds; not restored",
+        "expired": "its lifetime is over; not restored",
         "malformed": "not a ledger entry; skipped",
     }
     for outcome, text in meaning.items():
         table.add_row(outcome, str(counts.get(outcome, 0)), text)
-    Console().print(table)
+    console().print(table)
     if interrupted:
         print("interrupted: the entries read so far were restored; run it again to finish", file=sys.stderr)
         return 130
@@ -130,7 +138,7 @@ def run_export(args: argparse.Namespace) -> int:
     entries = asyncio.run(export(get_settings(), args.run))
     out = sys.stdout.buffer
     for entry in entries:
-        out.write(json.dumps_line(cast(dict[str, Any], entry)))
+        out.write(codec.dumps_line(cast(dict[str, Any], entry)))
     out.flush()
     print(f"exported {len(entries)} entries of run {args.run}", file=sys.stderr)
     return 0

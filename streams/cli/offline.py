@@ -1,8 +1,9 @@
 """``pipe`` and ``verify``: the stations without Kafka or Redis, JSON lines in and out.
 
 Input is read as bytes, one record per line (a trailing ``\\r\\n`` or ``\\n`` is not part of it);
-every input line gives exactly one output line, and the exit code is 0 when the input was read to
-the end. These commands run the same code path as the agents (``streams.pipeline``).
+every input line gives exactly one output line, whatever it holds, and the exit code is 0 when the
+input was read to the end. These commands call the very station functions the agents call
+(``streams.pipeline``); an offline line has no coordinates, so its outputs carry no event id.
 """
 
 from __future__ import annotations
@@ -10,17 +11,20 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 from models.events import Rejection
-from models.vocab import DeadLetterReason
-from streams import json
-from streams.errors import ConfigurationError, rejection
-from streams.pipeline import process_lookup, process_raw_hits
-from streams.settings import get_settings
-from streams.stations.guard import EvidenceGuard
-from streams.stations.ledger_view import InMemoryLedger
+from models.vocab import DeadLetterReason, Station
+from streams import codec
+from streams.envelope import rejection
+from streams.errors import ConfigurationError
+from streams.ledger_memory import MemoryLedgerStore
+from streams.messages import Record
+from streams.pipeline import Outcome, PendingRead, ProjectOutcome, finish_read, internal_error, run_station
+from streams.runner import LedgerStore
+from streams.settings import Settings, get_settings
+from streams.stations.ledger_view import LedgerKey, LedgerLookup
 
 # Offline, a rejected line prints a dead letter instead of a FAILED LookupResult, so every
 # LookupResult printed is status OK; the two envelope fields carry nothing and are left out.
@@ -65,9 +69,57 @@ def read_lines(stream: IO[bytes]) -> Iterator[bytes]:
         yield line
 
 
-def dead_letter_line(rejection: Rejection) -> dict[str, Any]:
+def dead_letter_line(refused: Rejection) -> bytes:
     """What ``pipe`` prints for a rejected line."""
-    return {"dead_letter": dict(rejection)}
+    return codec.dumps_line({"dead_letter": dict(refused)})
+
+
+def one_line_each(lines: Iterator[bytes], render: Callable[[bytes], bytes], out: IO[bytes]) -> None:
+    """Exactly one output line per input line: anything unexpected is that line's INTERNAL_ERROR."""
+    for line in lines:
+        try:
+            text = render(line)
+        except Exception as exc:  # noqa: BLE001 - per-line isolation: the rest of the input goes on
+            text = dead_letter_line(internal_error(exc))
+        out.write(text)
+    out.flush()
+
+
+def pipe_line(line: bytes, settings: Settings, *, source: str, emit: str) -> bytes:
+    """The one output line of ``pipe`` for one input line."""
+    if source == "lookup":
+        return _projection_line(run_station(Station.PROJECT, Record.offline(line), settings))
+    first = run_station(Station.POSTPROCESS, Record.offline(line), settings)
+    if not isinstance(first, Outcome) or first.rejection is not None or not first.outputs:
+        return dead_letter_line(_rejection_of(first))
+    if emit == "lookup":
+        shown = {k: v for k, v in first.detail.items() if k not in _OFFLINE_LOOKUP_OMITS}
+        return codec.dumps_line(shown)
+    return _projection_line(run_station(Station.PROJECT, Record.offline(first.outputs[0].value), settings))
+
+
+def _projection_line(step: Any) -> bytes:
+    done = step.detail if isinstance(step, Outcome) else None
+    if isinstance(done, ProjectOutcome) and done.projection is not None:
+        return done.projection.canonical + b"\n"
+    if isinstance(done, ProjectOutcome) and done.rejection is None and done.event is not None:
+        # a FAILED LookupResult: its dead letter was written upstream; say why here too
+        event = done.event
+        return dead_letter_line(
+            rejection(
+                event.get("failure_reason") or DeadLetterReason.INTERNAL_ERROR,
+                "the LookupResult is FAILED upstream",
+                event.get("run_id"),
+                event.get("tool_call_id"),
+            )
+        )
+    return dead_letter_line(_rejection_of(step))
+
+
+def _rejection_of(step: Any) -> Rejection:
+    if isinstance(step, Outcome) and step.rejection is not None:
+        return step.rejection
+    return rejection(DeadLetterReason.INTERNAL_ERROR, "no result")
 
 
 def run_pipe(args: argparse.Namespace) -> int:
@@ -75,47 +127,15 @@ def run_pipe(args: argparse.Namespace) -> int:
     if args.source == "lookup" and args.emit == "lookup":
         raise ConfigurationError("--from lookup reads LookupResults; it can only --emit projection")
     settings = get_settings()
-    out = sys.stdout.buffer
-    for line in read_lines(sys.stdin.buffer):
-        if args.source == "lookup":
-            result = process_lookup(line, settings)
-            if result.projection is not None:
-                out.write(result.projection.canonical + b"\n")
-            elif result.rejection is not None:
-                out.write(json.dumps_line(dead_letter_line(result.rejection)))
-            else:  # a FAILED LookupResult: its dead letter was written upstream; say why here too
-                out.write(json.dumps_line(dead_letter_line(_failed_upstream(result.event))))
-            continue
-        outcome = process_raw_hits(line, settings)
-        if outcome.rejection is not None or outcome.lookup is None:
-            out.write(json.dumps_line(dead_letter_line(outcome.rejection or _missing())))
-        elif args.emit == "lookup":
-            shown = {k: v for k, v in outcome.lookup.items() if k not in _OFFLINE_LOOKUP_OMITS}
-            out.write(json.dumps_line(shown))
-        else:
-            projected = process_lookup(json.dumps(outcome.lookup), settings)
-            if projected.projection is not None:
-                out.write(projected.projection.canonical + b"\n")
-            else:
-                out.write(json.dumps_line(dead_letter_line(projected.rejection or _missing())))
-    out.flush()
+    one_line_each(
+        read_lines(sys.stdin.buffer),
+        lambda line: pipe_line(line, settings, source=args.source, emit=args.emit),
+        sys.stdout.buffer,
+    )
     return 0
 
 
-def _failed_upstream(event: Any) -> Rejection:
-    reason = event.get("failure_reason") if isinstance(event, dict) else None
-    run_id = event.get("run_id") if isinstance(event, dict) else None
-    tool_call_id = event.get("tool_call_id") if isinstance(event, dict) else None
-    return rejection(
-        reason or DeadLetterReason.INTERNAL_ERROR, "the LookupResult is FAILED upstream", run_id, tool_call_id
-    )
-
-
-def _missing() -> Rejection:
-    return rejection(DeadLetterReason.INTERNAL_ERROR, "no result")
-
-
-def load_ledger(path: str) -> InMemoryLedger:
+def load_ledger(path: str) -> MemoryLedgerStore:
     """Ledger entries from a JSON-lines file; the first line for a key wins.
 
     A line that is not an entry (not JSON, not an object with string ``run_id`` and ``tool_call_id``)
@@ -125,15 +145,15 @@ def load_ledger(path: str) -> InMemoryLedger:
     Raises:
         ConfigurationError: the file cannot be read.
     """
-    ledger = InMemoryLedger()
+    ledger = MemoryLedgerStore()
     try:
         with open(path, "rb") as handle:
             for number, line in enumerate(read_lines(handle), start=1):
                 if not line.strip():
                     continue
                 try:
-                    entry = json.loads(line)
-                except json.JSONDecodeError as exc:
+                    entry = codec.loads(line)
+                except codec.JSONDecodeError as exc:
                     print(f"{path}:{number}: skipped, not JSON ({exc})", file=sys.stderr)
                     continue
                 if not isinstance(entry, dict) or not all(
@@ -144,40 +164,58 @@ def load_ledger(path: str) -> InMemoryLedger:
                         file=sys.stderr,
                     )
                     continue
-                ledger.put(entry)
+                ledger.load([entry])
     except OSError as exc:
         raise ConfigurationError(f"cannot read the ledger file {path!r}: {exc.strerror}") from exc
     return ledger
 
 
+def verdict_line(
+    line: bytes, settings: Settings, read: Callable[[list[LedgerKey]], dict[LedgerKey, LedgerLookup]]
+) -> bytes:
+    """The one verdict line of ``verify`` for one draft line."""
+    record = Record.offline(line)
+    step = run_station(Station.GUARD, record, settings)
+    if not isinstance(step, PendingRead):
+        return dead_letter_line(_rejection_of(step))
+    outcome = finish_read(step, read(list(step.keys)) if step.keys else {}, record)
+    if outcome.rejection is not None:
+        return dead_letter_line(outcome.rejection)
+    return codec.dumps_line(outcome.detail)
+
+
 def run_verify(args: argparse.Namespace) -> int:
     """The ``verify`` command."""
+    settings = get_settings()
     if args.redis:
-        return asyncio.run(_verify_redis())
+        return asyncio.run(_verify_redis(settings))
     ledger = load_ledger(args.ledger)
-    guard = EvidenceGuard(get_settings().guard)
-    out = sys.stdout.buffer
-    for line in read_lines(sys.stdin.buffer):
-        out.write(json.dumps_line(guard.check(line, ledger)))
-    out.flush()
+    one_line_each(
+        read_lines(sys.stdin.buffer),
+        lambda line: verdict_line(line, settings, ledger.read_now),
+        sys.stdout.buffer,
+    )
     return 0
 
 
-async def _verify_redis() -> int:
+async def _verify_redis(settings: Settings) -> int:
     """``verify --redis``: each draft's citations read from the live ledger (two round trips at most)."""
     from streams.ledger_store import RedisLedgerStore
 
-    settings = get_settings()
-    guard = EvidenceGuard(settings.guard)
-    store = RedisLedgerStore.from_settings(settings)
+    store: LedgerStore = RedisLedgerStore.from_settings(settings)
     out = sys.stdout.buffer
     try:
         for line in read_lines(sys.stdin.buffer):
-            plan = guard.plan(line)
-            run_id = plan.run_id or ""
-            lookups = await store.read_many([(run_id, t) for t in plan.cited]) if plan.cited else {}
-            verdict = guard.judge(plan, {t: lookups[(run_id, t)] for t in plan.cited})
-            out.write(json.dumps_line(verdict))
+            record = Record.offline(line)
+            step = run_station(Station.GUARD, record, settings)
+            if not isinstance(step, PendingRead):
+                out.write(dead_letter_line(_rejection_of(step)))
+                continue
+            lookups = await store.read_many(list(step.keys)) if step.keys else {}
+            outcome = finish_read(step, lookups, record)
+            out.write(
+                dead_letter_line(outcome.rejection) if outcome.rejection else codec.dumps_line(outcome.detail)
+            )
     finally:
         await store.close()
     out.flush()

@@ -21,8 +21,8 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from streams.replay import Plan, Range, read_range
-from streams.runtime import Record
+from streams.kafka import Plan, Range, read_range
+from streams.messages import Record
 from streams.settings import Settings
 
 

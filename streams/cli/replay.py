@@ -6,25 +6,20 @@ import argparse
 import asyncio
 import sys
 from collections import Counter
+from datetime import datetime
 from typing import IO
 
-from rich.console import Console
 from rich.table import Table
 
+from streams.cli.display import cell, console
 from streams.cli.progress import consume_range
 from streams.errors import ConfigurationError
+from streams.kafka import TOPIC_NAMES, Range
 from streams.ledger_store import RedisLedgerStore
-from streams.replay import (
-    COMPARABLE_TOPICS,
-    OUTCOMES,
-    Range,
-    compare_batch,
-    parse_time,
-    reset_offsets,
-)
-from streams.runtime import Record
+from streams.messages import Record
+from streams.replay import COMPARABLE_TOPICS, OUTCOMES, compare_batch
+from streams.reset import ResetPlan, apply_reset, check_range, plan_reset
 from streams.settings import Settings, get_settings
-from streams.topics import TOPIC_NAMES
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -33,26 +28,53 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "replay",
         help="re-process a topic range: compare with the ledger (default) or reset the workers' offsets",
         description="compare: read the range with a plain consumer, run the stations in-process, compare "
-        "with the ledger; nothing is written to Kafka or Redis. reset: move the workers' committed offsets "
-        "to the start of the range (workers stopped) so they re-process it; unchanged records end as "
-        "DUPLICATE, changed ones as CONFLICT dead letters, never as an overwrite.",
+        "with the ledger; nothing is written to Kafka or Redis. reset: show how the workers' committed "
+        "offsets would move to the start of the range (workers stopped), and move them with --yes; "
+        "unchanged records end as DUPLICATE, changed ones as CONFLICT dead letters, never as an overwrite.",
     )
     replay.add_argument("--topic", default="raw-hits", choices=TOPIC_NAMES)
     start = replay.add_mutually_exclusive_group()
     start.add_argument("--from-offset", type=int, metavar="N", help="first offset (per partition)")
     start.add_argument("--from-time", metavar="ISO8601", help="first record at or after this time")
     end = replay.add_mutually_exclusive_group()
-    end.add_argument("--to-offset", type=int, metavar="N", help="last offset, inclusive (per partition)")
-    end.add_argument("--until", metavar="ISO8601", help="stop before records at or after this time")
+    end.add_argument(
+        "--to-offset", type=int, metavar="N", help="compare: last offset, inclusive (per partition)"
+    )
+    end.add_argument("--until", metavar="ISO8601", help="compare: stop before records at or after this time")
     replay.add_argument("--partition", type=int, action="append", help="a partition (repeat; default all)")
     replay.add_argument("--mode", choices=("compare", "reset"), default="compare")
     replay.add_argument(
         "--out", default="replay-differences.jsonl", metavar="FILE", help="compare: where differences go"
     )
+    replay.add_argument(
+        "--yes", action="store_true", help="reset: move the offsets (without it, only the plan is shown)"
+    )
+    replay.add_argument(
+        "--allow-skip",
+        action="store_true",
+        help="reset: allow moving offsets forward (skipping unprocessed records)",
+    )
     replay.set_defaults(handler=run_replay)
 
 
+def parse_time(text: str) -> int:
+    """ISO 8601 (``2026-12-02T10:00:00Z``) → epoch milliseconds.
+
+    Raises:
+        ConfigurationError: the text is not an ISO 8601 time with a zone.
+    """
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise ConfigurationError(f"{text!r} is not an ISO 8601 time such as 2026-12-02T10:00:00Z") from exc
+    if moment.tzinfo is None:
+        raise ConfigurationError(f"{text!r} has no time zone; add Z or +08:00")
+    return int(moment.timestamp() * 1000)
+
+
 def _range(args: argparse.Namespace) -> Range:
+    if args.from_offset is not None and args.from_offset < 0:
+        raise ConfigurationError(f"--from-offset must be 0 or more, not {args.from_offset}")
     return Range(
         topic=args.topic,
         partitions=args.partition,
@@ -93,21 +115,41 @@ def _summary(counts: Counter[str], title: str) -> Table:
     return table
 
 
+def plan_table(plan: ResetPlan) -> Table:
+    """The reset plan as a person reads it."""
+    table = Table(title=f"consumer group {plan.group}: offsets of {plan.topic}", title_justify="left")
+    for column in ("partition", "committed now", "new offset", "log begin..end", "re-processed", "skipped"):
+        table.add_column(column, justify="right")
+    for move in plan.moves:
+        table.add_row(
+            str(move.partition),
+            cell(move.committed, empty=f"none (starts at {move.beginning})"),
+            str(move.target),
+            f"{move.beginning}..{move.end}",
+            str(move.reprocessed),
+            cell(move.skipped or "0", "bold red" if move.skipped else ""),
+        )
+    return table
+
+
 def run_replay(args: argparse.Namespace) -> int:
     """The ``replay`` command."""
     settings = get_settings()
     wanted = _range(args)
-    console = Console()
+    out = console()
     if args.mode == "reset":
-        moved = asyncio.run(reset_offsets(settings, wanted))
-        table = Table(title=f"consumer group {settings.app_id}: offsets of {settings.topic(args.topic)}")
-        for column in ("partition", "committed before", "now"):
-            table.add_column(column, justify="right")
-        for tp, (old, new) in sorted(moved.items(), key=lambda item: item[0].partition):
-            table.add_row(str(tp.partition), "-" if old is None else str(old), str(new))
-        console.print(table)
-        console.print(
-            "Start the workers (evidence-chain worker) to re-process; unchanged records end as "
+        check_range(wanted)
+        plan = asyncio.run(plan_reset(settings, wanted))
+        out.print(plan_table(plan))
+        if not args.yes:
+            out.print("Nothing was changed: this is the plan. Run again with --yes to move the offsets.")
+            if plan.skips:
+                out.print("The plan moves offsets forward (skips records); it also needs --allow-skip.")
+            return 0
+        asyncio.run(apply_reset(settings, plan, allow_skip=args.allow_skip))
+        out.print(
+            "Offsets moved. Start the workers (evidence-chain worker) to re-process; unchanged records "
+            "end as "
             "DUPLICATE, changed projections as LEDGER_CONFLICT dead letters."
         )
         return 0
@@ -116,8 +158,8 @@ def run_replay(args: argparse.Namespace) -> int:
     with open(args.out, "wb") as diffs:
         counts, interrupted = asyncio.run(compare(settings, wanted, diffs))
     title = f"replay compare of {settings.topic(args.topic)}" + (" (interrupted)" if interrupted else "")
-    console.print(_summary(counts, title))
-    console.print(f"differences: {args.out}")
+    out.print(_summary(counts, title))
+    out.print(f"differences: {args.out}")
     if interrupted:
         print("interrupted: the summary covers the records read so far", file=sys.stderr)
         return 130

@@ -4,21 +4,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
-import time
 from collections.abc import Iterator
 from typing import IO
 
-from aiokafka import AIOKafkaProducer
-from aiokafka.errors import KafkaError
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from streams import json
+from streams import codec
 from streams.cli.offline import read_lines
-from streams.errors import ConfigurationError, KafkaUnavailable
-from streams.runtime import Backoff
-from streams.settings import Settings, get_settings
-from streams.topics import TOPIC_NAMES, ensure_topics
+from streams.errors import ConfigurationError
+from streams.kafka import TOPIC_NAMES, ensure_topics, kafka_errors, new_producer, started, wait_for_topics
+from streams.settings import Settings, get_settings, load_settings
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -26,8 +22,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     worker = sub.add_parser("worker", help="run the Faust worker with all agents (or --agents a subset)")
     worker.add_argument(
         "--agents",
-        default=os.environ.get("EC_AGENTS", ""),
-        help="comma-separated subset of postprocess,project,ledger,guard (default: all)",
+        default=None,
+        help="comma-separated subset of postprocess,project,ledger,guard (default: EC_AGENTS, else all)",
     )
     worker.add_argument("--loglevel", default="info", choices=("debug", "info", "warning", "error"))
     worker.set_defaults(handler=run_worker)
@@ -52,46 +48,25 @@ def run_topics(args: argparse.Namespace) -> int:
 
 
 def run_worker(args: argparse.Namespace) -> int:
-    """The ``worker`` command: create the topics, then run the Faust worker."""
-    if args.agents:
-        os.environ["EC_AGENTS"] = args.agents
-    settings = get_settings()
+    """The ``worker`` command: wait for Kafka and create the topics, then run the Faust worker."""
+    settings = load_settings(agents=args.agents) if args.agents else get_settings()
     asyncio.run(wait_for_topics(settings))
     from faust import Worker
 
-    from streams.app import app
+    from streams.app import create_app
 
-    worker = Worker(app, loglevel=args.loglevel.upper())
+    worker = Worker(create_app(settings), loglevel=args.loglevel.upper())
     worker.execute_from_commandline()  # exits the process when the worker stops
     return 0  # pragma: no cover
 
 
-async def wait_for_topics(settings: Settings) -> None:
-    """Create the topics, waiting up to ``startup_wait_seconds`` for a broker that is still starting.
-
-    Raises:
-        KafkaUnavailable: the broker did not answer in time.
-        ConfigurationError: a topic exists with another partition count.
-    """
-    deadline = time.monotonic() + settings.startup_wait_seconds
-    for delay in Backoff(0.5, 5.0).delays():
-        try:
-            await ensure_topics(settings)
-            return
-        except KafkaUnavailable as exc:
-            if time.monotonic() + delay > deadline:
-                raise
-            print(f"waiting for Kafka at {settings.kafka_bootstrap}: {exc}", file=sys.stderr)
-            await asyncio.sleep(delay)
-
-
 def _key_of(line: bytes) -> bytes | None:
     try:
-        doc = json.loads(line)
-    except json.JSONDecodeError:
+        doc = codec.loads(line)
+    except codec.JSONDecodeError:
         return None
     run_id = doc.get("run_id") if isinstance(doc, dict) else None
-    return run_id.encode("utf-8") if isinstance(run_id, str) else None
+    return run_id.encode("utf-8", "replace") if isinstance(run_id, str) else None
 
 
 async def publish_lines(
@@ -102,20 +77,6 @@ async def publish_lines(
     Raises:
         KafkaUnavailable: the broker cannot be reached or did not acknowledge.
     """
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-    producer = AIOKafkaProducer(
-        bootstrap_servers=settings.kafka_bootstrap,
-        acks="all",
-        max_request_size=settings.topic_max_message_bytes + 64 * 1024,
-        linger_ms=5,
-    )
-    try:
-        await producer.start()
-    except KafkaError as exc:
-        raise KafkaUnavailable(
-            f"cannot reach Kafka at {settings.kafka_bootstrap}: {exc}; is it up (make up)?"
-        ) from exc
     count = 0
     columns = (
         TextColumn("publish {task.description}"),
@@ -123,21 +84,18 @@ async def publish_lines(
         MofNCompleteColumn(),
         TimeRemainingColumn(),
     )
-    try:
+    async with started(new_producer(settings), f"publishing to {topic}") as producer:
         with Progress(*columns, disable=not sys.stderr.isatty(), transient=True) as progress:
             task = progress.add_task(topic, total=total)
-            futures = []
-            for line in lines:
-                if not line.strip():
-                    continue
-                futures.append(await producer.send(topic, line, key=_key_of(line)))
-                count += 1
-                progress.advance(task)
-            await asyncio.gather(*futures)
-    except KafkaError as exc:
-        raise KafkaUnavailable(f"publishing to {topic}: {exc}") from exc
-    finally:
-        await producer.stop()
+            with kafka_errors(f"publishing to {topic}"):
+                futures = []
+                for line in lines:
+                    if not line.strip():
+                        continue
+                    futures.append(await producer.send(topic, line, key=_key_of(line)))
+                    count += 1
+                    progress.advance(task)
+                await asyncio.gather(*futures)
     return count
 
 

@@ -12,10 +12,10 @@ from models.limits import InputLimits
 from models.rag import PY_RAG_RESPONSE_ADAPTER, KnowledgeSearchHit, PyRagResponse, RawHitsRecord
 from models.validation import ContractError, validate
 from models.vocab import ATTEMPT_REASON, SCORE_LABEL
-from streams import json
+from streams import codec
 from streams.errors import InvalidId, MalformedJson, OversizedInput, SchemaViolation
 
-_MAX_CHUNK_INDEX = 2**63 - 1  # larger values cannot be carried as a JSON integer by every consumer
+_MAX_CHUNK_DIGITS = 18  # SPEC 3.1: 1-18 ASCII digits, so every chunk index fits a signed 64-bit integer
 
 
 def parse_object(raw: bytes | str) -> dict[str, Any]:
@@ -25,8 +25,8 @@ def parse_object(raw: bytes | str) -> dict[str, Any]:
         MalformedJson: not UTF-8, not strict JSON, or not an object.
     """
     try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
+        value = codec.loads(raw)
+    except codec.JSONDecodeError as exc:
         raise MalformedJson(str(exc)) from exc
     if not isinstance(value, dict):
         raise MalformedJson("not an object")
@@ -39,8 +39,8 @@ def _readable_ids(raw: bytes) -> tuple[str | None, str | None]:
     The broker caps a value at 4 MiB, so parsing once more is bounded.
     """
     try:
-        doc = json.loads(raw)
-    except json.JSONDecodeError:
+        doc = codec.loads(raw)
+    except codec.JSONDecodeError:
         return None, None
     if not isinstance(doc, dict):
         return None, None
@@ -52,6 +52,9 @@ def _readable_ids(raw: bytes) -> tuple[str | None, str | None]:
 
 def validate_raw_hits(raw: bytes, limits: InputLimits) -> RawHitsRecord:
     """Validate one raw-hits value (SPEC 2) in the SPEC's order: size, strict JSON object, ids, schema.
+
+    A value nested more than 64 levels deep anywhere (unknown fields included) is a schema
+    violation: what we read, we can also write back.
 
     Raises:
         OversizedInput, MalformedJson, InvalidId, SchemaViolation: the record is rejected; the
@@ -71,6 +74,13 @@ def validate_raw_hits(raw: bytes, limits: InputLimits) -> RawHitsRecord:
         raise InvalidId("bad run_id: must be 1-128 characters of [A-Za-z0-9._-]", run_id=None)
     if not is_valid_id(tool_call_id):
         raise InvalidId("bad tool_call_id: must be 1-128 characters of [A-Za-z0-9._-]", run_id=run_id)
+    if codec.nested_deeper_than(raw, doc):
+        raise SchemaViolation(
+            f"the record nests arrays/objects more than {codec.MAX_DEPTH} levels deep; flatten the "
+            "deepest field (often retrieval_trace)",
+            run_id=run_id,
+            tool_call_id=tool_call_id,
+        )
     response = doc.get("response")
     if not isinstance(response, dict):
         raise SchemaViolation("response: must be an object", run_id=run_id, tool_call_id=tool_call_id)
@@ -89,12 +99,20 @@ def validate_raw_hits(raw: bytes, limits: InputLimits) -> RawHitsRecord:
 
 
 def chunk_index(evidence_key: str) -> int | None:
-    """The N of an evidence key ending in ``#chunk-N``, else None."""
+    """The N of an evidence key ending in ``#chunk-N`` with N of 1-18 ASCII digits, else None.
+
+    The length is checked before ``int``: a 5,000-digit number is not a chunk index, and parsing it
+    would hit Python's int-from-string limit.
+    """
     _, marker, digits = evidence_key.rpartition("#chunk-")
-    if not marker or not digits.isascii() or not digits.isdigit():
+    if (
+        not marker
+        or not 1 <= len(digits) <= _MAX_CHUNK_DIGITS
+        or not digits.isascii()
+        or not digits.isdigit()
+    ):
         return None
-    index = int(digits)
-    return index if index <= _MAX_CHUNK_INDEX else None
+    return int(digits)
 
 
 _RANK_REASONS = tuple(f"semantic_rank:{rank}" for rank in range(1001))  # index = rank; built once

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from models.draft import DIAGNOSIS_DRAFT_ADAPTER, DiagnosisDraft
+from models.draft import DIAGNOSIS_DRAFT_ADAPTER, MAX_ATTEMPT, MAX_ID_CHARS, DiagnosisDraft
 from models.events import Origin
 from models.ids import is_valid_id
 from models.limits import GuardSettings
@@ -20,8 +20,9 @@ from models.projection import RagToolResult
 from models.validation import ContractError, validate
 from models.verdict import EvidenceSnapshot, FallbackReport, Verdict, Violation, ViolationEvent
 from models.vocab import FALLBACK_LIMITATION, AnalysisKind, LedgerStatus, VerdictKind, ViolationCode
-from streams import json
-from streams.stations.ledger_view import LedgerLookup, LedgerReader
+from streams import codec
+from streams.hashing import sha256_hex
+from streams.stations.ledger_view import LedgerLookup
 from streams.stations.reread import reread
 
 Code = ViolationCode
@@ -61,8 +62,17 @@ def _blank(value: str | None) -> bool:
     return value is None or not value.strip()
 
 
+_MAX_SHOWN = 80
+
+
+def _shown(value: Any) -> str:
+    """A value from the draft as a message quotes it: its ``repr``, cut so no input inflates the verdict."""
+    text = repr(value)
+    return text if len(text) <= _MAX_SHOWN else f"{text[: _MAX_SHOWN - 1]}…"
+
+
 def _readable(doc: Any) -> tuple[str | None, str | None, int]:
-    """What an early-ended check can still read: run_id, draft_id, attempt."""
+    """What an early-ended check can still read: run_id, draft_id, attempt (SPEC 4)."""
     if not isinstance(doc, dict):
         return None, None, 1
     run_id = doc.get("run_id")
@@ -70,9 +80,16 @@ def _readable(doc: Any) -> tuple[str | None, str | None, int]:
     attempt = doc.get("attempt")
     return (
         run_id if isinstance(run_id, str) else None,
-        draft_id if isinstance(draft_id, str) and draft_id else None,
-        attempt if isinstance(attempt, int) and not isinstance(attempt, bool) and attempt >= 1 else 1,
+        draft_id if isinstance(draft_id, str) and 0 < len(draft_id) <= MAX_ID_CHARS else None,
+        _attempt(attempt)
+        if isinstance(attempt, int) and not isinstance(attempt, bool) and attempt <= MAX_ATTEMPT
+        else 1,
     )
+
+
+def _attempt(value: int | None) -> int:
+    """``attempt`` as the guard counts it: absent, null or below 1 reads as 1."""
+    return 1 if value is None or value < 1 else value
 
 
 class EvidenceGuard:
@@ -85,13 +102,13 @@ class EvidenceGuard:
 
     def plan(self, raw: bytes) -> GuardPlan:
         """Parse the draft's exact bytes and run the structure checks."""
-        digest = json.sha256_hex(raw)
+        digest = sha256_hex(raw)
         if len(raw) > self.settings.max_draft_bytes:
             message = f"draft is {len(raw)} bytes, over max_draft_bytes={self.settings.max_draft_bytes}"
             return GuardPlan(digest, None, None, 1, [_violation(Code.DRAFT_TOO_LARGE, "", message)])
         try:
-            doc = json.loads(raw)
-        except json.JSONDecodeError as exc:
+            doc = codec.loads(raw)
+        except codec.JSONDecodeError as exc:
             return GuardPlan(
                 digest, None, None, 1, [_violation(Code.DRAFT_UNPARSABLE, "", f"not JSON: {exc}")]
             )
@@ -99,10 +116,18 @@ class EvidenceGuard:
         if not isinstance(doc, dict):
             message = "the draft must be a JSON object"
             return GuardPlan(digest, None, None, 1, [_violation(Code.DRAFT_UNPARSABLE, "", message)])
+        if codec.nested_deeper_than(raw, doc):
+            message = f"the draft nests arrays/objects more than {codec.MAX_DEPTH} levels deep"
+            return GuardPlan(
+                digest, run_id, draft_id, attempt, [_violation(Code.DRAFT_UNPARSABLE, "", message)]
+            )
         try:
             draft = validate(DIAGNOSIS_DRAFT_ADAPTER, doc)
         except ContractError as exc:
-            message = f"{exc}; fix the field's type (draft_id must be a non-empty string, item ids strings)"
+            message = (
+                f"{exc}; fix the field (draft_id must be a string of 1-128 characters, item ids strings of "
+                f"at most 128, attempt an integer of at most {MAX_ATTEMPT:,})"
+            )
             return GuardPlan(
                 digest, run_id, draft_id, attempt, [_violation(Code.DRAFT_UNPARSABLE, "", message)]
             )
@@ -163,7 +188,7 @@ class EvidenceGuard:
 
         def check_id(item_id: str, path: str) -> None:
             if item_id in seen:
-                add(_violation(Code.ID_DUPLICATE, path, f"id {item_id!r} is used twice"))
+                add(_violation(Code.ID_DUPLICATE, path, f"id {_shown(item_id)} is used twice"))
             seen.add(item_id)
 
         def check_refs(refs: list[str] | None, path: str) -> None:
@@ -174,7 +199,9 @@ class EvidenceGuard:
                 if ref not in analysis_ids:
                     add(
                         _violation(
-                            Code.REFERENCE_UNKNOWN_ANALYSIS, f"{path}[{k}]", f"{ref!r} is not an analysis id"
+                            Code.REFERENCE_UNKNOWN_ANALYSIS,
+                            f"{path}[{k}]",
+                            f"{_shown(ref)} is not an analysis id",
                         )
                     )
 
@@ -276,15 +303,15 @@ class EvidenceGuard:
                 snapshot.setdefault(tcid, _snapshot(result, citation.sha256))
                 found = result["evidence_status"] == "EVIDENCE_FOUND"
                 if kind == AnalysisKind.NORMAL and not found:
-                    message = f"NORMAL item cites {tcid!r}, which found no evidence"
+                    message = f"NORMAL item cites {_shown(tcid)}, which found no evidence"
                     out.append(_violation(Code.NORMAL_CITES_NO_EVIDENCE, path, message))
                 elif kind == AnalysisKind.NEGATIVE_OBSERVATION and found:
-                    message = f"NEGATIVE_OBSERVATION item cites {tcid!r}, which found evidence"
+                    message = f"NEGATIVE_OBSERVATION item cites {_shown(tcid)}, which found evidence"
                     out.append(_violation(Code.NEGATIVE_CITES_EVIDENCE, path, message))
             if any_passed:
                 for k, document_id in enumerate(item.get("document_ids") or []):
                     if document_id not in known_documents:
-                        message = f"{document_id!r} is in none of the item's cited projections"
+                        message = f"{_shown(document_id)} is in none of the item's cited projections"
                         out.append(
                             _violation(
                                 Code.CITATION_DOCUMENT_UNKNOWN, f"analysis[{i}].document_ids[{k}]", message
@@ -292,34 +319,28 @@ class EvidenceGuard:
                         )
         return out
 
-    # -- both steps, with a synchronous reader ---------------------------------------------------
-
-    def check(
-        self, raw: bytes, reader: LedgerReader, *, event_id: str | None = None, origin: Origin | None = None
-    ) -> Verdict:
-        """Plan, read every cited entry in one call, judge."""
-        plan = self.plan(raw)
-        lookups = reader.read(plan.run_id or "", plan.cited) if plan.cited else {}
-        return self.judge(plan, lookups, event_id=event_id, origin=origin)
-
 
 def _check_citation(tool_call_id: str, run_id: str | None, lookup: LedgerLookup) -> _Citation:
     """B then C for one cited tool call: found → READY → same run → re-read."""
     if not is_valid_id(tool_call_id):
-        return _Citation(Code.CITATION_NOT_FOUND, f"{tool_call_id!r} is not a valid tool call id")
+        return _Citation(Code.CITATION_NOT_FOUND, f"{_shown(tool_call_id)} is not a valid tool call id")
     entry = lookup.entry
     if entry is None:
         if lookup.foreign_owner:
-            return _Citation(Code.CITATION_CROSS_RUN, f"{tool_call_id!r} belongs to another run")
-        return _Citation(Code.CITATION_NOT_FOUND, f"no ledger entry for {tool_call_id!r} in run {run_id!r}")
+            return _Citation(Code.CITATION_CROSS_RUN, f"{_shown(tool_call_id)} belongs to another run")
+        return _Citation(
+            Code.CITATION_NOT_FOUND, f"no ledger entry for {_shown(tool_call_id)} in run {_shown(run_id)}"
+        )
     status = entry.get("status")
     if status != LedgerStatus.READY:
-        return _Citation(Code.CITATION_NOT_READY, f"{tool_call_id!r} is {status}, not READY")
+        return _Citation(Code.CITATION_NOT_READY, f"{_shown(tool_call_id)} is {_shown(status)}, not READY")
     if entry.get("run_id") != run_id:
-        return _Citation(Code.CITATION_CROSS_RUN, f"the entry's stored run {entry.get('run_id')!r} differs")
+        return _Citation(
+            Code.CITATION_CROSS_RUN, f"the entry's stored run {_shown(entry.get('run_id'))} differs"
+        )
     outcome = reread(entry, tool_call_id)
     if outcome.result is None:
-        return _Citation(outcome.code, f"{tool_call_id!r}: {outcome.detail}")
+        return _Citation(outcome.code, f"{_shown(tool_call_id)}: {outcome.detail[:200]}")
     return _Citation(None, "", outcome.result, str(entry.get("projection_sha256")))
 
 

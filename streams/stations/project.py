@@ -12,9 +12,9 @@ from typing import Any
 from models.limits import ToolProjectionLimits
 from models.projection import EvidenceItem, RagToolResult
 from models.vocab import EvidenceStatus, RelevanceLevel
-from streams import json
+from streams import codec
 from streams.errors import ProjectionBudgetExceeded
-from streams.stations.adapt import parse_object
+from streams.hashing import sha256_hex
 
 _LEVELS = {"PRECISE": RelevanceLevel.PRECISE, "REFERENCE": RelevanceLevel.REFERENCE}
 
@@ -33,7 +33,7 @@ def canonical_projection(result: RagToolResult) -> bytes:
 
     The only function that produces them.
     """
-    return json.dumps(result)
+    return codec.dumps(result)
 
 
 def pick(obj: dict[str, Any], snake: str, camel: str) -> Any:
@@ -66,15 +66,6 @@ def identity(block: dict[str, Any], position: int) -> str:
         if isinstance(index, int) or _non_blank(index) is not None:
             return f"{doc_id}#chunk-{index}"
     return f"evidence-{position}"
-
-
-def read_lookup(text: bytes | str) -> dict[str, Any]:
-    """Parse a LookupResult's JSON text.
-
-    Raises:
-        MalformedJson: the text is not a JSON object.
-    """
-    return parse_object(text)
 
 
 def _gate(blocks: Any, limits: ToolProjectionLimits) -> tuple[list[EvidenceItem], bool]:
@@ -144,7 +135,7 @@ def project_lookup(lookup: dict[str, Any], limits: ToolProjectionLimits) -> Proj
         }
         canonical = canonical_projection(result)
         if len(canonical) <= limits.max_bytes:
-            return Projection(result, canonical, json.sha256_hex(canonical))
+            return Projection(result, canonical, sha256_hex(canonical))
         if not evidence:
             run_id = lookup.get("run_id")
             raise ProjectionBudgetExceeded(
@@ -154,13 +145,3 @@ def project_lookup(lookup: dict[str, Any], limits: ToolProjectionLimits) -> Proj
             )
         evidence = evidence[:-1]
         truncated = True
-
-
-def project(text: bytes | str, limits: ToolProjectionLimits) -> Projection:
-    """Read a LookupResult's JSON text and project it.
-
-    Raises:
-        MalformedJson: the text is not a JSON object.
-        ProjectionBudgetExceeded: the projection fails closed.
-    """
-    return project_lookup(read_lookup(text), limits)

@@ -12,7 +12,8 @@ from typing import Any, cast
 
 from models.projection import EVIDENCE_ITEM_FIELDS, RAG_TOOL_RESULT_FIELDS, RagToolResult
 from models.vocab import EvidenceStatus, RelevanceLevel, ViolationCode
-from streams import json
+from streams import codec
+from streams.hashing import sha256_hex
 
 _TOP = frozenset(RAG_TOOL_RESULT_FIELDS)
 _ITEM = frozenset(EVIDENCE_ITEM_FIELDS)
@@ -96,13 +97,13 @@ def reread(entry: Mapping[str, Any], tool_call_id: str) -> Reread:
         data = stored
     else:
         return _fail(ViolationCode.LEDGER_PAYLOAD_INVALID, "the entry holds no projection")
-    if json.sha256_hex(data) != entry.get("projection_sha256"):
+    if sha256_hex(data) != entry.get("projection_sha256"):
         return _fail(
             ViolationCode.LEDGER_PAYLOAD_TAMPERED, "the projection's SHA-256 differs from the stored one"
         )
     try:
-        doc = json.loads(data)
-    except json.JSONDecodeError as exc:
+        doc = codec.loads(data)
+    except codec.JSONDecodeError as exc:
         return _fail(ViolationCode.LEDGER_PAYLOAD_INVALID, f"the projection is not JSON: {exc}")
     if not isinstance(doc, dict):
         return _fail(ViolationCode.LEDGER_PAYLOAD_INVALID, "the projection is not a JSON object")

@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from streams import json
+from streams import codec
+from streams.hashing import sha256_hex
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
 
@@ -75,9 +76,9 @@ def expected(folder: str, name: str) -> dict[str, bytes]:
 
 def assert_same_line(actual: bytes, wanted: bytes) -> None:
     """A projection byte for byte, a dead letter by reason and ids."""
-    parsed = json.loads(wanted)
+    parsed = codec.loads(wanted)
     if "dead_letter" in parsed:
-        assert dead_letter_core(json.loads(actual)["dead_letter"]) == dead_letter_core(parsed["dead_letter"])
+        assert dead_letter_core(codec.loads(actual)["dead_letter"]) == dead_letter_core(parsed["dead_letter"])
     else:
         assert actual == wanted
 
@@ -127,8 +128,8 @@ def test_pipe(case: str, pipe_projection: dict[str, bytes]) -> None:
 
 @pytest.mark.parametrize("case", case_names("pipe"))
 def test_pipe_emit_lookup(case: str, pipe_lookup: dict[str, bytes]) -> None:
-    wanted = json.loads(PIPE_LOOKUPS[case])
-    actual = json.loads(pipe_lookup[case])
+    wanted = codec.loads(PIPE_LOOKUPS[case])
+    actual = codec.loads(pipe_lookup[case])
     if "dead_letter" in wanted:
         assert dead_letter_core(actual["dead_letter"]) == dead_letter_core(wanted["dead_letter"])
     else:
@@ -142,8 +143,8 @@ def test_pipe_from_lookup(case: str, pipe_from_lookup: dict[str, bytes]) -> None
 
 @pytest.mark.parametrize("case", case_names("guard"))
 def test_verify(case: str, verify_verdicts: dict[str, bytes]) -> None:
-    assert normalized_verdict(json.loads(verify_verdicts[case])) == normalized_verdict(
-        json.loads(VERDICTS[case])
+    assert normalized_verdict(codec.loads(verify_verdicts[case])) == normalized_verdict(
+        codec.loads(VERDICTS[case])
     )
 
 
@@ -154,7 +155,7 @@ GOOD_PROJECTION = PIPE_PROJECTIONS["seed_example_7_in_5_out"]
 
 
 def dead_letter_reason(line: bytes) -> str:
-    return str(json.loads(line)["dead_letter"]["reason"])
+    return str(codec.loads(line)["dead_letter"]["reason"])
 
 
 @pytest.mark.parametrize(
@@ -174,9 +175,9 @@ def test_invalid_utf8_draft_is_unparsable(tmp_path: Path) -> None:
     ledger.write_bytes(b"")
     done = run_cli("verify", "--ledger", str(ledger), stdin=b"\xff\xfe{}\n")
     assert done.returncode == 0, done.stderr.decode()
-    (verdict,) = [json.loads(line) for line in lines(done.stdout)]
+    (verdict,) = [codec.loads(line) for line in lines(done.stdout)]
     assert [v["code"] for v in verdict["violations"]] == ["DRAFT_UNPARSABLE"]
-    assert verdict["draft_sha256"] == json.sha256_hex(b"\xff\xfe{}")
+    assert verdict["draft_sha256"] == sha256_hex(b"\xff\xfe{}")
 
 
 @pytest.mark.parametrize(
@@ -224,9 +225,9 @@ def test_crlf_drafts_hash_the_record_without_its_line_ending() -> None:
     draft = lines((GOLDEN / "guard" / "drafts.jsonl").read_bytes())[0]
     done = run_cli("verify", "--ledger", str(GOLDEN / "guard" / "ledger.jsonl"), stdin=draft + b"\r\n")
     assert done.returncode == 0, done.stderr.decode()
-    (verdict,) = [json.loads(line) for line in lines(done.stdout)]
+    (verdict,) = [codec.loads(line) for line in lines(done.stdout)]
     assert verdict["verdict"] == "PASS"
-    assert verdict["draft_sha256"] == json.sha256_hex(draft)
+    assert verdict["draft_sha256"] == sha256_hex(draft)
 
 
 def test_last_line_without_newline_still_counts() -> None:
@@ -240,7 +241,7 @@ def test_line_count_in_equals_line_count_out() -> None:
     stdin = b"\n".join([GOOD, b"", b"not json", b"\xff", b"{}", b"[]", GOOD]) + b"\n"
     done = run_cli("pipe", "--emit", "lookup", stdin=stdin)
     assert done.returncode == 0, done.stderr.decode()
-    out = [json.loads(line) for line in lines(done.stdout)]
+    out = [codec.loads(line) for line in lines(done.stdout)]
     assert len(out) == 7
     assert [("dead_letter" in line) for line in out] == [False, True, True, True, True, True, False]
 
@@ -253,10 +254,10 @@ def test_pipe_from_lookup_prints_a_dead_letter_for_a_failed_lookup() -> None:
         "failure_reason": "SCHEMA_VIOLATION",
     }
     good = lines((GOLDEN / "project" / "input.jsonl").read_bytes())[1]
-    done = run_cli("pipe", "--from", "lookup", stdin=json.dumps(failed) + b"\n" + good + b"\n")
+    done = run_cli("pipe", "--from", "lookup", stdin=codec.dumps(failed) + b"\n" + good + b"\n")
     assert done.returncode == 0, done.stderr.decode()
     first, second = lines(done.stdout)
-    assert dead_letter_core(json.loads(first)["dead_letter"]) == {
+    assert dead_letter_core(codec.loads(first)["dead_letter"]) == {
         "reason": "SCHEMA_VIOLATION",
         "run_id": "run-1",
         "tool_call_id": "call-1",
@@ -266,23 +267,23 @@ def test_pipe_from_lookup_prints_a_dead_letter_for_a_failed_lookup() -> None:
 
 def test_verify_first_ledger_line_for_a_key_wins(tmp_path: Path) -> None:
     ledger_lines = lines((GOLDEN / "guard" / "ledger.jsonl").read_bytes())
-    good = json.loads(ledger_lines[0])
+    good = codec.loads(ledger_lines[0])
     forged = dict(good, projection_sha256="0" * 64)
     ledger = tmp_path / "ledger.jsonl"
-    ledger.write_bytes(b"\n".join([*ledger_lines[:2], json.dumps(forged)]) + b"\n")
+    ledger.write_bytes(b"\n".join([*ledger_lines[:2], codec.dumps(forged)]) + b"\n")
     draft = lines((GOLDEN / "guard" / "drafts.jsonl").read_bytes())[0]
     done = run_cli("verify", "--ledger", str(ledger), stdin=draft + b"\n")
     assert done.returncode == 0, done.stderr.decode()
-    assert json.loads(done.stdout)["verdict"] == "PASS"
+    assert codec.loads(done.stdout)["verdict"] == "PASS"
 
-    ledger.write_bytes(b"\n".join([json.dumps(forged), *ledger_lines[:2]]) + b"\n")
+    ledger.write_bytes(b"\n".join([codec.dumps(forged), *ledger_lines[:2]]) + b"\n")
     done = run_cli("verify", "--ledger", str(ledger), stdin=draft + b"\n")
     assert done.returncode == 0, done.stderr.decode()
-    assert [v["code"] for v in json.loads(done.stdout)["violations"]] == ["LEDGER_PAYLOAD_TAMPERED"]
+    assert [v["code"] for v in codec.loads(done.stdout)["violations"]] == ["LEDGER_PAYLOAD_TAMPERED"]
 
 
 def test_verify_survives_a_ledger_projection_of_the_wrong_shape(tmp_path: Path) -> None:
-    projection = json.dumps(
+    projection = codec.dumps(
         {"evidence_status": ["EVIDENCE_FOUND"], "tool_call_id": "call-1", "query": "q", "evidence": [],
          "returned_count": 0, "relevance_level": None, "truncated": False}
     )  # fmt: skip
@@ -291,15 +292,15 @@ def test_verify_survives_a_ledger_projection_of_the_wrong_shape(tmp_path: Path) 
         "tool_call_id": "call-1",
         "status": "READY",
         "projection": projection.decode(),
-        "projection_sha256": json.sha256_hex(projection),
+        "projection_sha256": sha256_hex(projection),
     }
     ledger = tmp_path / "ledger.jsonl"
-    ledger.write_bytes(json.dumps_line(entry))
+    ledger.write_bytes(codec.dumps_line(entry))
     item = {"id": "a1", "kind": "NORMAL", "content": "x", "tool_call_ids": ["call-1"]}
     draft = {"run_id": "run-1", "draft_id": "d-1", "limitations": ["l"], "analysis": [item]}
-    done = run_cli("verify", "--ledger", str(ledger), stdin=json.dumps_line(draft))
+    done = run_cli("verify", "--ledger", str(ledger), stdin=codec.dumps_line(draft))
     assert done.returncode == 0, done.stderr.decode()[-300:]
-    (verdict,) = [json.loads(line) for line in lines(done.stdout)]
+    (verdict,) = [codec.loads(line) for line in lines(done.stdout)]
     assert [(v["code"], v["path"]) for v in verdict["violations"]] == [
         ("LEDGER_PAYLOAD_INVALID", "analysis[0].tool_call_ids[0]")
     ]
@@ -315,7 +316,7 @@ def test_verify_skips_a_ledger_line_that_is_not_json_and_names_it(tmp_path: Path
     drafts = lines((GOLDEN / "guard" / "drafts.jsonl").read_bytes())[:1]  # cites call_x1 and call_x2
     done = run_cli("verify", "--ledger", str(ledger), stdin=drafts[0] + b"\n")
     assert done.returncode == 0
-    assert [json.loads(v)["verdict"] for v in lines(done.stdout)] == ["PASS"]  # both entries still loaded
+    assert [codec.loads(v)["verdict"] for v in lines(done.stdout)] == ["PASS"]  # both entries still loaded
     assert f"{ledger}:2: skipped".encode() in done.stderr
     assert b"Traceback" not in done.stderr
 
@@ -325,9 +326,9 @@ def test_verify_skips_a_ledger_line_that_is_not_an_entry(tmp_path: Path) -> None
     ledger.write_bytes(b'["run-1","call-1"]\n{"run_id":"run-1","status":"READY"}\n')
     item = {"id": "a1", "kind": "NORMAL", "content": "x", "tool_call_ids": ["call-1"]}
     draft = {"run_id": "run-1", "draft_id": "d-1", "limitations": ["l"], "analysis": [item]}
-    done = run_cli("verify", "--ledger", str(ledger), stdin=json.dumps_line(draft))
+    done = run_cli("verify", "--ledger", str(ledger), stdin=codec.dumps_line(draft))
     assert done.returncode == 0
-    (verdict,) = [json.loads(v) for v in lines(done.stdout)]
+    (verdict,) = [codec.loads(v) for v in lines(done.stdout)]
     assert [v["code"] for v in verdict["violations"]] == ["CITATION_NOT_FOUND"]
     assert f"{ledger}:1: skipped".encode() in done.stderr and f"{ledger}:2: skipped".encode() in done.stderr
 

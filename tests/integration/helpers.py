@@ -12,11 +12,15 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from aiokafka import AIOKafkaProducer
 
-from streams import json
-from streams.kafka_io import read_topic  # noqa: F401 - re-exported for the tests
+from models.ledger import LEDGER_ENTRY_FIELDS
+from streams import codec
+from streams.kafka import read_topic as kafka_read_topic
+from streams.ledger_store import RedisLedgerStore
+from streams.settings import Settings
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
 CLI = str(Path(sys.executable).with_name("evidence-chain"))
@@ -26,16 +30,29 @@ def golden_lines(*parts: str) -> list[bytes]:
     return [line for line in GOLDEN.joinpath(*parts).read_bytes().split(b"\n") if line]
 
 
+def redis_store(
+    redis_url: str, ns: str, ttl_seconds: int = 3600, durability: str = "none"
+) -> RedisLedgerStore:
+    """A ledger store on ``redis_url`` under namespace ``ns`` (durability ``none``: the tests seed data)."""
+    settings = Settings(
+        redis_url=redis_url, ns=ns, ledger_ttl_seconds=ttl_seconds, redis_durability=durability
+    )
+    return RedisLedgerStore.from_settings(settings)
+
+
+async def read_topic(kafka: str, topic: str, **options: Any) -> list[bytes]:
+    """Every value of a full topic name (see ``streams.kafka.read_topic``)."""
+    return await kafka_read_topic(Settings(kafka_bootstrap=kafka), topic, **options)
+
+
 async def load_golden_ledger(redis_url: str, ns: str) -> None:
     """Write the golden ledger entries (guard/ledger.jsonl) into Redis under namespace ``ns``."""
-    from streams.ledger_store import RedisLedgerStore
-
-    store = RedisLedgerStore.from_url(redis_url, ns=ns, ttl_seconds=3600)
+    store = redis_store(redis_url, ns)
     try:
         entries = []
         for line in golden_lines("guard", "ledger.jsonl"):
-            entry = json.loads(line)
-            for name in ("event_id", "origin", "source_timestamp", "failure_reason"):
+            entry = codec.loads(line)
+            for name in LEDGER_ENTRY_FIELDS:
                 entry.setdefault(name, None)
             entries.append(entry)
         await store.write_many(entries)
@@ -110,9 +127,9 @@ async def publish(kafka: str, topic: str, values: Sequence[bytes]) -> None:
         futures = []
         for value in values:
             try:
-                doc = json.loads(value)
+                doc = codec.loads(value)
                 run_id = doc.get("run_id") if isinstance(doc, dict) else None
-            except json.JSONDecodeError:
+            except codec.JSONDecodeError:
                 run_id = None
             key = run_id.encode() if isinstance(run_id, str) else None
             futures.append(await producer.send(topic, value, key=key))

@@ -20,14 +20,16 @@ from aiokafka.admin import AIOKafkaAdminClient
 from models.events import AuditRecord
 from models.ledger import LedgerEntry
 from models.vocab import Station
-from streams import json
+from streams import codec
 from streams.audit_sink import run_sink
 from streams.audit_store import AuditStore
-from streams.envelope import audit_record, event_id, origin_of
-from streams.ledger_store import RedisLedgerStore
+from streams.envelope import audit_record, event_id
+from streams.kafka import TOPIC_NAMES, ensure_topics
+from streams.messages import Record
+from streams.runner import wall_clock
 from streams.settings import Settings
-from streams.topics import TOPIC_NAMES, ensure_topics
-from tests.integration.helpers import CLI, publish
+from tests.integration.helpers import CLI, publish, redis_store
+from tests.streams.conftest import origin_of
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -65,8 +67,9 @@ def tool_call_records(prefix: str, run_id: str, tool_call_id: str, offset: int) 
             run_id=run_id,
             tool_call_id=tool_call_id,
             origin=origin,
-            source={"topic": f"{prefix}{station}", "partition": 0, "offset": offset},
+            record=Record(f"{prefix}{station}", 0, offset, None, None, b""),
             fields=fields,
+            processed_at=wall_clock(),
         )
         for station, fields in figures.items()
     ]
@@ -87,8 +90,9 @@ def guard_record(prefix: str, run_id: str, offset: int, attempt: int, codes: lis
         run_id=run_id,
         tool_call_id=None,
         origin=origin,
-        source={"topic": f"{prefix}diagnosis-drafts", "partition": 0, "offset": offset},
+        record=Record(f"{prefix}diagnosis-drafts", 0, offset, None, None, b""),
         fields=fields,
+        processed_at=wall_clock(),
     )
 
 
@@ -102,7 +106,7 @@ def many_runs(prefix: str, runs: int, calls: int) -> list[AuditRecord]:
 
 
 def values(records: list[AuditRecord]) -> list[bytes]:
-    return [json.dumps(r) for r in records]
+    return [codec.dumps(r) for r in records]
 
 
 @pytest.fixture
@@ -295,7 +299,7 @@ async def test_inspect_shows_every_tool_call_and_draft_of_a_run(settings: Settin
     assert b"25 new events" in drained.stdout
 
     # What the agent was shown, for two of the three tool calls, in this test's own ledger namespace.
-    ledger = RedisLedgerStore.from_url(redis_url, ns=settings.ns, ttl_seconds=600)
+    ledger = redis_store(redis_url, settings.ns, ttl_seconds=600)
     entries: list[LedgerEntry] = [  # type: ignore[misc]
         {
             "event_id": event_id(Station.LEDGER, origin_of(f"{prefix}raw-hits", 0, 100 + i, None)),
@@ -308,6 +312,8 @@ async def test_inspect_shows_every_tool_call_and_draft_of_a_run(settings: Settin
             "origin": origin_of(f"{prefix}raw-hits", 0, 100 + i, None),
             "source_timestamp": None,
             "failure_reason": None,
+            "written_at": None,
+            "expires_at": None,
         }
         for i in (0, 1)
     ]
@@ -330,7 +336,7 @@ async def test_inspect_shows_every_tool_call_and_draft_of_a_run(settings: Settin
             await ledger.client.delete(*keys)
         await ledger.close()
     assert shown.returncode == 0, shown.stderr.decode()
-    doc = json.loads(shown.stdout)
+    doc = codec.loads(shown.stdout)
     assert doc["run_id"] == run and doc["ledger_error"] is None
     calls = {c["tool_call_id"]: c for c in doc["tool_calls"]}
     assert sorted(calls) == ["call_0", "call_1", "call_2"]
@@ -372,6 +378,6 @@ async def test_inspect_without_redis_says_so_and_goes_on(settings: Settings) -> 
         subprocess.run, [CLI, "inspect", run, "--json"], env=env, capture_output=True, timeout=60, check=False
     )
     assert shown.returncode == 0, shown.stderr.decode()
-    doc = json.loads(shown.stdout)
+    doc = codec.loads(shown.stdout)
     assert "could not be read" in doc["ledger_error"]
     assert [c["tool_call_id"] for c in doc["tool_calls"]] == ["call_0"]

@@ -4,6 +4,7 @@ drafts instead of losing them, and a draft's citations cost at most two Redis ro
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections import defaultdict
 from pathlib import Path
@@ -13,13 +14,15 @@ import pytest
 import redis.asyncio as aioredis
 from redis.asyncio.connection import AbstractConnection
 
-from streams import json
-from streams.agents.guard import GuardProcessor
+from models.vocab import Station
+from streams import codec
+from streams.hashing import sha256_hex
+from streams.kafka import ensure_topics
 from streams.ledger_store import RedisLedgerStore
-from streams.runtime import Record
+from streams.messages import Record
+from streams.runner import BatchRunner
 from streams.settings import Settings
 from streams.stations.project import canonical_projection
-from streams.topics import ensure_topics
 from tests.integration.helpers import (
     CuttableProxy,
     Worker,
@@ -27,6 +30,7 @@ from tests.integration.helpers import (
     load_golden_ledger,
     publish,
     read_topic,
+    redis_store,
     worker_env,
 )
 
@@ -66,7 +70,7 @@ async def test_restart_without_commit_repeats_identical_outputs(
             assert len(values) == total, f"{topic}: {len(values)}\n{again.log_tail()}"
             by_id: dict[str, set[bytes]] = defaultdict(set)
             for value in values:
-                by_id[json.loads(value)["event_id"]].add(value)
+                by_id[codec.loads(value)["event_id"]].add(value)
             assert len(by_id) == distinct, topic
             assert all(len(copies) == 1 for copies in by_id.values()), f"{topic}: a repeat differs in bytes"
     finally:
@@ -97,7 +101,7 @@ async def test_redis_outage_holds_drafts_until_it_is_back(
         assert held == [], "a verdict was emitted while the ledger could not be read"
         await proxy.restore()
         verdicts = await read_topic(kafka_bootstrap, f"{unique_prefix}verdicts", until=lambda v: len(v) >= 2)
-        assert [json.loads(v)["verdict"] for v in verdicts] == ["PASS", "PASS"], worker.log_tail()
+        assert [codec.loads(v)["verdict"] for v in verdicts] == ["PASS", "PASS"], worker.log_tail()
         assert "holding the batch" in worker.log_path.read_text()
     finally:
         worker.stop()
@@ -134,7 +138,7 @@ async def test_worker_stopped_while_holding_does_not_commit_the_held_drafts(
     second = Worker(env, tmp_path / "worker2.log").start()
     try:
         verdicts = await read_topic(kafka_bootstrap, f"{unique_prefix}verdicts", until=lambda v: len(v) >= 2)
-        assert [json.loads(v)["verdict"] for v in verdicts] == ["PASS", "PASS"], second.log_tail()
+        assert [codec.loads(v)["verdict"] for v in verdicts] == ["PASS", "PASS"], second.log_tail()
     finally:
         second.stop()
     # ...and a batch that was fully processed is committed: a third worker judges nothing again.
@@ -162,7 +166,7 @@ async def test_twenty_citations_cost_at_most_two_round_trips(
     redis_url: str, unique_prefix: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ns = unique_prefix.rstrip("-.")
-    store = RedisLedgerStore.from_url(redis_url, ns=ns, ttl_seconds=3600)
+    store = redis_store(redis_url, ns)
     entries = []
     for i in range(10):  # ten entries of this run; ten cited tool calls have none (one owned by another run)
         result = {
@@ -183,10 +187,12 @@ async def test_twenty_citations_cost_at_most_two_round_trips(
                 "status": "READY",
                 "evidence_status": "NO_EVIDENCE",
                 "projection": projection.decode(),
-                "projection_sha256": json.sha256_hex(projection),
+                "projection_sha256": sha256_hex(projection),
                 "origin": None,
                 "source_timestamp": None,
                 "failure_reason": None,
+                "written_at": None,
+                "expires_at": None,
             }
         )
     entries.append(dict(entries[0], run_id="run-other", tool_call_id="c10"))
@@ -210,13 +216,14 @@ async def test_twenty_citations_cost_at_most_two_round_trips(
         return await original(self, command, check_health)
 
     settings = Settings(ns=ns)
-    processor = GuardProcessor(settings, _CountingSink(), store)
+    sink = _CountingSink()
+    runner = BatchRunner(Station.GUARD, settings, sink, store)
     await store.client.ping()  # connect before counting
     monkeypatch.setattr(AbstractConnection, "send_packed_command", counting)
-    await processor.handle([Record("drafts", 0, 0, 1, None, json.dumps(draft))])
+    await runner.run([Record("drafts", 0, 0, 1, None, codec.dumps(draft))])
     monkeypatch.undo()
     await store.close()
-    verdict = json.loads(processor.sink.messages[0].value)  # type: ignore[attr-defined]
+    verdict = codec.loads(sink.messages[0].value)
     codes = sorted({v["code"] for v in verdict["violations"]})
     assert codes == ["CITATION_CROSS_RUN", "CITATION_NOT_FOUND"]
     assert len(verdict["evidence_snapshot"]) == 10
@@ -225,7 +232,7 @@ async def test_twenty_citations_cost_at_most_two_round_trips(
 
 async def test_redis_store_round_trip_with_real_ttl_and_owners(redis_url: str, unique_prefix: str) -> None:
     ns = unique_prefix.rstrip("-.")
-    store = RedisLedgerStore.from_url(redis_url, ns=ns, ttl_seconds=60)
+    store = redis_store(redis_url, ns, ttl_seconds=60)
     client = aioredis.Redis.from_url(redis_url)
     try:
         entry = {
@@ -239,9 +246,18 @@ async def test_redis_store_round_trip_with_real_ttl_and_owners(redis_url: str, u
             "origin": {"topic": "t", "partition": 0, "offset": 1, "timestamp": 5},
             "source_timestamp": 5,
             "failure_reason": "SCHEMA_VIOLATION",
+            "written_at": None,
+            "expires_at": None,
         }
         (written,) = await store.write_many([entry])
-        assert written.outcome == "WRITTEN" and written.stored == entry
+        stamps = ("written_at", "expires_at")
+        assert written.outcome == "WRITTEN"
+        assert {k: v for k, v in written.stored.items() if k not in stamps} == {
+            k: v for k, v in entry.items() if k not in stamps
+        }
+        # the store stamps the entry with Redis TIME: its lifetime is ledger_ttl_seconds from then
+        assert written.stored["expires_at"] - written.stored["written_at"] == 60_000
+        assert abs(written.stored["written_at"] - time.time() * 1000) < 60_000
         (again,) = await store.write_many([dict(entry, event_id="other")])
         assert again.outcome == "DUPLICATE" and again.stored["event_id"] == "e"
         assert 0 < await client.pttl(f"{ns}:ledger:{{c1}}:r1") <= 60_000
@@ -260,7 +276,7 @@ async def test_an_unknown_run_id_is_not_foreign_when_its_owner_expired(
 ) -> None:
     ns = unique_prefix.rstrip("-.")
     client = aioredis.Redis.from_url(redis_url)
-    store = RedisLedgerStore(client, ns=ns, ttl_seconds=60)
+    store = RedisLedgerStore(client, ns=ns, ttl_seconds=60, durability="none")
     try:
         await client.zadd(f"{ns}:owners:{{c9}}", {"old-run": 1})  # expired long ago: readers ignore it
         lookups = await store.read_many([("r", "c9")])

@@ -11,13 +11,14 @@ from pathlib import Path
 import pytest
 import redis.asyncio as aioredis
 
-from streams import json
+from streams import codec
 from streams.cli.ledger import rebuild
 from streams.cli.replay import compare
 from streams.errors import ConfigurationError
-from streams.replay import Range, reset_offsets
+from streams.hashing import sha256_hex
+from streams.kafka import Range, ensure_topics
+from streams.reset import apply_reset, plan_reset
 from streams.settings import Settings
-from streams.topics import ensure_topics
 from tests.integration.helpers import CLI, Worker, golden_lines, publish, read_topic, worker_env
 
 RAW = golden_lines("pipe", "input.jsonl")
@@ -37,7 +38,7 @@ async def snapshot(client: aioredis.Redis, ns: str) -> dict[bytes, dict[bytes, b
 
 
 def ledger_outcomes(values: list[bytes]) -> Counter[str]:
-    return Counter(a["fields"]["outcome"] for a in map(json.loads, values) if a["station"] == "ledger")
+    return Counter(a["fields"]["outcome"] for a in map(codec.loads, values) if a["station"] == "ledger")
 
 
 async def test_compare_reset_and_rebuild(kafka_bootstrap: str, redis_url: str, tmp_path: Path) -> None:
@@ -60,7 +61,7 @@ async def test_compare_reset_and_rebuild(kafka_bootstrap: str, redis_url: str, t
         first = await read_topic(kafka_bootstrap, settings.topic("ledger"), until=lambda v: len(v) >= KEYED)
         assert len(first) == KEYED, worker.log_tail()
         with pytest.raises(ConfigurationError, match="stop the workers first"):
-            await reset_offsets(settings, Range("raw-hits", from_offset=0))
+            await apply_reset(settings, await plan_reset(settings, Range("raw-hits", from_offset=0)))
         worker.stop()  # graceful: offsets committed
 
         # compare: the ledger holds exactly what the stations produce now
@@ -78,7 +79,7 @@ async def test_compare_reset_and_rebuild(kafka_bootstrap: str, redis_url: str, t
         assert counts == Counter(same=KEYED - 1, differs=1, failed=UNKEYED)
         differing = [
             d
-            for d in map(json.loads, (tmp_path / "diff3.jsonl").read_bytes().splitlines())
+            for d in map(codec.loads, (tmp_path / "diff3.jsonl").read_bytes().splitlines())
             if d["outcome"] == "differs"
         ]
         assert len(differing) == 1 and key.decode().endswith(
@@ -90,7 +91,7 @@ async def test_compare_reset_and_rebuild(kafka_bootstrap: str, redis_url: str, t
         # reset from offset 0: the workers re-process; only DUPLICATE outcomes, Redis byte-identical
         done = await asyncio.to_thread(
             subprocess.run,  # our own console script
-            [CLI, "replay", "--mode", "reset", "--from-offset", "0"],
+            [CLI, "replay", "--mode", "reset", "--from-offset", "0", "--yes"],
             env=env,
             capture_output=True,
             timeout=60,
@@ -134,7 +135,7 @@ async def test_compare_reset_and_rebuild(kafka_bootstrap: str, redis_url: str, t
             timeout=60,
             check=False,
         )
-        exported = [json.loads(line) for line in done.stdout.splitlines()]
+        exported = [codec.loads(line) for line in done.stdout.splitlines()]
         assert sorted(e["tool_call_id"] for e in exported) == [
             "call_e",
             "call_f",
@@ -142,7 +143,7 @@ async def test_compare_reset_and_rebuild(kafka_bootstrap: str, redis_url: str, t
             "call_h",
             "call_i",
         ]
-        assert all(e["projection_sha256"] == json.sha256_hex(e["projection"].encode()) for e in exported)
+        assert all(e["projection_sha256"] == sha256_hex(e["projection"].encode()) for e in exported)
     finally:
         worker.stop()
         await client.flushdb()

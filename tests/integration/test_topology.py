@@ -11,10 +11,11 @@ import pytest
 import redis.asyncio as aioredis
 
 from models.vocab import LedgerStatus
-from streams import json
-from streams.ledger_store import entry_key
+from streams import codec
+from streams.hashing import sha256_hex
+from streams.kafka import ensure_topics
+from streams.ledger_keys import ledger_key
 from streams.settings import Settings
-from streams.topics import ensure_topics
 from tests.integration.helpers import (
     Worker,
     golden_lines,
@@ -47,7 +48,7 @@ class Stack:
             wait_seconds=wait_seconds,
         )
         assert len(raw) >= count, f"{name}: {len(raw)} of {count} records\n{self.worker.log_tail()}"
-        return [json.loads(v) for v in raw]
+        return [codec.loads(v) for v in raw]
 
 
 @pytest.fixture(scope="module")
@@ -65,17 +66,17 @@ def stack(kafka_bootstrap: str, redis_url: str, tmp_path_factory: pytest.TempPat
 
 async def test_golden_raw_hits_end_to_end(stack: Stack) -> None:
     await publish(stack.kafka, stack.topic("raw-hits"), RAW)
-    letters_expected = [json.loads(e)["dead_letter"] for e in EXPECTED if e.startswith(b'{"dead_letter"')]
+    letters_expected = [codec.loads(e)["dead_letter"] for e in EXPECTED if e.startswith(b'{"dead_letter"')]
     with_ids = [d for d in letters_expected if d["run_id"]]
     projected = await stack.values("projected", len(RAW) - len(letters_expected) + len(with_ids))
     expected = {}
     for raw, exp in zip(RAW, EXPECTED, strict=True):
         if not exp.startswith(b'{"dead_letter"'):
-            doc = json.loads(raw)
+            doc = codec.loads(raw)
             expected[(doc["run_id"], doc["tool_call_id"])] = exp
     ok = {(p["run_id"], p["tool_call_id"]): p for p in projected if p["status"] == "OK"}
     assert {k: p["projection"].encode() for k, p in ok.items()} == expected
-    assert all(p["projection_sha256"] == json.sha256_hex(p["projection"].encode()) for p in ok.values())
+    assert all(p["projection_sha256"] == sha256_hex(p["projection"].encode()) for p in ok.values())
     assert all(p["origin"]["topic"] == stack.topic("raw-hits") for p in projected)
 
     ledger = await stack.values("ledger", len(projected))
@@ -83,11 +84,11 @@ async def test_golden_raw_hits_end_to_end(stack: Stack) -> None:
     client = aioredis.Redis.from_url(stack.redis)
     try:
         for (run_id, tool_call_id), exp in expected.items():
-            stored = await client.hgetall(entry_key(stack.ns, tool_call_id, run_id))
+            stored = await client.hgetall(ledger_key(stack.ns, run_id, tool_call_id))
             assert stored[b"status"] == b"READY" and stored[b"projection"] == exp
-            assert stored[b"projection_sha256"] == json.sha256_hex(exp).encode()
+            assert stored[b"projection_sha256"] == sha256_hex(exp).encode()
         for d in with_ids:
-            stored = await client.hgetall(entry_key(stack.ns, d["tool_call_id"], d["run_id"]))
+            stored = await client.hgetall(ledger_key(stack.ns, d["run_id"], d["tool_call_id"]))
             assert stored[b"status"] == LedgerStatus.FAILED.encode()
             assert stored[b"failure_reason"] == d["reason"].encode()
             assert b"projection" not in stored
@@ -119,7 +120,8 @@ async def test_guard_golden_verdicts(stack: Stack) -> None:
     await publish(stack.kafka, stack.topic("diagnosis-drafts"), drafts)
     verdicts = await stack.values("verdicts", len(drafts))
     expected = {
-        json.loads(e)["draft_sha256"]: json.loads(e) for e in golden_lines("guard", "expected_verdicts.jsonl")
+        codec.loads(e)["draft_sha256"]: codec.loads(e)
+        for e in golden_lines("guard", "expected_verdicts.jsonl")
     }
 
     def comparable(v: dict) -> dict:
@@ -130,10 +132,8 @@ async def test_guard_golden_verdicts(stack: Stack) -> None:
     assert {v["draft_sha256"]: comparable(v) for v in verdicts} == {
         k: comparable(e) for k, e in expected.items()
     }
-    assert all(
-        v["event_id"] == f"guard:{v['origin']['topic']}:{v['origin']['partition']}:{v['origin']['offset']}"
-        for v in verdicts
-    )
+    origin = "{topic}:{partition}:{offset}:{timestamp}"
+    assert all(v["event_id"] == f"guard:{origin.format(**v['origin'])}" for v in verdicts)
     violations = await stack.values("violations", sum(v["violation_count"] for v in verdicts), settle=2.0)
     assert len(violations) == sum(v["violation_count"] for v in verdicts)
     by_verdict = {v["event_id"]: v for v in verdicts}
@@ -144,7 +144,7 @@ async def test_guard_golden_verdicts(stack: Stack) -> None:
 
 async def test_write_once_duplicate_and_conflict(stack: Stack) -> None:
     run_id = f"run-wo-{uuid.uuid4().hex[:6]}"
-    projection = json.dumps(
+    projection = codec.dumps(
         {
             "evidence_status": "NO_EVIDENCE",
             "tool_call_id": "call_wo",
@@ -164,12 +164,12 @@ async def test_write_once_duplicate_and_conflict(stack: Stack) -> None:
         "status": "OK",
         "failure_reason": None,
         "projection": projection.decode(),
-        "projection_sha256": json.sha256_hex(projection),
+        "projection_sha256": sha256_hex(projection),
     }
     changed = projection.replace(b'"q"', b'"q2"')
-    conflicting = dict(event, projection=changed.decode(), projection_sha256=json.sha256_hex(changed))
-    await publish(stack.kafka, stack.topic("projected"), [json.dumps(event)])
-    key = entry_key(stack.ns, "call_wo", run_id)
+    conflicting = dict(event, projection=changed.decode(), projection_sha256=sha256_hex(changed))
+    await publish(stack.kafka, stack.topic("projected"), [codec.dumps(event)])
+    key = ledger_key(stack.ns, run_id, "call_wo")
     client = aioredis.Redis.from_url(stack.redis)
     try:
         for _ in range(120):
@@ -178,11 +178,11 @@ async def test_write_once_duplicate_and_conflict(stack: Stack) -> None:
             await asyncio.sleep(0.5)
         first = await client.hgetall(key)
         assert first[b"projection"] == projection
-        await publish(stack.kafka, stack.topic("projected"), [json.dumps(event), json.dumps(conflicting)])
+        await publish(stack.kafka, stack.topic("projected"), [codec.dumps(event), codec.dumps(conflicting)])
 
         def mine(values: list[bytes]) -> list[dict]:
             return [
-                a for a in map(json.loads, values) if a.get("run_id") == run_id and a["station"] == "ledger"
+                a for a in map(codec.loads, values) if a.get("run_id") == run_id and a["station"] == "ledger"
             ]
 
         raw = await read_topic(stack.kafka, stack.topic("audit"), until=lambda v: len(mine(v)) >= 3)
@@ -191,9 +191,9 @@ async def test_write_once_duplicate_and_conflict(stack: Stack) -> None:
         letters = await read_topic(
             stack.kafka,
             stack.topic("dead-letters"),
-            until=lambda v: any(json.loads(x).get("run_id") == run_id for x in v),
+            until=lambda v: any(codec.loads(x).get("run_id") == run_id for x in v),
         )
-        conflict = [d for d in map(json.loads, letters) if d.get("run_id") == run_id]
+        conflict = [d for d in map(codec.loads, letters) if d.get("run_id") == run_id]
         assert [d["reason"] for d in conflict] == ["LEDGER_CONFLICT"]
     finally:
         await client.aclose()
@@ -205,7 +205,7 @@ async def test_topology_matches_the_offline_pipeline_on_new_cases(stack: Stack) 
     from streams.settings import Settings
 
     def record(tool_call_id: str, hits: list[dict], status: str = "supported", query: str = "q") -> bytes:
-        return json.dumps(
+        return codec.dumps(
             {
                 "run_id": "run-new",
                 "tool_call_id": tool_call_id,
@@ -229,14 +229,14 @@ async def test_topology_matches_the_offline_pipeline_on_new_cases(stack: Stack) 
         record("c-noev", [hit("x#chunk-0", "x", 0.9)], status="no_evidence"),
         record("c-query", [], query="问" * 700),
         record("c-big", [hit(f"b{i}#chunk-0", f"b{i}", 0.9, "字" * 3000) for i in range(5)]),
-        json.dumps(
+        codec.dumps(
             {
                 "run_id": "run-new",
                 "tool_call_id": "c-nan",
                 "response": {"query": "q", "hits": [], "evidence_status": "supported", "x": 1},
             }
         ).replace(b'"x":1', b'"x":NaN'),
-        json.dumps(
+        codec.dumps(
             {
                 "run_id": "run-new",
                 "tool_call_id": "c-bool",
@@ -254,13 +254,13 @@ async def test_topology_matches_the_offline_pipeline_on_new_cases(stack: Stack) 
         if outcome.lookup["status"] == "FAILED":
             expected[outcome.lookup["tool_call_id"]] = ("FAILED", None)
             continue
-        projection = process_lookup(json.dumps(outcome.lookup), settings).projection
+        projection = process_lookup(codec.dumps(outcome.lookup), settings).projection
         assert projection is not None
         expected[outcome.lookup["tool_call_id"]] = ("READY", projection.canonical.decode())
     assert len(expected) == 7  # the NaN record is MALFORMED_JSON without readable ids
 
     def mine(values: list[bytes]) -> dict[str, dict]:
-        return {e["tool_call_id"]: e for e in map(json.loads, values) if e["run_id"] == "run-new"}
+        return {e["tool_call_id"]: e for e in map(codec.loads, values) if e["run_id"] == "run-new"}
 
     ledger = await read_topic(
         stack.kafka, stack.topic("ledger"), until=lambda v: len(mine(v)) >= len(expected)

@@ -6,7 +6,7 @@ import asyncio
 import os
 import subprocess
 
-from streams import json
+from streams import codec
 from tests.integration.helpers import CLI, GOLDEN, golden_lines, load_golden_ledger
 
 
@@ -30,6 +30,6 @@ async def test_verify_redis_reproduces_the_golden_verdicts(redis_url: str, uniqu
         out["violations"] = sorted((v["code"], v["path"]) for v in verdict["violations"])
         return out
 
-    got = [comparable(json.loads(line)) for line in done.stdout.splitlines()]
-    expected = [comparable(json.loads(line)) for line in golden_lines("guard", "expected_verdicts.jsonl")]
+    got = [comparable(codec.loads(line)) for line in done.stdout.splitlines()]
+    expected = [comparable(codec.loads(line)) for line in golden_lines("guard", "expected_verdicts.jsonl")]
     assert got == expected

@@ -19,12 +19,13 @@ from models.limits import (
     PostprocessSettings,
     ToolProjectionLimits,
 )
-from streams import json
+from streams import codec
 from streams.cli.offline import _OFFLINE_LOOKUP_OMITS
+from streams.hashing import sha256_hex
+from streams.ledger_memory import MemoryLedgerStore
 from streams.pipeline import process_lookup, process_raw_hits
 from streams.settings import Settings
-from streams.stations.guard import EvidenceGuard
-from streams.stations.ledger_view import InMemoryLedger
+from tests.support import memory_ledger, verdict_of
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
 
@@ -70,7 +71,7 @@ def normalized_verdict(verdict: dict[str, Any]) -> dict[str, Any]:
 
 def as_json(value: Any) -> Any:
     """A station result as a consumer parses it (StrEnums become plain strings)."""
-    return json.loads(json.dumps(value))
+    return codec.loads(codec.dumps(value))
 
 
 # -- pipe: raw-hits → projection / LookupResult -------------------------------------------------
@@ -79,23 +80,23 @@ def as_json(value: Any) -> Any:
 @pytest.mark.parametrize(("raw", "expected"), cases("pipe", "input.jsonl", "expected_projection.jsonl"))
 def test_pipe_projection(raw: bytes, expected: bytes) -> None:
     outcome = process_raw_hits(raw, SETTINGS)
-    wanted = json.loads(expected)
+    wanted = codec.loads(expected)
     if "dead_letter" in wanted:
         assert outcome.rejection is not None
         assert dead_letter_core(as_json(outcome.rejection)) == dead_letter_core(wanted["dead_letter"])
         return
     assert outcome.rejection is None
-    projected = process_lookup(json.dumps(outcome.lookup), SETTINGS)
+    projected = process_lookup(codec.dumps(outcome.lookup), SETTINGS)
     assert projected.rejection is None
     assert projected.projection is not None
     assert projected.projection.canonical == expected
-    assert projected.projection.sha256 == json.sha256_hex(expected)
+    assert projected.projection.sha256 == sha256_hex(expected)
 
 
 @pytest.mark.parametrize(("raw", "expected"), cases("pipe", "input.jsonl", "expected_lookup.jsonl"))
 def test_pipe_lookup(raw: bytes, expected: bytes) -> None:
     outcome = process_raw_hits(raw, SETTINGS)
-    wanted = json.loads(expected)
+    wanted = codec.loads(expected)
     if "dead_letter" in wanted:
         assert outcome.rejection is not None
         assert dead_letter_core(as_json(outcome.rejection)) == dead_letter_core(wanted["dead_letter"])
@@ -114,7 +115,7 @@ def test_pipe_lookup(raw: bytes, expected: bytes) -> None:
 @pytest.mark.parametrize(("text", "expected"), cases("project", "input.jsonl", "expected.jsonl"))
 def test_project(text: bytes, expected: bytes) -> None:
     outcome = process_lookup(text, SETTINGS)
-    wanted = json.loads(expected)
+    wanted = codec.loads(expected)
     if "dead_letter" in wanted:
         assert outcome.projection is None
         assert outcome.rejection is not None
@@ -129,15 +130,15 @@ def test_project(text: bytes, expected: bytes) -> None:
 
 
 @pytest.fixture(scope="module")
-def golden_ledger() -> InMemoryLedger:
+def golden_ledger() -> MemoryLedgerStore:
     """The ledger file loaded as ``verify --ledger`` does: the first line for a key wins."""
-    return InMemoryLedger(
-        json.loads(line) for line in lines(GOLDEN / "guard" / "ledger.jsonl") if line.strip()
+    return memory_ledger(
+        codec.loads(line) for line in lines(GOLDEN / "guard" / "ledger.jsonl") if line.strip()
     )
 
 
 @pytest.mark.parametrize(("draft", "expected"), cases("guard", "drafts.jsonl", "expected_verdicts.jsonl"))
-def test_guard(draft: bytes, expected: bytes, golden_ledger: InMemoryLedger) -> None:
-    verdict = EvidenceGuard(SETTINGS.guard).check(draft, golden_ledger)
-    assert verdict["draft_sha256"] == json.sha256_hex(draft)
-    assert normalized_verdict(as_json(verdict)) == normalized_verdict(json.loads(expected))
+def test_guard(draft: bytes, expected: bytes, golden_ledger: MemoryLedgerStore) -> None:
+    verdict = verdict_of(draft, golden_ledger, SETTINGS.guard)
+    assert verdict["draft_sha256"] == sha256_hex(draft)
+    assert normalized_verdict(as_json(verdict)) == normalized_verdict(codec.loads(expected))

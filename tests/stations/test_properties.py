@@ -21,12 +21,12 @@ from models.limits import (
     ToolProjectionLimits,
 )
 from models.projection import EVIDENCE_ITEM_FIELDS, RAG_TOOL_RESULT_ADAPTER, RAG_TOOL_RESULT_FIELDS
-from streams import json
+from streams import codec
+from streams.ledger_memory import MemoryLedgerStore
 from streams.pipeline import process_lookup, process_raw_hits
 from streams.settings import Settings
-from streams.stations.guard import EvidenceGuard
-from streams.stations.ledger_view import InMemoryLedger
 from streams.stations.project import canonical_projection
+from tests.support import memory_ledger, verdict_of
 
 PROPERTY = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -222,7 +222,7 @@ def expected_cut(lookup: dict[str, Any], result: dict[str, Any], limits: ToolPro
 @PROPERTY
 @given(record=raw_records(), config=chain_settings())
 def test_chain_invariants(record: dict[str, Any], config: Settings) -> None:
-    outcome = process_raw_hits(json.dumps(record), config)
+    outcome = process_raw_hits(codec.dumps(record), config)
     assert outcome.rejection is None, outcome.rejection
     lookup: dict[str, Any] = dict(outcome.lookup or {})
     blocks = lookup["evidence_blocks"]
@@ -250,7 +250,7 @@ def test_chain_invariants(record: dict[str, Any], config: Settings) -> None:
     assert len(pack["included_sources"]) + len(pack["omitted_sources"]) == len(blocks)
 
     limits = config.projection
-    projected = process_lookup(json.dumps(lookup), config)
+    projected = process_lookup(codec.dumps(lookup), config)
     if projected.projection is None:
         # Fail closed only when even the honest empty projection is over the budget.
         assert (
@@ -261,12 +261,12 @@ def test_chain_invariants(record: dict[str, Any], config: Settings) -> None:
             "query": lookup["query"][: limits.max_query_chars], "evidence": [], "returned_count": 0,
             "relevance_level": None, "truncated": True,
         }  # fmt: skip
-        assert len(json.dumps(empty)) > limits.max_bytes
+        assert len(codec.dumps(empty)) > limits.max_bytes
         return
     canonical = projected.projection.canonical
     assert len(canonical) <= limits.max_bytes
     RAG_TOOL_RESULT_ADAPTER.validate_json(canonical, strict=True)
-    result = json.loads(canonical)
+    result = codec.loads(canonical)
     assert tuple(result) == RAG_TOOL_RESULT_FIELDS
     assert all(tuple(item) == EVIDENCE_ITEM_FIELDS for item in result["evidence"])
     assert canonical == canonical_projection(result)
@@ -302,7 +302,7 @@ def check_raw_hits(raw: bytes) -> None:
     outcome = process_raw_hits(raw, DEFAULTS)
     if outcome.rejection is None:
         assert outcome.lookup is not None and outcome.lookup["status"] == "OK"
-        assert process_lookup(json.dumps(outcome.lookup), DEFAULTS).projection is not None
+        assert process_lookup(codec.dumps(outcome.lookup), DEFAULTS).projection is not None
     else:
         # Bad input is rejected with an input reason; INTERNAL_ERROR would be a bug in a station.
         assert outcome.rejection["reason"] in INPUT_REASONS, outcome.rejection
@@ -314,7 +314,7 @@ def check_lookup(raw: bytes) -> None:
         assert outcome.rejection is None
         assert len(outcome.projection.canonical) <= DEFAULTS.projection.max_bytes
         RAG_TOOL_RESULT_ADAPTER.validate_json(outcome.projection.canonical, strict=True)
-        assert tuple(json.loads(outcome.projection.canonical)) == RAG_TOOL_RESULT_FIELDS
+        assert tuple(codec.loads(outcome.projection.canonical)) == RAG_TOOL_RESULT_FIELDS
 
 
 @FUZZ
@@ -327,13 +327,13 @@ def test_stations_never_raise_on_arbitrary_bytes(raw: bytes) -> None:
 @FUZZ
 @given(value=st.one_of(json_values, raw_shaped))
 def test_raw_hits_never_raises_on_arbitrary_json(value: Any) -> None:
-    check_raw_hits(json.dumps(value))
+    check_raw_hits(codec.dumps(value))
 
 
 @FUZZ
 @given(value=st.one_of(json_values, lookups))
 def test_projector_never_raises_on_arbitrary_json(value: Any) -> None:
-    check_lookup(json.dumps(value))
+    check_lookup(codec.dumps(value))
 
 
 # -- the guard ----------------------------------------------------------------------------------
@@ -361,8 +361,8 @@ def projection_for(tool_call_id: str, state: str) -> dict[str, Any]:
     }
 
 
-def ledger_for(states: dict[str, str]) -> InMemoryLedger:
-    ledger = InMemoryLedger()
+def ledger_for(states: dict[str, str]) -> MemoryLedgerStore:
+    ledger = MemoryLedgerStore()
     for tool_call_id, state in states.items():
         if state == "missing":
             continue
@@ -371,15 +371,17 @@ def ledger_for(states: dict[str, str]) -> InMemoryLedger:
             projection["score"] = 0.9
         data = b"{" if state == "not_json" else canonical_projection(projection)
         digest = hashlib.sha256(data).hexdigest()
-        ledger.put(
-            {
-                "run_id": "run-2" if state == "foreign" else RUN,
-                "tool_call_id": tool_call_id,
-                "status": "FAILED" if state == "failed" else "READY",
-                "evidence_status": projection["evidence_status"],
-                "projection": data.decode(),
-                "projection_sha256": "0" * 64 if state == "tampered" else digest,
-            }
+        ledger.load(
+            [
+                {
+                    "run_id": "run-2" if state == "foreign" else RUN,
+                    "tool_call_id": tool_call_id,
+                    "status": "FAILED" if state == "failed" else "READY",
+                    "evidence_status": projection["evidence_status"],
+                    "projection": data.decode(),
+                    "projection_sha256": "0" * 64 if state == "tampered" else digest,
+                }
+            ]
         )
     return ledger
 
@@ -413,7 +415,7 @@ def test_guard_passes_exactly_the_drafts_whose_every_citation_holds(
         "conclusion": {"content": "c", "based_on_analysis_ids": ["a1"]},
         "limitations": ["only the knowledge base"],
     }
-    verdict = EvidenceGuard(GuardSettings()).check(json.dumps(draft), ledger_for(states))
+    verdict = verdict_of(codec.dumps(draft), ledger_for(states), GuardSettings())
 
     bad_citation = False
     unknown_document = False
@@ -437,13 +439,13 @@ def test_guard_passes_exactly_the_drafts_whose_every_citation_holds(
     assert verdict["violation_count"] == len(verdict["violations"])
 
 
-def check_guard(raw: bytes, ledger: InMemoryLedger) -> None:
-    verdict = EvidenceGuard(GuardSettings()).check(raw, ledger)
+def check_guard(raw: bytes, ledger: MemoryLedgerStore) -> None:
+    verdict = verdict_of(raw, ledger, GuardSettings())
     assert verdict["draft_sha256"] == hashlib.sha256(raw).hexdigest()
     assert verdict["verdict"] in {"PASS", "REJECT", "FALLBACK"}
     assert (verdict["verdict"] == "PASS") == (verdict["violation_count"] == 0)
     assert isinstance(verdict["attempt"], int) and verdict["attempt"] >= 1
-    json.dumps(verdict)
+    codec.dumps(verdict)
 
 
 FUZZ_LEDGER = ledger_for(dict(zip(POOL, STATES, strict=False)))
@@ -458,7 +460,7 @@ def test_guard_never_raises_on_arbitrary_bytes(raw: bytes) -> None:
 @FUZZ
 @given(value=st.one_of(json_values, shaped(DRAFT_NAMES), drafts()))
 def test_guard_never_raises_on_arbitrary_json(value: Any) -> None:
-    check_guard(json.dumps(value), FUZZ_LEDGER)
+    check_guard(codec.dumps(value), FUZZ_LEDGER)
 
 
 # A stored projection: a well-formed one, then perhaps one mutation. evidence_status and relevance_level
@@ -528,12 +530,12 @@ def stored_projections(draw: st.DrawFn) -> dict[str, Any]:
 def test_guard_rereads_a_projection_exactly_when_it_meets_the_frozen_contract(
     projection: dict[str, Any],
 ) -> None:
-    data = json.dumps(projection)
+    data = codec.dumps(projection)
     entry = {"run_id": RUN, "tool_call_id": "call-0", "status": "READY", "projection": data.decode(),
              "projection_sha256": hashlib.sha256(data).hexdigest()}  # fmt: skip
     draft = {"run_id": RUN, "draft_id": "d", "analysis": [{"id": "a1", "kind": "NORMAL", "content": "x",
              "tool_call_ids": ["call-0"]}], "limitations": ["l"]}  # fmt: skip
-    verdict = EvidenceGuard(GuardSettings()).check(json.dumps(draft), InMemoryLedger([entry]))
+    verdict = verdict_of(codec.dumps(draft), memory_ledger([entry]), GuardSettings())
     try:
         RAG_TOOL_RESULT_ADAPTER.validate_json(data, strict=True)
         meets_contract = (

@@ -86,7 +86,23 @@ def top(name: str) -> str:
     return name.split(".")[0]
 
 
-PURE = modules_in("streams.stations") + modules_in("models")
+# The pure core: the rules, the contracts, and every module the agents, the CLI and replay share
+# around them (the station functions, the envelope, the batch runner, the offset tracker).
+CORE = [
+    "streams.pipeline",
+    "streams.envelope",
+    "streams.messages",
+    "streams.codec",
+    "streams.hashing",
+    "streams.errors",
+    "streams.retry",
+    "streams.runner",
+    "streams.offsets",
+    "streams.replay",
+    "streams.ledger_keys",
+    "streams.ledger_memory",
+]
+PURE = modules_in("streams.stations") + modules_in("models") + CORE
 
 
 def test_the_pure_modules_are_found() -> None:
@@ -103,19 +119,25 @@ def test_no_kafka_or_redis_anywhere_below(name: str) -> None:
         assert not bad, f"{name} reaches {reached}, which imports {bad}"
 
 
-STATION_ALLOWED_FIRST_PARTY = ("models", "streams.json", "streams.errors", "streams.stations")
+STATION_ALLOWED_FIRST_PARTY = (
+    "models",
+    "streams.codec",
+    "streams.hashing",
+    "streams.errors",
+    "streams.stations",
+)
 
 
 def allowed_for_stations(name: str) -> bool:
     if top(name) in sys.stdlib_module_names:
         return True
-    if name == "streams":  # ``from streams import json`` names the package, then the module
+    if name == "streams":  # ``from streams import codec`` names the package, then the module
         return True
     return any(name == prefix or name.startswith(f"{prefix}.") for prefix in STATION_ALLOWED_FIRST_PARTY)
 
 
 @pytest.mark.parametrize("name", modules_in("streams.stations"))
-def test_a_station_imports_only_models_json_errors_stations_and_the_stdlib(name: str) -> None:
+def test_a_station_imports_only_models_codec_errors_stations_and_the_stdlib(name: str) -> None:
     imported = imports_of(name)
     bad = sorted(n for n in imported if not allowed_for_stations(n))
     assert not bad, f"{name} imports {bad}"
@@ -141,8 +163,8 @@ def test_a_model_imports_only_pydantic_models_and_the_stdlib(name: str) -> None:
 def test_the_import_reader_sees_what_it_must() -> None:
     # The checks above are only as good as the reader: it must resolve relative and nested imports.
     assert "streams.stations.ledger_view.LedgerLookup" in imports_of("streams.stations.guard")
-    assert "orjson" in imports_of("streams.json")
-    assert "streams.json" in first_party_closure("streams.stations.project")
+    assert "orjson" in imports_of("streams.codec")
+    assert "streams.codec" in first_party_closure("streams.stations.project")
     assert "streams" in first_party_closure("streams.stations.project")  # parent packages run too
 
 

@@ -34,14 +34,17 @@ from models.vocab import (
     FALLBACK_MESSAGE,
     ViolationCode,
 )
-from streams import json
+from streams import codec
+from streams.ledger_memory import MemoryLedgerStore
+from streams.messages import Record
 from streams.pipeline import PostprocessOutcome, process_lookup, process_raw_hits
 from streams.settings import Settings
 from streams.stations.adapt import adapt, chunk_index
-from streams.stations.guard import EvidenceGuard, violation_events
-from streams.stations.ledger_view import InMemoryLedger, LedgerLookup
+from streams.stations.guard import violation_events
+from streams.stations.ledger_view import LedgerLookup
 from streams.stations.pack import pack
 from streams.stations.project import Projection, canonical_projection, project_lookup
+from tests.support import memory_ledger, verdict_of
 
 ABSENT: Any = object()
 """Leave the field out of the built value altogether."""
@@ -109,7 +112,7 @@ def raw_record(
 
 
 def run(record: dict[str, Any] | bytes, config: Settings | None = None) -> PostprocessOutcome:
-    raw = record if isinstance(record, bytes) else json.dumps(record)
+    raw = record if isinstance(record, bytes) else codec.dumps(record)
     return process_raw_hits(raw, config or settings())
 
 
@@ -145,7 +148,7 @@ def test_a_valid_record_is_accepted_with_unknown_fields_ignored() -> None:
 
 
 def test_oversized_is_checked_on_the_raw_bytes_first() -> None:
-    raw = json.dumps(raw_record(hit()))
+    raw = codec.dumps(raw_record(hit()))
     assert run(raw, settings(input_limits=InputLimits(max_message_bytes=len(raw)))).rejection is None
     rejection = rejected(raw, settings(input_limits=InputLimits(max_message_bytes=len(raw) - 1)))
     assert rejection["reason"] == "OVERSIZED"
@@ -157,7 +160,7 @@ def test_oversized_is_checked_on_the_raw_bytes_first() -> None:
 
 def test_oversized_record_with_valid_ids_still_ends_as_a_failed_entry() -> None:
     """SPEC 1: each raw-hits record with valid ids ends in the ledger, FAILED when it was rejected."""
-    raw = json.dumps(raw_record(hit()))
+    raw = codec.dumps(raw_record(hit()))
     outcome = run(raw, settings(input_limits=InputLimits(max_message_bytes=len(raw) - 1)))
     assert outcome.rejection is not None and outcome.rejection["reason"] == "OVERSIZED"
     assert (outcome.rejection["run_id"], outcome.rejection["tool_call_id"]) != (None, None)
@@ -169,8 +172,8 @@ def test_oversized_record_with_valid_ids_still_ends_as_a_failed_entry() -> None:
 
 def padded_to(size: int) -> bytes:
     """A valid raw-hits record of exactly ``size`` bytes (the query is the padding)."""
-    bare = json.dumps(raw_record(hit(), query=""))
-    raw = json.dumps(raw_record(hit(), query="x" * (size - len(bare))))
+    bare = codec.dumps(raw_record(hit(), query=""))
+    raw = codec.dumps(raw_record(hit(), query="x" * (size - len(bare))))
     assert len(raw) == size
     return raw
 
@@ -180,7 +183,7 @@ def test_default_max_message_bytes_is_1_mib() -> None:
     assert rejected(padded_to(1024 * 1024 + 1))["reason"] == "OVERSIZED"
 
 
-GOOD_TEXT = json.dumps(raw_record(hit())).decode()
+GOOD_TEXT = codec.dumps(raw_record(hit())).decode()
 
 
 @pytest.mark.parametrize(
@@ -723,7 +726,7 @@ def test_projection_shape_and_canonical_bytes() -> None:
     assert p.canonical == expected.encode()
     assert p.canonical == canonical_projection(p.result)
     assert p.sha256 == hashlib.sha256(p.canonical).hexdigest()
-    parsed = json.loads(p.canonical)
+    parsed = codec.loads(p.canonical)
     assert tuple(parsed) == RAG_TOOL_RESULT_FIELDS
     assert tuple(parsed["evidence"][0]) == EVIDENCE_ITEM_FIELDS
 
@@ -980,10 +983,10 @@ def test_byte_budget_degrades_honestly_to_no_evidence() -> None:
         "relevance_level": None,
         "truncated": True,
     }
-    limit = len(json.dumps(empty))
+    limit = len(codec.dumps(empty))
     p = projected(value, ToolProjectionLimits(max_bytes=limit))
     assert p.result == empty
-    assert p.canonical == json.dumps(empty)
+    assert p.canonical == codec.dumps(empty)
 
 
 def test_fail_closed_when_even_no_evidence_is_too_large() -> None:
@@ -997,8 +1000,8 @@ def test_fail_closed_when_even_no_evidence_is_too_large() -> None:
         "relevance_level": None,
         "truncated": True,
     }
-    tight = settings(projection=ToolProjectionLimits(max_bytes=len(json.dumps(empty)) - 1))
-    outcome = process_lookup(json.dumps(value), tight)
+    tight = settings(projection=ToolProjectionLimits(max_bytes=len(codec.dumps(empty)) - 1))
+    outcome = process_lookup(codec.dumps(value), tight)
     assert outcome.projection is None
     assert outcome.rejection is not None
     assert outcome.rejection["reason"] == "PROJECTION_BUDGET_EXCEEDED"
@@ -1014,14 +1017,14 @@ def test_fail_closed_when_even_no_evidence_is_too_large() -> None:
 def test_fail_closed_through_the_whole_chain_with_tightened_limits() -> None:
     tight = settings(projection=ToolProjectionLimits(max_bytes=40))
     lookup_ = accepted(seed_record(), tight)
-    outcome = process_lookup(json.dumps(lookup_), tight)
+    outcome = process_lookup(codec.dumps(lookup_), tight)
     assert outcome.projection is None
     assert outcome.rejection is not None and outcome.rejection["reason"] == "PROJECTION_BUDGET_EXCEEDED"
     assert outcome.event is not None and outcome.event["status"] == "FAILED"
 
 
 def test_projected_event_carries_the_canonical_text_and_hash() -> None:
-    outcome = process_lookup(json.dumps(lookup(eblock("k"))), settings())
+    outcome = process_lookup(codec.dumps(lookup(eblock("k"))), settings())
     assert outcome.projection is not None and outcome.event is not None
     assert outcome.event["projection"] == outcome.projection.canonical.decode()
     assert outcome.event["projection_sha256"] == hashlib.sha256(outcome.projection.canonical).hexdigest()
@@ -1041,27 +1044,38 @@ ORIGIN = {"topic": "raw-hits", "partition": 2, "offset": 41, "timestamp": 170000
 
 
 def test_event_ids_and_origin_are_deterministic() -> None:
-    raw = json.dumps(seed_record())
+    raw = codec.dumps(seed_record())
     first = process_raw_hits(raw, settings(), ORIGIN)
     again = process_raw_hits(raw, settings(), ORIGIN)
     assert first.lookup is not None
-    assert json.dumps(first.lookup) == json.dumps(again.lookup)  # a re-delivery repeats the bytes
-    assert first.lookup["event_id"] == "postprocess:raw-hits:2:41"
+    assert codec.dumps(first.lookup) == codec.dumps(again.lookup)  # a re-delivery repeats the bytes
+    assert first.lookup["event_id"] == "postprocess:raw-hits:2:41:1700000000123"
     assert (first.lookup["origin"], first.lookup["source_timestamp"]) == (ORIGIN, 1700000000123)
     consumed = {"topic": "postprocessed", "partition": 2, "offset": 7, "timestamp": 5}
-    projected_ = process_lookup(json.dumps(first.lookup), settings(), consumed)
+    projected_ = process_lookup(codec.dumps(first.lookup), settings(), consumed)
     assert projected_.event is not None
     # The origin travels unchanged: the raw-hits record, not the record this station consumed.
-    assert projected_.event["event_id"] == "project:raw-hits:2:41"
+    assert projected_.event["event_id"] == "project:raw-hits:2:41:1700000000123"
     assert (projected_.event["origin"], projected_.event["source_timestamp"]) == (ORIGIN, 1700000000123)
 
 
+def test_a_recreated_topic_gives_new_event_ids_at_the_same_offsets() -> None:
+    """After a topic is deleted and created again, offsets restart: the timestamp tells the records apart."""
+    raw = codec.dumps(seed_record())
+    before = process_raw_hits(raw, settings(), ORIGIN)
+    recreated = process_raw_hits(raw, settings(), {**ORIGIN, "timestamp": 1800000000000})  # type: ignore[typeddict-item]
+    assert before.lookup is not None and recreated.lookup is not None
+    assert before.lookup["event_id"] != recreated.lookup["event_id"]
+    no_time = process_raw_hits(raw, settings(), {**ORIGIN, "timestamp": None})  # type: ignore[typeddict-item]
+    assert no_time.lookup is not None and no_time.lookup["event_id"] == "postprocess:raw-hits:2:41:-"
+
+
 def test_a_rejected_record_travels_on_with_its_envelope() -> None:
-    outcome = process_raw_hits(json.dumps(raw_record(hit(score="x"))), settings(), ORIGIN)
+    outcome = process_raw_hits(codec.dumps(raw_record(hit(score="x"))), settings(), ORIGIN)
     assert outcome.lookup == {
         "run_id": "run-1",
         "tool_call_id": "call-1",
-        "event_id": "postprocess:raw-hits:2:41",
+        "event_id": "postprocess:raw-hits:2:41:1700000000123",
         "origin": ORIGIN,
         "source_timestamp": 1700000000123,
         "status": "FAILED",
@@ -1071,7 +1085,7 @@ def test_a_rejected_record_travels_on_with_its_envelope() -> None:
 
 def test_failed_lookup_travels_on_as_failed() -> None:
     failed = run(raw_record(hit(quality_score="x"))).lookup
-    outcome = process_lookup(json.dumps(failed), settings())
+    outcome = process_lookup(codec.dumps(failed), settings())
     assert (outcome.projection, outcome.rejection) == (None, None)
     assert outcome.event is not None
     assert (outcome.event["status"], outcome.event["failure_reason"]) == ("FAILED", "SCHEMA_VIOLATION")
@@ -1085,7 +1099,7 @@ def test_failed_lookup_with_an_odd_failure_reason_still_travels_on() -> None:
         "status": "FAILED",
         "failure_reason": ["SCHEMA_VIOLATION"],
     }
-    outcome = process_lookup(json.dumps(value), settings())
+    outcome = process_lookup(codec.dumps(value), settings())
     assert outcome.rejection is None or outcome.rejection["reason"] != "INTERNAL_ERROR"
     assert outcome.event is not None and outcome.event["status"] == "FAILED"
 
@@ -1151,8 +1165,8 @@ def base_entries() -> list[dict[str, Any]]:
     return [entry(FOUND, rag_result(FOUND, DOC)), entry(NONE, rag_result(NONE))]
 
 
-def ledger_with(*entries: dict[str, Any]) -> InMemoryLedger:
-    return InMemoryLedger(entries or base_entries())
+def ledger_with(*entries: dict[str, Any]) -> MemoryLedgerStore:
+    return memory_ledger(entries or base_entries())
 
 
 def item(
@@ -1209,7 +1223,7 @@ class FixedReader:
     """A ledger reader that returns given lookups and records every call."""
 
     def __init__(
-        self, lookups: Mapping[str, LedgerLookup] | None = None, backing: InMemoryLedger | None = None
+        self, lookups: Mapping[str, LedgerLookup] | None = None, backing: MemoryLedgerStore | None = None
     ):
         self.lookups = dict(lookups or {})
         self.backing = backing
@@ -1218,23 +1232,26 @@ class FixedReader:
     def read(self, run_id: str, tool_call_ids: Sequence[str]) -> Mapping[str, LedgerLookup]:
         self.calls.append((run_id, list(tool_call_ids)))
         if self.backing is not None:
-            return self.backing.read(run_id, tool_call_ids)
+            found = self.backing.read_now([(run_id, t) for t in tool_call_ids])
+            return {t: found[(run_id, t)] for t in tool_call_ids}
         return {tcid: self.lookups.get(tcid, LedgerLookup(None, False)) for tcid in tool_call_ids}
 
 
 def encode(value: dict[str, Any] | bytes) -> bytes:
-    return value if isinstance(value, bytes) else json.dumps(value)
+    return value if isinstance(value, bytes) else codec.dumps(value)
 
 
 def check(
     value: dict[str, Any] | bytes,
     ledger: Any = None,
     guard_settings: GuardSettings | None = None,
-    **kwargs: Any,
+    record: Record | None = None,
 ) -> Verdict:
-    return EvidenceGuard(guard_settings or GuardSettings()).check(
-        encode(value), ledger or ledger_with(), **kwargs
-    )
+    """The guard station on one draft (offline unless ``record`` gives its coordinates)."""
+    raw = encode(value)
+    if record is not None:
+        record = Record(record.topic, record.partition, record.offset, record.timestamp, None, raw)
+    return verdict_of(raw, ledger if ledger is not None else ledger_with(), guard_settings, record)
 
 
 def found(verdict: Verdict) -> list[tuple[str, str]]:
@@ -1394,7 +1411,7 @@ UNPARSABLE_CASES = [
     pytest.param(b"[]", id="array"),
     pytest.param(b'"draft"', id="string"),
     pytest.param(b"null", id="null"),
-    pytest.param(json.dumps(draft()).replace(b'"attempt":1', b'"attempt":NaN'), id="nan"),
+    pytest.param(codec.dumps(draft()).replace(b'"attempt":1', b'"attempt":NaN'), id="nan"),
     pytest.param(draft(draft_id=ABSENT), id="draft_id-absent"),
     pytest.param(draft(draft_id=None), id="draft_id-null"),
     pytest.param(draft(draft_id=""), id="draft_id-empty"),
@@ -1489,7 +1506,7 @@ def test_fifty_distinct_tool_calls_are_checked_not_too_large() -> None:
 
 
 def test_draft_over_max_draft_bytes_is_not_parsed() -> None:
-    raw = json.dumps(draft(attempt=2))
+    raw = codec.dumps(draft(attempt=2))
     assert check(raw, guard_settings=GuardSettings(max_draft_bytes=len(raw)))["verdict"] == "PASS"
     verdict = check(raw, guard_settings=GuardSettings(max_draft_bytes=len(raw) - 1))
     assert found(verdict) == [("DRAFT_TOO_LARGE", "")]
@@ -1504,11 +1521,11 @@ def test_draft_over_max_draft_bytes_is_not_parsed() -> None:
 
 
 def test_default_max_draft_bytes_is_256_kib() -> None:
-    bare = json.dumps(draft(limitations=[""]))
-    raw = json.dumps(draft(limitations=["x" * (256 * 1024 - len(bare))]))
+    bare = codec.dumps(draft(limitations=[""]))
+    raw = codec.dumps(draft(limitations=["x" * (256 * 1024 - len(bare))]))
     assert len(raw) == 256 * 1024
     assert check(raw)["verdict"] == "PASS"
-    bigger = json.dumps(draft(limitations=["x" * (256 * 1024 - len(bare) + 1)]))
+    bigger = codec.dumps(draft(limitations=["x" * (256 * 1024 - len(bare) + 1)]))
     assert found(check(bigger)) == [("DRAFT_TOO_LARGE", "")]
 
 
@@ -1887,7 +1904,7 @@ def test_all_violations_are_collected_in_a_deterministic_order() -> None:
         ("CITATION_NOT_FOUND", at(0)),
         ("NORMAL_CITES_NO_EVIDENCE", at(1)),
     ]
-    assert json.dumps(first) == json.dumps(second)
+    assert codec.dumps(first) == codec.dumps(second)
 
 
 # -- the verdict --------------------------------------------------------------------------------
@@ -1951,22 +1968,22 @@ def test_pass_reject_fallback(
         pytest.param(b"not json", None, None, 1, id="not-json"),
         pytest.param(b'["run-1"]', None, None, 1, id="array"),
         pytest.param(
-            json.dumps({"run_id": "  ", "draft_id": "d", "attempt": 3, "analysis": "x"}),
+            codec.dumps({"run_id": "  ", "draft_id": "d", "attempt": 3, "analysis": "x"}),
             "  ",
             "d",
             3,
             id="all-readable",
         ),
         pytest.param(
-            json.dumps({"run_id": 5, "draft_id": "", "attempt": 0}), None, None, 1, id="none-readable"
+            codec.dumps({"run_id": 5, "draft_id": "", "attempt": 0}), None, None, 1, id="none-readable"
         ),
         pytest.param(
-            json.dumps({"run_id": "r", "draft_id": 5, "attempt": True}), "r", None, 1, id="bool-attempt"
+            codec.dumps({"run_id": "r", "draft_id": 5, "attempt": True}), "r", None, 1, id="bool-attempt"
         ),
         pytest.param(
-            json.dumps({"run_id": "r:1", "draft_id": "d", "attempt": 2.0}), "r:1", "d", 1, id="float-attempt"
+            codec.dumps({"run_id": "r:1", "draft_id": "d", "attempt": 2.0}), "r:1", "d", 1, id="float-attempt"
         ),
-        pytest.param(json.dumps({"run_id": None, "attempt": -2}), None, None, 1, id="negative-attempt"),
+        pytest.param(codec.dumps({"run_id": None, "attempt": -2}), None, None, 1, id="negative-attempt"),
     ],
 )
 def test_early_end_carries_what_could_be_read(
@@ -2007,7 +2024,7 @@ def test_evidence_snapshot_is_distinct_in_first_cited_order_from_the_ledger_byte
         for e in (entry(NONE, rag_result(NONE)), entry("call-ref", second_doc), entry(FOUND))
     }
     for shot in snapshot:
-        stored = json.loads(by_id[shot["tool_call_id"]]["projection"])
+        stored = codec.loads(by_id[shot["tool_call_id"]]["projection"])
         assert list(shot) == [
             "tool_call_id",
             "evidence_status",
@@ -2027,11 +2044,7 @@ def test_evidence_snapshot_is_distinct_in_first_cited_order_from_the_ledger_byte
 
 
 def test_verdict_keys_in_order_and_valid_against_the_contract() -> None:
-    verdict = check(
-        draft(limitations=[]),
-        event_id="guard:diagnosis-drafts:0:7",
-        origin={"topic": "diagnosis-drafts", "partition": 0, "offset": 7, "timestamp": 1700000000000},
-    )
+    verdict = check(draft(limitations=[]), record=Record("diagnosis-drafts", 0, 7, 1700000000000, None, b""))
     assert list(verdict) == [
         "event_id",
         "origin",
@@ -2049,16 +2062,26 @@ def test_verdict_keys_in_order_and_valid_against_the_contract() -> None:
     ]
     assert VERDICT_ADAPTER.validate_python(verdict) == verdict
     assert verdict["source_timestamp"] == 1700000000000
-    assert verdict["event_id"] == "guard:diagnosis-drafts:0:7"
+    assert verdict["event_id"] == "guard:diagnosis-drafts:0:7:1700000000000"
+    assert verdict["origin"] == {
+        "topic": "diagnosis-drafts",
+        "partition": 0,
+        "offset": 7,
+        "timestamp": 1700000000000,
+    }
 
 
 def test_violation_events_ids_are_the_verdict_id_plus_the_index() -> None:
     origin = {"topic": "diagnosis-drafts", "partition": 1, "offset": 9, "timestamp": 5}
     verdict = check(
-        _many_violations(), guard_settings=GuardSettings(max_violations=3), event_id="v-1", origin=origin
+        _many_violations(),
+        guard_settings=GuardSettings(max_violations=3),
+        record=Record("diagnosis-drafts", 1, 9, 5, None, b""),
     )
     events = violation_events(verdict)
-    assert [e["event_id"] for e in events] == ["v-1#0", "v-1#1", "v-1#2"]  # listed ones only
+    base = "guard:diagnosis-drafts:1:9:5"
+    assert verdict["event_id"] == base
+    assert [e["event_id"] for e in events] == [f"{base}#0", f"{base}#1", f"{base}#2"]  # listed ones only
     for event, violation in zip(events, verdict["violations"], strict=True):
         assert event == {
             "event_id": event["event_id"],

@@ -3,39 +3,56 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from streams import json
+from models.events import Origin
+from models.vocab import Station
+from streams import codec
 from streams.errors import KafkaUnavailable
-from streams.ledger_store import MemoryLedgerStore
-from streams.runtime import Outbound, Record
+from streams.ledger_memory import MemoryLedgerStore
+from streams.messages import Output, Record
+from streams.pipeline import Outcome
+from streams.runner import BatchRunner
 from streams.settings import Settings
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
 
 
+@dataclass(frozen=True)
+class Sent:
+    """One message as the broker got it: the full topic name (prefix included)."""
+
+    topic: str
+    key: bytes | None
+    value: bytes
+    headers: tuple[tuple[str, bytes], ...]
+
+
 class FakeSink:
     """Collects delivered messages; can refuse the first ``failures`` sends like a broker that is down."""
 
-    def __init__(self, failures: int = 0) -> None:
+    def __init__(self, failures: int = 0, prefix: str = "t.") -> None:
         self.failures = failures
+        self.prefix = prefix
         self.attempts = 0
-        self.messages: list[Outbound] = []
+        self.messages: list[Sent] = []
 
-    async def send_all(self, messages: Sequence[Outbound]) -> None:
+    async def send_all(self, messages: Sequence[Output]) -> None:
         self.attempts += 1
         if self.failures:
             self.failures -= 1
             raise KafkaUnavailable("fake broker down")
-        self.messages.extend(messages)
+        self.messages.extend(Sent(f"{self.prefix}{m.topic}", m.key, m.value, m.headers) for m in messages)
 
-    def on(self, topic: str) -> list[Outbound]:
+    def on(self, topic: str) -> list[Sent]:
         return [m for m in self.messages if m.topic == topic]
 
     def values(self, topic: str) -> list[dict]:
-        return [json.loads(m.value) for m in self.on(topic)]
+        return [codec.loads(m.value) for m in self.on(topic)]
 
 
 @pytest.fixture
@@ -59,6 +76,17 @@ def records(topic: str, lines: Sequence[bytes], partition: int = 0, start: int =
         Record(topic, partition, start + i, 1_700_000_000_000 + start + i, None, line)
         for i, line in enumerate(lines)
     ]
+
+
+def origin_of(topic: str, partition: int, offset: int, timestamp: int | None) -> Origin:
+    return {"topic": topic, "partition": partition, "offset": offset, "timestamp": timestamp}
+
+
+async def handle(
+    station: Station, settings: Settings, sink: Any, batch: list[Record], store: Any = None
+) -> list[Outcome[Any]]:
+    """One batch through the station's runner, as its agent runs it."""
+    return await BatchRunner(station, settings, sink, store).run(batch)
 
 
 def golden_lines(*parts: str) -> list[bytes]:

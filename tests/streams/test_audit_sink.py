@@ -12,15 +12,21 @@ import pytest
 
 from models.events import AuditRecord
 from models.vocab import Station
-from streams import json
-from streams.agents.guard import GuardProcessor
-from streams.agents.ledger import LedgerProcessor
-from streams.agents.postprocess import PostprocessProcessor
-from streams.agents.project import ProjectProcessor
+from streams import codec
 from streams.audit_store import AuditStore, check_record
-from streams.envelope import audit_record, event_id, origin_of
-from streams.ledger_store import MemoryLedgerStore
-from tests.streams.conftest import FakeSink, golden_lines, records
+from streams.envelope import audit_record, event_id
+from streams.ledger_memory import MemoryLedgerStore
+from streams.messages import Record
+from tests.streams.conftest import FakeSink, golden_lines, handle, origin_of, records
+
+
+def consumed(topic: str, partition: int, offset: int) -> Record:
+    return Record(topic, partition, offset, None, None, b"")
+
+
+def at(moment: datetime) -> str:
+    return moment.isoformat(timespec="milliseconds")
+
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 RAW_TOPIC = "t.raw-hits"
@@ -82,9 +88,9 @@ def chain(
             run_id=run_id,
             tool_call_id=tool_call_id,
             origin=origin,
-            source={"topic": hop[station], "partition": partition, "offset": offset},
+            record=consumed(hop[station], partition, offset),
             fields=fields,
-            now=now,
+            processed_at=at(now),
         )
         for station, fields in figures.items()
     ]
@@ -98,7 +104,7 @@ def guard(run_id: str, offset: int, attempt: int, verdict: str, codes: list[str]
         run_id=run_id,
         tool_call_id=None,
         origin=origin,
-        source={"topic": "t.diagnosis-drafts", "partition": 0, "offset": offset},
+        record=consumed("t.diagnosis-drafts", 0, offset),
         fields={
             "draft_id": "d-1",
             "attempt": attempt,
@@ -106,7 +112,7 @@ def guard(run_id: str, offset: int, attempt: int, verdict: str, codes: list[str]
             "violation_codes": codes,
             "cited_tool_call_ids": ["call_a", "call_b"],
         },
-        now=T0,
+        processed_at=at(T0),
     )
 
 
@@ -118,9 +124,9 @@ def dead_letter(run_id: str, tool_call_id: str, offset: int, station: Station, r
         run_id=run_id,
         tool_call_id=tool_call_id,
         origin=origin,
-        source={"topic": RAW_TOPIC, "partition": 0, "offset": offset},
+        record=consumed(RAW_TOPIC, 0, offset),
         fields={"reason": reason, "error": f"{reason} at {station}", "station": station},
-        now=T0,
+        processed_at=at(T0),
     )
 
 
@@ -228,7 +234,7 @@ def test_one_verdict_row_per_guard_audit(audit: AuditStore) -> None:
         (2, "PASS", []),
     ]
     assert verdicts[0]["cited_tool_call_ids"] == ["call_a", "call_b"]
-    assert verdicts[0]["event_id"] == "guard:t.diagnosis-drafts:0:0"
+    assert verdicts[0]["event_id"] == "guard:t.diagnosis-drafts:0:0:1700000100000"
     audit.apply([guard("run-1", 0, 1, "REJECT", ["CITATION_NOT_FOUND"])])  # a re-delivered draft
     assert audit.counts()["verdicts"] == 2
 
@@ -242,10 +248,10 @@ def test_malformed_records_are_counted_and_skipped(audit: AuditStore) -> None:
         ("t.audit[0]@0", b"not json"),
         ("t.audit[0]@1", b"[1, 2]"),
         ("t.audit[0]@2", None),
-        ("t.audit[0]@3", json.dumps(no_id)),
-        ("t.audit[0]@4", json.dumps(bad_station)),
-        ("t.audit[0]@5", json.dumps(bad_source)),
-        ("t.audit[0]@6", json.dumps(good)),
+        ("t.audit[0]@3", codec.dumps(no_id)),
+        ("t.audit[0]@4", codec.dumps(bad_station)),
+        ("t.audit[0]@5", codec.dumps(bad_source)),
+        ("t.audit[0]@6", codec.dumps(good)),
     ]
     assert audit.apply_values(values) == 1
     assert (audit.stats.malformed, audit.stats.inserted) == (6, 1)
@@ -284,28 +290,39 @@ async def test_audit_records_of_the_real_processors(audit: AuditStore, settings)
     """Golden raw-hits through postprocess → project → ledger, then golden drafts through the guard."""
     raw = golden_lines("pipe", "input.jsonl")
     sink, ledger = FakeSink(), MemoryLedgerStore()
-    await PostprocessProcessor(settings, sink).handle(records("t.raw-hits", raw))
-    await ProjectProcessor(settings, sink).handle(
-        records("t.postprocessed", [m.value for m in sink.on("t.postprocessed")])
+    await handle(Station.POSTPROCESS, settings, sink, records("t.raw-hits", raw))
+    await handle(
+        Station.PROJECT,
+        settings,
+        sink,
+        records("t.postprocessed", [m.value for m in sink.on("t.postprocessed")]),
     )
-    await LedgerProcessor(settings, sink, ledger).handle(
-        records("t.projected", [m.value for m in sink.on("t.projected")])
+    await handle(
+        Station.LEDGER,
+        settings,
+        sink,
+        records("t.projected", [m.value for m in sink.on("t.projected")]),
+        ledger,
     )
-    await GuardProcessor(settings, sink, ledger).handle(
-        records("t.diagnosis-drafts", golden_lines("guard", "drafts.jsonl"))
+    await handle(
+        Station.GUARD,
+        settings,
+        sink,
+        records("t.diagnosis-drafts", golden_lines("guard", "drafts.jsonl")),
+        ledger,
     )
     audits = sink.on("t.audit")
     values = [(f"t.audit[0]@{i}", m.value) for i, m in enumerate(audits)]
-    assert audit.apply_values(values) == len({json.loads(m.value)["event_id"] for m in audits})
+    assert audit.apply_values(values) == len({codec.loads(m.value)["event_id"] for m in audits})
     assert audit.stats.malformed == 0
     assert audit.apply_values(values) == 0
     pairs = {
         (e["run_id"], e["tool_call_id"])
-        for e in map(json.loads, (m.value for m in audits))
+        for e in map(codec.loads, (m.value for m in audits))
         if e["run_id"] and e["tool_call_id"]
     }
     assert audit.counts()["tool_calls"] == len(pairs) == len(ledger.entries)
-    assert audit.counts()["verdicts"] == sum(json.loads(m.value)["station"] == "guard" for m in audits)
+    assert audit.counts()["verdicts"] == sum(codec.loads(m.value)["station"] == "guard" for m in audits)
     failed = [e for e in ledger.entries.values() if e["status"] == "FAILED"]
     assert failed
     for entry in failed:

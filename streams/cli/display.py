@@ -1,0 +1,53 @@
+"""What the commands print for people: text that cannot inject markup or terminal escapes, URLs
+without their secrets.
+
+Strings from records (ids, errors, keys) reach Rich only as :class:`rich.text.Text`, never as markup,
+with C0/C1 control characters shown escaped (``\\x1b``), so a hostile ``draft_id`` of ``x[/]`` or an
+ANSI escape stays visible text. Every URL printed goes through :func:`redact_url`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from rich.console import Console
+from rich.text import Text
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    return f"\\x{ord(match.group(0)):02x}"
+
+
+def printable(value: Any) -> str:
+    """``str(value)`` with every C0/C1 control character (newlines and escapes included) escaped."""
+    return _CONTROL.sub(_escape, str(value))
+
+
+def cell(value: Any, style: str = "", *, empty: str = "—") -> Text:
+    """A table cell: plain text (never markup), controls escaped; None shows as a dim dash."""
+    if value is None:
+        return Text(empty, style="dim")
+    return Text(printable(value), style=style)
+
+
+def redact_url(url: str) -> str:
+    """A URL as it may be printed: a password (and a user name with it) replaced by ``****``."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparsable URL>"
+    if parts.password is None and parts.username is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, f"****@{host}", parts.path, parts.query, parts.fragment))
+
+
+def console(*, stderr: bool = False, width: int | None = None) -> Console:
+    """A console that renders no markup, no emoji and no auto-highlighting of what it is given."""
+    return Console(stderr=stderr, width=width, markup=False, emoji=False, highlight=False)

@@ -1,0 +1,474 @@
+"""The Kafka edge: client factories with the security settings, error mapping, the topics, and reads
+of topic ranges and offsets for the commands and the worker's gap checks.
+
+Only this module builds aiokafka clients (the Faust app turns the same settings into Faust's
+``broker_credentials`` in ``streams.app``), so ``EC_KAFKA_SECURITY_PROTOCOL``, SASL and SSL
+settings reach every one of them. Every
+aiokafka exception is translated here, once, by :func:`kafka_errors`, using aiokafka's own
+``retriable`` flag. Public aiokafka API only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import ssl
+import time
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.errors import KafkaConnectionError, KafkaError, KafkaTimeoutError, TopicAlreadyExistsError
+from aiokafka.helpers import create_ssl_context
+from aiokafka.structs import OffsetAndMetadata, TopicPartition
+
+from models.vocab import Topic
+from streams.errors import ConfigurationError, KafkaRefused, KafkaUnavailable
+from streams.messages import Record
+from streams.settings import Settings
+
+log = logging.getLogger(__name__)
+
+TOPIC_NAMES: tuple[str, ...] = tuple(topic.value for topic in Topic)
+"""Every topic of the SPEC, without the prefix; all keyed by ``run_id``."""
+
+WORKER_INPUTS: tuple[str, ...] = (
+    Topic.RAW_HITS,
+    Topic.POSTPROCESSED,
+    Topic.PROJECTED,
+    Topic.DIAGNOSIS_DRAFTS,
+)
+"""The topics the workers' consumer group consumes (the only ones ``replay --mode reset`` may move)."""
+
+
+# --- errors -------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def kafka_errors(what: str) -> Iterator[None]:
+    """Translate aiokafka exceptions raised inside the block into the project's error tree.
+
+    Raises:
+        KafkaUnavailable: a connection, timeout or other error aiokafka marks retriable.
+        KafkaRefused: an error retrying cannot fix (authorization, a record too large, ...).
+    """
+    try:
+        yield
+    except (KafkaConnectionError, KafkaTimeoutError, TimeoutError, OSError) as exc:
+        raise KafkaUnavailable(f"{what}: {type(exc).__name__}: {exc}") from exc
+    except KafkaError as exc:
+        if getattr(exc, "retriable", False):
+            raise KafkaUnavailable(f"{what}: {type(exc).__name__}: {exc}") from exc
+        raise KafkaRefused(f"{what}: {type(exc).__name__}: {exc}") from exc
+
+
+# --- clients ------------------------------------------------------------------------------------
+
+
+def client_options(settings: Settings) -> dict[str, Any]:
+    """Connection and security options every aiokafka client of the project gets."""
+    options: dict[str, Any] = {
+        "bootstrap_servers": settings.kafka_bootstrap,
+        "security_protocol": settings.kafka_security_protocol,
+    }
+    if settings.kafka_security_protocol.startswith("SASL"):
+        options["sasl_mechanism"] = settings.kafka_sasl_mechanism
+        options["sasl_plain_username"] = settings.kafka_sasl_username
+        options["sasl_plain_password"] = (
+            settings.kafka_sasl_password.get_secret_value() if settings.kafka_sasl_password else None
+        )
+    context = ssl_context(settings)
+    if context is not None:
+        options["ssl_context"] = context
+    return options
+
+
+def ssl_context(settings: Settings) -> ssl.SSLContext | None:
+    """The TLS context of ``SSL`` / ``SASL_SSL`` (CA bundle, optional client certificate); else None."""
+    if not settings.kafka_security_protocol.endswith("SSL"):
+        return None
+    context: ssl.SSLContext = create_ssl_context(
+        cafile=settings.kafka_ssl_cafile,
+        certfile=settings.kafka_ssl_certfile,
+        keyfile=settings.kafka_ssl_keyfile,
+    )
+    return context
+
+
+def new_producer(settings: Settings, **overrides: Any) -> AIOKafkaProducer:
+    """A producer with acks=all and requests as large as the topics allow."""
+    options = {
+        **client_options(settings),
+        "acks": "all",
+        "max_request_size": settings.topic_max_message_bytes + 64 * 1024,
+        "linger_ms": 5,
+        **overrides,
+    }
+    return AIOKafkaProducer(**options)
+
+
+def new_consumer(settings: Settings, *topics: str, **overrides: Any) -> AIOKafkaConsumer:
+    """A consumer without auto-commit, able to fetch the largest record a topic allows."""
+    options = {
+        **client_options(settings),
+        "enable_auto_commit": False,
+        "auto_offset_reset": "earliest",
+        "max_partition_fetch_bytes": 2 * settings.topic_max_message_bytes,
+        "fetch_max_bytes": 4 * settings.topic_max_message_bytes,
+        **overrides,
+    }
+    return AIOKafkaConsumer(*topics, **options)
+
+
+def new_admin(settings: Settings, **overrides: Any) -> AIOKafkaAdminClient:
+    """An admin client."""
+    return AIOKafkaAdminClient(
+        **{**client_options(settings), "client_id": f"{settings.app_id}-admin", **overrides}
+    )
+
+
+@contextlib.asynccontextmanager
+async def started(client: Any, what: str) -> AsyncIterator[Any]:
+    """Start a client (mapping its errors), yield it, and always stop/close it."""
+    with kafka_errors(f"{what}: connecting"):
+        await client.start()
+    try:
+        yield client
+    finally:
+        with contextlib.suppress(Exception):
+            await (client.close() if isinstance(client, AIOKafkaAdminClient) else client.stop())
+
+
+# --- topics -------------------------------------------------------------------------------------
+
+
+def topic_configs(settings: Settings, name: str) -> dict[str, str]:
+    """Broker configs of one topic: 4 MiB messages; the ledger is history (never compacted)."""
+    configs = {"max.message.bytes": str(settings.topic_max_message_bytes)}
+    if name == Topic.LEDGER:
+        configs["cleanup.policy"] = "delete"
+        configs["retention.ms"] = str(settings.ledger_retention_ms)
+    return configs
+
+
+async def partition_counts(admin: AIOKafkaAdminClient, topics: Sequence[str]) -> dict[str, int]:
+    """The partition count of each topic that exists (missing topics are left out)."""
+    existing = set(await admin.list_topics())
+    present = [topic for topic in topics if topic in existing]
+    counts: dict[str, int] = {}
+    if present:
+        for described in await admin.describe_topics(present):
+            if described.get("partitions"):
+                counts[described["topic"]] = len(described["partitions"])
+    return counts
+
+
+async def ensure_topics(settings: Settings) -> list[str]:
+    """Create the missing topics with the partition count the existing ones already share.
+
+    All nine topics need one count so a run's events stay in one partition number. On a fresh
+    deployment that count is ``EC_TOPIC_PARTITIONS``; when some topics exist already (created by a
+    producer, by hand, or auto-created by the broker), their common count wins and the rest are
+    created to match, with a warning if it differs from the setting. Returns the names created.
+
+    Raises:
+        KafkaUnavailable: the broker cannot be reached.
+        ConfigurationError: existing topics disagree on the partition count.
+    """
+    wanted = {settings.topic(name): name for name in TOPIC_NAMES}
+    async with started(new_admin(settings), f"creating topics on {settings.kafka_bootstrap}") as admin:
+        with kafka_errors(f"creating topics on {settings.kafka_bootstrap}"):
+            counts = await partition_counts(admin, list(wanted))
+            if len(set(counts.values())) > 1:
+                listing = ", ".join(f"{name}={count}" for name, count in sorted(counts.items()))
+                raise ConfigurationError(
+                    f"the topics disagree on their partition count ({listing}); all need one count so a run "
+                    "stays in one partition number — recreate them with one count or use a new "
+                    "EC_TOPIC_PREFIX"
+                )
+            partitions = settings.topic_partitions
+            if counts:
+                partitions = next(iter(counts.values()))
+                if partitions != settings.topic_partitions:
+                    log.warning(
+                        "existing topics have %d partitions (EC_TOPIC_PARTITIONS=%d); using %d for the rest",
+                        partitions,
+                        settings.topic_partitions,
+                        partitions,
+                    )
+            missing = [full for full in wanted if full not in counts]
+            if missing:
+                new = [
+                    NewTopic(
+                        full,
+                        num_partitions=partitions,
+                        replication_factor=settings.topic_replication_factor,
+                        topic_configs=topic_configs(settings, wanted[full]),
+                    )
+                    for full in missing
+                ]
+                try:
+                    await admin.create_topics(new)
+                except TopicAlreadyExistsError:
+                    pass  # created concurrently by another worker: fine
+                log.info("created topics: %s", ", ".join(missing))
+            return missing
+
+
+async def wait_for_topics(settings: Settings) -> None:
+    """:func:`ensure_topics`, waiting up to ``startup_wait_seconds`` for a broker that is still starting.
+
+    Raises:
+        HoldExpired: the broker did not answer in time.
+        ConfigurationError: existing topics disagree on the partition count.
+    """
+    from streams.retry import RetryPolicy, hold
+
+    policy = RetryPolicy(0.5, 5.0, max(settings.startup_wait_seconds, 0.1))
+    await hold(
+        lambda: ensure_topics(settings),
+        what=f"waiting for Kafka at {settings.kafka_bootstrap}",
+        policy=policy,
+    )
+
+
+# --- offsets ------------------------------------------------------------------------------------
+
+
+async def committed_offsets(
+    admin: AIOKafkaAdminClient, group: str, partitions: Sequence[TopicPartition]
+) -> dict[TopicPartition, int | None]:
+    """The group's committed offset of each partition (None where it has none)."""
+    with kafka_errors(f"reading the committed offsets of {group}"):
+        found = await admin.list_consumer_group_offsets(group, partitions=list(partitions))
+    out: dict[TopicPartition, int | None] = {}
+    for tp in partitions:
+        meta = found.get(tp)
+        out[tp] = meta.offset if meta is not None and meta.offset >= 0 else None
+    return out
+
+
+async def group_members(settings: Settings, group: str) -> int:
+    """How many members a consumer group has right now.
+
+    Raises:
+        KafkaUnavailable: the broker cannot be reached.
+    """
+    async with started(new_admin(settings), f"describing group {group}") as admin:
+        with kafka_errors(f"describing group {group}"):
+            responses = await admin.describe_consumer_groups([group])
+    members = 0
+    for response in responses:
+        for described in response.to_object()["groups"]:
+            members += len(described.get("members", []))
+    return members
+
+
+async def commit_offsets(settings: Settings, group: str, offsets: dict[TopicPartition, int]) -> None:
+    """Commit offsets for a group that has no members (``replay --mode reset``)."""
+    consumer = new_consumer(settings, group_id=group)
+    async with started(consumer, f"committing offsets of {group}"):
+        consumer.assign(list(offsets))
+        with kafka_errors(f"committing offsets of {group}"):
+            await consumer.commit({tp: OffsetAndMetadata(offset, "") for tp, offset in offsets.items()})
+
+
+class OffsetProbe:
+    """Answers, with a plain consumer of its own, what the broker holds at a partition's offsets.
+
+    The worker asks it only when something looks wrong (a gap between two records it was given, or
+    a partition whose first record is not at the committed offset), never per record.
+    """
+
+    def __init__(self, settings: Settings, group: str) -> None:
+        self.settings = settings
+        self.group = group
+
+    async def committed(self, partitions: Sequence[tuple[str, int]]) -> dict[tuple[str, int], int | None]:
+        """The group's committed offsets, or where it would start (the log start) without one."""
+        tps = [TopicPartition(topic, partition) for topic, partition in partitions]
+        async with started(new_admin(self.settings), f"committed offsets of {self.group}") as admin:
+            found = await committed_offsets(admin, self.group, tps)
+        return {(tp.topic, tp.partition): offset for tp, offset in found.items()}
+
+    async def first_offset_from(
+        self, topic: str, partition: int, offset: int, timeout_s: float = 10.0
+    ) -> int | None:
+        """The offset of the first record the broker serves at or after ``offset`` (None: none yet).
+
+        Kafka returns the first existing data record at or after a fetch position, skipping
+        transaction markers, aborted and compacted records, and moving up to the log start when
+        retention has deleted the position: exactly the records a consumer could ever see.
+        """
+        tp = TopicPartition(topic, partition)
+        consumer = new_consumer(self.settings, group_id=None, max_partition_fetch_bytes=1024 * 1024)
+        async with started(consumer, f"probing {topic}[{partition}]@{offset}"):
+            consumer.assign([tp])
+            consumer.seek(tp, offset)
+            deadline = time.monotonic() + timeout_s
+            with kafka_errors(f"probing {topic}[{partition}]@{offset}"):
+                while time.monotonic() < deadline:
+                    batch = await consumer.getmany(tp, timeout_ms=500, max_records=1)
+                    for records in batch.values():
+                        if records:
+                            return int(records[0].offset)
+                    end = (await consumer.end_offsets([tp]))[tp]
+                    if await consumer.position(tp) >= end:
+                        return None
+        return None
+
+
+# --- topic ranges -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Range:
+    """Which records to read: one topic, some partitions, offsets or times (epoch ms)."""
+
+    topic: str
+    partitions: list[int] | None = None
+    from_offset: int | None = None
+    from_time_ms: int | None = None
+    to_offset: int | None = None
+    until_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """Per partition: the log's beginning and end, and the range's start and end (exclusive)."""
+
+    beginning: dict[TopicPartition, int]
+    end: dict[TopicPartition, int]
+    starts: dict[TopicPartition, int]
+    ends: dict[TopicPartition, int]
+
+    @property
+    def total(self) -> int:
+        """Records in the range."""
+        return sum(max(0, self.ends[tp] - self.starts[tp]) for tp in self.starts)
+
+
+async def plan_range(settings: Settings, consumer: AIOKafkaConsumer, wanted: Range) -> Plan:
+    """Resolve a range to offsets.
+
+    A ``--from-offset`` past the end, or a ``--from-time`` after the last record, resolves to the
+    end (nothing to read); ``replay --mode reset`` refuses such a start.
+
+    Raises:
+        ConfigurationError: the topic or a partition does not exist.
+        KafkaUnavailable: the broker cannot be reached.
+    """
+    full_topic = settings.topic(wanted.topic)
+    async with started(new_admin(settings), f"describing {full_topic}") as admin:
+        with kafka_errors(f"describing {full_topic}"):
+            counts = await partition_counts(admin, [full_topic])
+    if full_topic not in counts:
+        raise ConfigurationError(f"topic {full_topic} does not exist; check --topic and EC_TOPIC_PREFIX")
+    partitions = set(range(counts[full_topic]))
+    chosen = sorted(partitions) if wanted.partitions is None else wanted.partitions
+    missing = sorted(set(chosen) - partitions)
+    if missing:
+        raise ConfigurationError(f"{full_topic} has no partition {missing}; it has {sorted(partitions)}")
+    tps = [TopicPartition(full_topic, p) for p in chosen]
+    with kafka_errors(f"reading the offsets of {full_topic}"):
+        begin = await consumer.beginning_offsets(tps)
+        end = await consumer.end_offsets(tps)
+        starts = {tp: begin[tp] for tp in tps}
+        if wanted.from_offset is not None:
+            starts = {tp: max(begin[tp], min(wanted.from_offset, end[tp])) for tp in tps}
+        elif wanted.from_time_ms is not None:
+            found = await consumer.offsets_for_times({tp: wanted.from_time_ms for tp in tps})
+            starts = {tp: (found[tp].offset if found.get(tp) else end[tp]) for tp in tps}
+        ends = dict(end)
+        if wanted.to_offset is not None:
+            ends = {tp: min(end[tp], wanted.to_offset + 1) for tp in tps}
+        if wanted.until_ms is not None:
+            found = await consumer.offsets_for_times({tp: wanted.until_ms for tp in tps})
+            ends = {tp: min(ends[tp], found[tp].offset if found.get(tp) else end[tp]) for tp in tps}
+    return Plan(dict(begin), dict(end), starts, ends)
+
+
+async def read_range(
+    settings: Settings, wanted: Range, on_plan: Callable[[Plan], None], stop: asyncio.Event
+) -> AsyncIterator[list[Record]]:
+    """Batches of the records in the range, in offset order per partition.
+
+    Raises:
+        KafkaUnavailable: the broker cannot be reached.
+    """
+    full_topic = settings.topic(wanted.topic)
+    consumer = new_consumer(settings, group_id=None)
+    async with started(consumer, f"reading {full_topic}"):
+        plan = await plan_range(settings, consumer, wanted)
+        on_plan(plan)
+        pending = {tp for tp in plan.starts if plan.starts[tp] < plan.ends[tp]}
+        if not pending:
+            return
+        consumer.assign(list(pending))
+        for tp in pending:
+            consumer.seek(tp, plan.starts[tp])
+        while pending and not stop.is_set():
+            with kafka_errors(f"reading {full_topic}"):
+                batch = await consumer.getmany(timeout_ms=500, max_records=500)
+            out: list[Record] = []
+            for tp, messages in batch.items():
+                for m in messages:
+                    if m.offset >= plan.ends[tp]:
+                        break
+                    out.append(Record(m.topic, m.partition, m.offset, m.timestamp, m.key, m.value or b""))
+                if messages and messages[-1].offset + 1 >= plan.ends[tp]:
+                    pending.discard(tp)
+                    consumer.pause(tp)
+            if out:
+                yield out
+
+
+async def read_topic(
+    settings: Settings,
+    topic: str,
+    *,
+    until: Callable[[list[bytes]], bool],
+    wait_seconds: float = 90.0,
+    settle: float = 0.0,
+) -> list[bytes]:
+    """All values of a full topic name from the beginning (no group), once ``until(values)`` holds.
+
+    Reading stops when the condition has held for ``settle`` seconds, or after ``wait_seconds``.
+    A topic that does not exist yet is waited for.
+
+    Raises:
+        KafkaUnavailable: the broker cannot be reached.
+    """
+    values: list[bytes] = []
+    deadline = time.monotonic() + wait_seconds
+    consumer = new_consumer(settings, group_id=None, max_partition_fetch_bytes=8 * 1024 * 1024)
+    async with (
+        started(consumer, f"reading {topic}"),
+        started(new_admin(settings), f"reading {topic}") as admin,
+    ):
+        counts: dict[str, int] = {}
+        while time.monotonic() < deadline:
+            with kafka_errors(f"describing {topic}"):
+                counts = await partition_counts(admin, [topic])
+            if counts:
+                break
+            await asyncio.sleep(0.5)
+        if not counts:
+            return values
+        tps = [TopicPartition(topic, p) for p in range(counts[topic])]
+        consumer.assign(tps)
+        with kafka_errors(f"reading {topic}"):
+            await consumer.seek_to_beginning(*tps)
+            met_at: float | None = None
+            while time.monotonic() < deadline:
+                batch = await consumer.getmany(timeout_ms=300)
+                for records in batch.values():
+                    values += [r.value for r in records if r.value is not None]
+                if met_at is None and until(values):
+                    met_at = time.monotonic()
+                if met_at is not None and time.monotonic() - met_at >= settle:
+                    break
+    return values

@@ -1,0 +1,22 @@
+"""The Redis key layout of the ledger, in one place (SPEC 3.6).
+
+``ns`` defaults to ``ec``; the braces are a Redis Cluster hash tag, so an entry and the owners index
+of its tool call id live in one slot (one node answers a draft's reads).
+"""
+
+from __future__ import annotations
+
+
+def ledger_key(ns: str, run_id: str, tool_call_id: str) -> str:
+    """The hash of one entry: ``<ns>:ledger:{<tool_call_id>}:<run_id>``."""
+    return f"{ns}:ledger:{{{tool_call_id}}}:{run_id}"
+
+
+def owners_key(ns: str, tool_call_id: str) -> str:
+    """The sorted set of run ids owning an entry with this tool call id: ``<ns>:owners:{<tool_call_id>}``."""
+    return f"{ns}:owners:{{{tool_call_id}}}"
+
+
+def run_pattern(ns: str, run_id: str) -> str:
+    """A ``SCAN MATCH`` pattern for every entry of one run (valid ids hold no glob characters)."""
+    return ledger_key(ns, run_id, "*")

@@ -1,0 +1,108 @@
+"""The write-once ledger in memory: for ``verify --ledger FILE``, for tests, and as the fake of Redis.
+
+Same semantics as the Redis store (``streams.ledger_store``): the first entry for a key wins; a
+repeat with the same hash and status is DUPLICATE, anything else CONFLICT; a missing entry is
+reported as owned by another run when another run holds that tool call id. No I/O.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, cast
+
+from models.ledger import LEDGER_ENTRY_FIELDS, LedgerEntry, WriteResult
+from models.vocab import LedgerOutcome
+from streams.errors import RedisUnavailable
+from streams.ledger_keys import ledger_key
+from streams.stations.ledger_view import LedgerKey, LedgerLookup
+
+
+class MemoryLedgerStore:
+    """The ledger in a dict; ``down = True`` makes it fail like an unreachable Redis."""
+
+    def __init__(
+        self,
+        ns: str = "ec",
+        ttl_seconds: int = 7 * 24 * 3600,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.ns = ns
+        self.ttl_ms = ttl_seconds * 1000
+        self.clock = clock
+        self.entries: dict[LedgerKey, LedgerEntry] = {}
+        self.reads = 0
+        self.writes = 0
+        self.down = False
+
+    def load(self, entries: Iterable[Mapping[str, Any]]) -> int:
+        """Store entries as given (a ledger file), the first for a key winning; returns how many were new."""
+        stored = 0
+        for entry in entries:
+            key = (str(entry.get("run_id")), str(entry.get("tool_call_id")))
+            if key not in self.entries:
+                complete = {name: entry.get(name) for name in LEDGER_ENTRY_FIELDS}
+                self.entries[key] = cast(LedgerEntry, {**complete, **entry})
+                stored += 1
+        return stored
+
+    def _check(self) -> None:
+        if self.down:
+            raise RedisUnavailable("memory ledger marked down")
+
+    async def write_many(self, entries: Sequence[LedgerEntry], *, restore: bool = False) -> list[WriteResult]:
+        """Write-once each entry, in order (``restore`` keeps each entry's own stamps, skips expired ones)."""
+        self._check()
+        self.writes += 1
+        results = []
+        now = int(self.clock() * 1000)
+        for entry in entries:
+            key = (entry["run_id"], entry["tool_call_id"])
+            redis_key = ledger_key(self.ns, *key)
+            stored = self.entries.get(key)
+            if stored is None:
+                written = dict(entry)
+                if restore and (entry.get("expires_at") or 0) <= now:
+                    results.append(WriteResult(LedgerOutcome.EXPIRED, entry, redis_key))
+                    continue
+                if not restore:
+                    written["written_at"], written["expires_at"] = now, now + self.ttl_ms
+                self.entries[key] = cast(
+                    LedgerEntry, {name: written.get(name) for name in LEDGER_ENTRY_FIELDS}
+                )
+                results.append(WriteResult(LedgerOutcome.WRITTEN, self.entries[key], redis_key))
+            elif (stored.get("projection_sha256"), stored.get("status")) == (
+                entry["projection_sha256"],
+                entry["status"],
+            ):
+                results.append(WriteResult(LedgerOutcome.DUPLICATE, stored, redis_key))
+            else:
+                results.append(WriteResult(LedgerOutcome.CONFLICT, stored, redis_key))
+        return results
+
+    async def read_many(self, keys: Sequence[LedgerKey]) -> dict[LedgerKey, LedgerLookup]:
+        """Look up pairs; one call counts as one read (the Redis store needs at most two round trips)."""
+        self._check()
+        self.reads += 1
+        return self.read_now(keys)
+
+    def read_now(self, keys: Sequence[LedgerKey]) -> dict[LedgerKey, LedgerLookup]:
+        """The same lookups without the event loop (``verify --ledger``)."""
+        out: dict[LedgerKey, LedgerLookup] = {}
+        for run_id, tool_call_id in keys:
+            entry = self.entries.get((run_id, tool_call_id))
+            foreign = entry is None and any(t == tool_call_id and r != run_id for r, t in self.entries)
+            out[(run_id, tool_call_id)] = LedgerLookup(
+                cast(Mapping[str, Any], entry) if entry else None, foreign
+            )
+        return out
+
+    async def entries_of_run(self, run_id: str) -> list[LedgerEntry]:
+        """Every entry of one run, by tool call id."""
+        self._check()
+        return sorted(
+            (e for (r, _), e in self.entries.items() if r == run_id), key=lambda e: e["tool_call_id"]
+        )
+
+    async def close(self) -> None:
+        """Nothing to close."""

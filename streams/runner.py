@@ -1,0 +1,158 @@
+"""Run one station over one batch: station → Redis intents → outcomes → messages → delivered.
+
+The same for all four agents, and free of Faust: the agent hands it records, it hands back only
+once every message of the batch is acknowledged by the broker and every Redis effect is durable.
+An outage (a retriable error) holds the batch and retries it (``streams.retry``); anything else
+propagates, and the caller exits without committing (crash-only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from models.ledger import LedgerEntry, WriteResult
+from models.vocab import Station
+from streams.messages import Output, Record
+from streams.pipeline import (
+    Outcome,
+    PendingRead,
+    PendingWrite,
+    Step,
+    emissions,
+    finish_read,
+    finish_write,
+    run_station,
+)
+from streams.retry import HoldListener, RetryPolicy, hold
+from streams.settings import Settings
+from streams.stations.ledger_view import LedgerKey, LedgerLookup
+
+
+class Sink(Protocol):
+    """Produces messages and returns only once every one is acknowledged by the broker (acks=all)."""
+
+    async def send_all(self, messages: Sequence[Output]) -> None:
+        """Deliver all messages.
+
+        Raises:
+            KafkaUnavailable: some message was not acknowledged; the caller retries the batch.
+            KafkaRefused: the broker refused for good.
+        """
+        ...
+
+
+class LedgerStore(Protocol):
+    """The ledger as the agents use it: ``RedisLedgerStore``; ``MemoryLedgerStore`` offline and in tests."""
+
+    async def write_many(self, entries: Sequence[LedgerEntry], *, restore: bool = False) -> list[WriteResult]:
+        """Write-once each entry, in order; return once the writes are durable as configured.
+
+        With ``restore`` (``ledger rebuild``) each entry keeps its own ``written_at`` and
+        ``expires_at``; one whose expiry has passed is not written (outcome ``EXPIRED``).
+
+        Raises:
+            RedisUnavailable: nothing is known to be durable; retry the whole batch (idempotent).
+        """
+        ...
+
+    async def read_many(self, keys: Sequence[LedgerKey]) -> dict[LedgerKey, LedgerLookup]:
+        """Look up ``(run_id, tool_call_id)`` pairs in at most two round trips.
+
+        Raises:
+            RedisUnavailable: Redis cannot be reached; the caller holds and retries.
+        """
+        ...
+
+    async def entries_of_run(self, run_id: str) -> list[LedgerEntry]:
+        """Every live entry of one run."""
+        ...
+
+    async def close(self) -> None:
+        """Release the connections."""
+        ...
+
+
+def wall_clock() -> str:
+    """``processed_at``: the only wall-clock value anywhere (audit records)."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+class BatchRunner:
+    """One station's batches: at most one Redis round trip of writes (ledger) or two of reads (guard)."""
+
+    def __init__(
+        self,
+        station: Station,
+        settings: Settings,
+        sink: Sink,
+        store: LedgerStore | None = None,
+        *,
+        policy: RetryPolicy | None = None,
+        clock: Callable[[], str] = wall_clock,
+        on_hold: HoldListener | None = None,
+    ) -> None:
+        if station in (Station.LEDGER, Station.GUARD) and store is None:
+            raise ValueError(f"the {station} station needs a ledger store")
+        self.station = station
+        self.settings = settings
+        self.sink = sink
+        self.store = store
+        self.policy = policy or RetryPolicy.from_settings(settings)
+        self.clock = clock
+        self.on_hold = on_hold
+
+    async def run(self, records: Sequence[Record]) -> list[Outcome[Any]]:
+        """Process one batch; returns its outcomes once all its effects are done."""
+        steps = [run_station(self.station, record, self.settings) for record in records]
+        outcomes = await self._resolve(records, steps)
+        processed_at = self.clock()
+        messages = [
+            m
+            for record, o in zip(records, outcomes, strict=True)
+            for m in emissions(o, record, self.settings, processed_at)
+        ]
+        if messages:
+            await hold(
+                lambda: self.sink.send_all(messages),
+                what=f"{self.station}: sending {len(messages)} messages",
+                policy=self.policy,
+                on_hold=self.on_hold,
+            )
+        return outcomes
+
+    async def _resolve(self, records: Sequence[Record], steps: list[Step]) -> list[Outcome[Any]]:
+        writes = [(i, s) for i, s in enumerate(steps) if isinstance(s, PendingWrite)]
+        reads = [(i, s) for i, s in enumerate(steps) if isinstance(s, PendingRead)]
+        out: list[Outcome[Any] | None] = [s if isinstance(s, Outcome) else None for s in steps]
+        if writes:
+            store = self._store()
+            entries: list[LedgerEntry] = [s.entry for _, s in writes]
+            results = await hold(
+                lambda: store.write_many(entries),
+                what=f"ledger: writing {len(entries)} entries",
+                policy=self.policy,
+                on_hold=self.on_hold,
+            )
+            for (i, step), result in zip(writes, results, strict=True):
+                out[i] = finish_write(step, result, records[i])
+        if reads:
+            store = self._store()
+            keys: list[LedgerKey] = list(dict.fromkeys(k for _, s in reads for k in s.keys))
+            lookups: dict[LedgerKey, LedgerLookup] = {}
+            if keys:
+                lookups = await hold(
+                    lambda: store.read_many(keys),
+                    what=f"guard: reading {len(keys)} ledger entries",
+                    policy=self.policy,
+                    on_hold=self.on_hold,
+                )
+            for j, pending in reads:
+                out[j] = finish_read(pending, lookups, records[j])
+        return [o for o in out if o is not None]
+
+    def _store(self) -> LedgerStore:
+        if self.store is None:  # pragma: no cover - checked in __init__
+            raise ValueError("no ledger store")
+        return self.store

@@ -1,0 +1,55 @@
+"""Helpers the test tiers share: the memory ledger, and the guard station run as ``verify`` runs it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
+
+from models.limits import GuardSettings
+from models.verdict import Verdict
+from streams.ledger_memory import MemoryLedgerStore
+from streams.messages import Record
+from streams.pipeline import PendingRead, finish_read, guard_station
+from streams.settings import Settings
+from streams.stations.ledger_view import LedgerKey, LedgerLookup
+
+
+def memory_ledger(entries: Iterable[Mapping[str, Any]] = ()) -> MemoryLedgerStore:
+    """A memory ledger holding ``entries`` (the first for a key wins), as ``verify --ledger`` loads a file."""
+    ledger = MemoryLedgerStore()
+    ledger.load(entries)
+    return ledger
+
+
+class Reader(Protocol):
+    def read(self, run_id: str, tool_call_ids: list[str]) -> Mapping[str, LedgerLookup]: ...
+
+
+def lookups_from(
+    ledger: MemoryLedgerStore | Reader, keys: tuple[LedgerKey, ...]
+) -> dict[LedgerKey, LedgerLookup]:
+    """Ask a memory ledger, or a reader keyed by tool call id, for one draft's keys."""
+    if not keys:
+        return {}
+    if isinstance(ledger, MemoryLedgerStore):
+        return ledger.read_now(list(keys))
+    run_id = keys[0][0]
+    found = ledger.read(run_id, [t for _, t in keys])
+    return {(run_id, t): found[t] for _, t in keys}
+
+
+def verdict_of(
+    raw: bytes,
+    ledger: MemoryLedgerStore | Reader,
+    guard: GuardSettings | None = None,
+    record: Record | None = None,
+) -> Verdict:
+    """The guard station on one draft, its reads answered by ``ledger`` (offline unless ``record``)."""
+    settings = Settings(guard=guard or GuardSettings())
+    record = record or Record.offline(raw)
+    step = guard_station(record, settings)
+    assert isinstance(step, PendingRead)
+    outcome = finish_read(step, lookups_from(ledger, step.keys), record)
+    assert outcome.rejection is None, outcome.rejection
+    verdict: Verdict = outcome.detail
+    return verdict
