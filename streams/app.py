@@ -32,7 +32,7 @@ import functools
 import logging
 import os
 import sys
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, NoReturn
 
 import faust
@@ -169,13 +169,31 @@ async def batches(stream: Any, max_records: int) -> AsyncIterator[list[Any]]:
         yield events
 
 
-class Committer:
-    """Commits an agent's finished offsets through the consumer, at most every commit interval."""
+CommitFn = Callable[[dict[tuple[str, int], int]], Awaitable[bool]]
+"""Commits ``{(topic, partition): offset}`` for the group; False when the group rebalanced meanwhile."""
 
-    def __init__(self, app: faust.App, tracker: OffsetTracker, interval_seconds: float) -> None:
+
+def consumer_commit(app: faust.App) -> CommitFn:
+    """Explicit offsets committed through Faust's consumer (the group member owning the partitions)."""
+
+    async def commit(offsets: dict[tuple[str, int], int]) -> bool:
+        consumer: Any = app.consumer
+        done = await consumer._commit({FaustTP(t, p): o for (t, p), o in offsets.items()})  # noqa: SLF001
+        return bool(done)
+
+    return commit
+
+
+class Committer:
+    """Commits an agent's finished offsets, at most every commit interval, only within their generation."""
+
+    def __init__(
+        self, app: faust.App, tracker: OffsetTracker, interval_seconds: float, commit: CommitFn | None = None
+    ) -> None:
         self.app = app
         self.tracker = tracker
         self.interval = interval_seconds
+        self.commit = commit or consumer_commit(app)
         self._wake = asyncio.Event()
 
     def poke(self) -> None:
@@ -187,11 +205,10 @@ class Committer:
         offsets = self.tracker.to_commit()
         if not offsets or self.tracker.generation != self.app.consumer_generation_id:
             return False
-        consumer: Any = self.app.consumer
-        done = await consumer._commit({FaustTP(t, p): o for (t, p), o in offsets.items()})  # noqa: SLF001
+        done = await self.commit(offsets)
         if done:
             self.tracker.committed(offsets)
-        return bool(done)
+        return done
 
     async def run(self) -> None:
         """Commit in the background until cancelled; a failed commit is tried again later."""
@@ -218,6 +235,7 @@ class AgentLoop:
         probe: OffsetProbe,
         *,
         on_crash: Callable[[BaseException, str], Any] = crash,
+        commit: CommitFn | None = None,
     ) -> None:
         self.app = app
         self.station = station
@@ -225,7 +243,7 @@ class AgentLoop:
         self.runner = runner
         self.probe = probe
         self.tracker = OffsetTracker()
-        self.committer = Committer(app, self.tracker, settings.broker_commit_interval_seconds)
+        self.committer = Committer(app, self.tracker, settings.broker_commit_interval_seconds, commit)
         self.policy = RetryPolicy.from_settings(settings)
         self.on_crash = on_crash
         self.processed = 0

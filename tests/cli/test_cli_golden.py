@@ -347,3 +347,54 @@ def test_pipe_from_lookup_cannot_emit_lookup() -> None:
     assert done.stdout == b""
     assert b"--from lookup" in done.stderr
     assert b"Traceback" not in done.stderr
+
+
+def test_hostile_lines_give_one_output_line_each() -> None:
+    """Each of these once lost every later line (a traceback) or became INTERNAL_ERROR."""
+    deep = b"[" * 300 + b"]" * 300
+    hostile = [
+        codec.dumps(
+            {
+                "run_id": "r",
+                "tool_call_id": "c1",
+                "response": {
+                    "query": "q",
+                    "evidence_status": "supported",
+                    "hits": [
+                        {
+                            "evidence_key": "d#chunk-" + "9" * 5000,
+                            "document_id": "d",
+                            "source": "s",
+                            "excerpt": "e",
+                            "quality_score": 0.9,
+                        }
+                    ],
+                },
+            }
+        ),
+        b'{"run_id":"r","tool_call_id":"c2","response":{"query":"q","evidence_status":"supported","hits":[],'
+        b'"retrieval_trace":' + deep + b"}}",
+        b'{"run_id":"r","tool_call_id":"c3","response":{"query":"\\u0000\\ud835\\udd4f","evidence_status":"supported","hits":[]}}',
+        b"\xff not json",
+        b'{"run_id":"r","draft_id":"' + b"d" * 250_000 + b'","analysis":' + deep + b"}",
+    ]
+    done = run_cli("pipe", stdin=b"\n".join(hostile) + b"\n")
+    assert done.returncode == 0, done.stderr
+    out = lines(done.stdout)
+    assert len(out) == len(hostile)
+    parsed = [codec.loads(line) for line in out]
+    assert parsed[0]["evidence"][0]["document_id"].startswith("d#chunk-999")
+    assert [p.get("dead_letter", {}).get("reason") for p in parsed[1:]] == [
+        "SCHEMA_VIOLATION",
+        None,
+        "MALFORMED_JSON",
+        "INVALID_ID",
+    ]
+    verified = run_cli(
+        "verify", "--ledger", str(GOLDEN / "guard" / "ledger.jsonl"), stdin=b"\n".join(hostile) + b"\n"
+    )
+    assert verified.returncode == 0, verified.stderr
+    verdicts = [codec.loads(line) for line in lines(verified.stdout)]
+    assert len(verdicts) == len(hostile)
+    assert all(v["verdict"] == "REJECT" for v in verdicts)
+    assert verdicts[4]["violations"][0]["code"] in ("DRAFT_UNPARSABLE", "DRAFT_TOO_LARGE")

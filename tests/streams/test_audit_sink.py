@@ -330,3 +330,16 @@ async def test_audit_records_of_the_real_processors(audit: AuditStore, settings)
         assert call["postprocess_status"] == "FAILED"
         assert call["dead_letter_reason"] == entry["failure_reason"]
         assert call["ledger_status"] == "FAILED"
+
+
+def test_a_record_sqlite_cannot_hold_is_counted_and_skipped_not_a_crash_loop(audit: AuditStore) -> None:
+    """``"attempt": 18446744073709551615`` overflows SQLite's integers; the rest of the batch is stored."""
+    huge = dict(guard("run-1", 5, 1, "PASS", []))
+    huge["fields"] = {**huge["fields"], "attempt": 18446744073709551615}
+    huge["event_id"] = "guard:huge"
+    batch = [*chain("run-1", "call_a", 0), huge, guard("run-1", 6, 1, "PASS", [])]
+    values = [(f"t.audit[0]@{i}", codec.dumps(r)) for i, r in enumerate(batch)]
+    assert audit.apply_values(values) == 4
+    assert audit.stats.malformed == 1
+    assert "guard:huge" not in audit.event_ids()
+    assert audit.apply_values(values) == 0  # the same batch again: nothing new, and no crash either

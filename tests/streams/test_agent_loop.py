@@ -1,0 +1,250 @@
+"""The Faust edge on Faust's own types: batches from a real channel of real ``Event``s, the gap check,
+the station, explicit commits and the crash-only exit; and ``create_app`` composing the app."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import faust
+import pytest
+from faust.events import Event
+from faust.types import Message
+
+from models.vocab import Station
+from streams.app import AgentLoop, batches, create_app
+from streams.errors import ConfigurationError, HoldExpired, KafkaUnavailable, RecordsSkipped
+from streams.runner import BatchRunner
+from streams.settings import Settings, load_settings
+from tests.streams.conftest import FakeSink, golden_lines
+
+ROOT = Path(__file__).resolve().parents[2]
+RAW = golden_lines("pipe", "input.jsonl")
+TOPIC = "t.raw-hits"
+
+
+@pytest.fixture
+async def app() -> Any:
+    return faust.App("agent-loop-test", broker="memory://", value_serializer="raw", key_serializer="raw")
+
+
+def event(app: Any, offset: int, value: bytes = RAW[0], *, partition: int = 0, generation: int = 0) -> Event:
+    message = Message(
+        TOPIC,
+        partition,
+        offset,
+        1_700_000_000.0 + offset / 1000,
+        0,
+        [],
+        b"run-golden-1",
+        value,
+        None,
+        generation_id=generation,
+    )
+    return Event(app, message.key, value, [], message)
+
+
+class FakeProbe:
+    """The broker's answers: committed offsets, and the first record at or after an offset."""
+
+    def __init__(
+        self, committed: dict[tuple[str, int], int | None], first: dict[int, int | None] | None = None
+    ):
+        self._committed = committed
+        self.first = first or {}
+        self.asked: list[tuple[str, int, int]] = []
+
+    async def committed(self, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], int | None]:
+        return {tp: self._committed.get(tp) for tp in partitions}
+
+    async def first_offset_from(self, topic: str, partition: int, offset: int) -> int | None:
+        self.asked.append((topic, partition, offset))
+        return self.first.get(offset)
+
+
+class Loop:
+    """An AgentLoop wired to fakes, recording commits and crash-only exits instead of exiting."""
+
+    def __init__(
+        self, app: Any, probe: FakeProbe, sink: Any = None, settings: Settings | None = None
+    ) -> None:
+        self.settings = settings or Settings(
+            topic_prefix="t.",
+            retry_initial_backoff_ms=1,
+            retry_max_backoff_ms=2,
+            broker_commit_interval_seconds=0.01,
+        )
+        self.sink = sink or FakeSink()
+        self.commits: list[dict[tuple[str, int], int]] = []
+        self.crashes: list[BaseException] = []
+        runner = BatchRunner(Station.POSTPROCESS, self.settings, self.sink)
+        self.loop = AgentLoop(
+            app, Station.POSTPROCESS, self.settings, runner, probe, on_crash=self._crash, commit=self._commit
+        )
+
+    async def _commit(self, offsets: dict[tuple[str, int], int]) -> bool:
+        self.commits.append(dict(offsets))
+        return True
+
+    def _crash(self, exc: BaseException, what: str) -> None:
+        self.crashes.append(exc)
+
+
+async def test_a_batch_is_what_is_waiting_no_more_no_waiting(app: Any) -> None:
+    stream = app.stream(app.channel())
+    for offset in range(5):
+        stream.channel.queue.put_nowait(event(app, offset))
+    got = batches(stream, 3)
+    first = await asyncio.wait_for(got.__anext__(), 1)
+    second = await asyncio.wait_for(got.__anext__(), 1)
+    assert [e.message.offset for e in first] == [0, 1, 2]
+    assert [e.message.offset for e in second] == [3, 4]  # not held back to fill a batch of 3
+    waiting = asyncio.ensure_future(got.__anext__())
+    await asyncio.sleep(0.05)
+    assert not waiting.done()  # nothing there: it waits for the first
+    stream.channel.queue.put_nowait(event(app, 5))
+    assert [e.message.offset for e in await asyncio.wait_for(waiting, 1)] == [5]
+
+
+async def test_shutdown_ends_the_batches(app: Any) -> None:
+    stream = app.stream(app.channel())
+    stream.channel.queue._throw(StopAsyncIteration())  # what Faust does to a channel on shutdown
+    assert [b async for b in batches(stream, 10)] == []
+
+
+async def test_a_processed_batch_is_committed_one_past_its_last_record(app: Any) -> None:
+    fixture = Loop(app, FakeProbe({(TOPIC, 0): 10}))
+    await fixture.loop.process([event(app, 10, RAW[0]), event(app, 11, RAW[1])])
+    assert len(fixture.sink.on("t.postprocessed")) == 2
+    assert await fixture.loop.committer.commit_now() is True
+    assert fixture.commits == [{(TOPIC, 0): 12}]
+    assert fixture.crashes == []
+
+
+async def test_faust_gap_of_one_cannot_be_committed_here(app: Any) -> None:
+    """Committed 10, record 10 never delivered, 11 delivered (Faust would commit 12): the broker
+    holds 10, so the worker exits without processing or committing anything."""
+    probe = FakeProbe({(TOPIC, 0): 10}, first={10: 10})
+    fixture = Loop(app, probe)
+    stream = app.stream(app.channel())
+    stream.channel.queue.put_nowait(event(app, 11))
+    with pytest.raises(RecordsSkipped):
+        await asyncio.wait_for(fixture.loop.consume(stream), 5)
+    assert [type(e) for e in fixture.crashes] == [RecordsSkipped]
+    assert probe.asked == [(TOPIC, 0, 10)]
+    assert fixture.sink.messages == [] and fixture.commits == []
+
+
+async def test_nothing_committed_yet_and_records_missing_from_the_start(app: Any) -> None:
+    """No commit yet (Faust skips its gap check): the first record must be the log's first."""
+    fixture = Loop(app, FakeProbe({}, first={0: 0}))
+    with pytest.raises(RecordsSkipped):
+        await fixture.loop.process([event(app, 5)])
+    assert fixture.sink.messages == [] and fixture.loop.tracker.to_commit() == {}
+
+
+async def test_a_gap_the_broker_confirms_is_accepted(app: Any) -> None:
+    """Transaction markers, aborted or deleted records: the broker's first record after 10 is 12."""
+    fixture = Loop(app, FakeProbe({(TOPIC, 0): 10}, first={10: 12}))
+    await fixture.loop.process([event(app, 12)])
+    assert await fixture.loop.committer.commit_now() is True
+    assert fixture.commits == [{(TOPIC, 0): 13}]
+
+
+async def test_events_of_an_older_generation_are_skipped(app: Any) -> None:
+    app.consumer_generation_id = 4
+    fixture = Loop(app, FakeProbe({(TOPIC, 0): 0}))
+    await fixture.loop.process([event(app, 0, generation=3), event(app, 1, generation=3)])
+    assert fixture.sink.messages == [] and fixture.loop.tracker.to_commit() == {}
+    await fixture.loop.process([event(app, 0, generation=4)])
+    assert len(fixture.sink.on("t.postprocessed")) == 1
+
+
+async def test_an_unexpected_batch_error_exits_without_commit(app: Any) -> None:
+    class Broken(FakeSink):
+        async def send_all(self, messages: Any) -> None:
+            raise RuntimeError("a bug at the edge")
+
+    fixture = Loop(app, FakeProbe({(TOPIC, 0): 0}), sink=Broken())
+    stream = app.stream(app.channel())
+    stream.channel.queue.put_nowait(event(app, 0))
+    with pytest.raises(RuntimeError):
+        await asyncio.wait_for(fixture.loop.consume(stream), 5)
+    assert [type(e) for e in fixture.crashes] == [RuntimeError]
+    assert fixture.commits == []  # the final commit found nothing finished
+
+
+async def test_an_outage_longer_than_the_hold_limit_exits(app: Any) -> None:
+    class Down(FakeSink):
+        async def send_all(self, messages: Any) -> None:
+            raise KafkaUnavailable("broker down")
+
+    settings = Settings(
+        topic_prefix="t.", retry_initial_backoff_ms=5, retry_max_backoff_ms=10, max_hold_seconds=0.05
+    )
+    fixture = Loop(app, FakeProbe({(TOPIC, 0): 0}), sink=Down(), settings=settings)
+    stream = app.stream(app.channel())
+    stream.channel.queue.put_nowait(event(app, 0))
+    with pytest.raises(HoldExpired, match="EC_MAX_HOLD_SECONDS"):
+        await asyncio.wait_for(fixture.loop.consume(stream), 5)
+    assert fixture.commits == []
+
+
+async def test_a_record_the_station_rejects_is_a_dead_letter_and_the_batch_goes_on(app: Any) -> None:
+    fixture = Loop(app, FakeProbe({(TOPIC, 0): 0}))
+    deep = (
+        b'{"run_id":"r","tool_call_id":"c","response":{"query":"q","evidence_status":"supported","hits":[],'
+        b'"retrieval_trace":' + b"[" * 400 + b"]" * 400 + b"}}"
+    )
+    await fixture.loop.process([event(app, 0, deep), event(app, 1, RAW[0])])
+    assert [d["reason"] for d in fixture.sink.values("t.dead-letters")] == ["SCHEMA_VIOLATION"]
+    assert [v["status"] for v in fixture.sink.values("t.postprocessed")] == ["FAILED", "OK"]
+    assert fixture.loop.tracker.to_commit() == {(TOPIC, 0): 2}
+
+
+async def test_create_app_registers_the_chosen_agents_only() -> None:
+    app = create_app(Settings(app_id="compose-test", agents="project,ledger", data_dir="/nonexistent/x"))
+    assert sorted(app.agents) == ["ledger", "project"]
+    assert set(app.ec_loops) == {Station.PROJECT, Station.LEDGER}
+    assert not Path("/nonexistent/x").exists()  # noqa: ASYNC240 - composed, not started: nothing created
+    for loop in app.ec_loops.values():
+        store = loop.runner.store
+        if store is not None:
+            await store.close()
+
+
+def test_agents_setting_rejects_unknown_names() -> None:
+    with pytest.raises(ConfigurationError, match="EC_AGENTS"):
+        load_settings(agents="postprocess,bogus")
+
+
+def test_importing_streams_app_reads_no_environment_and_creates_nothing(tmp_path: Path) -> None:
+    data = tmp_path / "faust-data"
+    env = dict(os.environ, EC_AGENTS="bogus", EC_DATA_DIR=str(data))
+    code = "import streams.app, sys; print('imported')"
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "imported" and not data.exists()
+    # the app itself is composed on first access (faust -A streams.app), and then says what is wrong
+    code = "import streams.app; streams.app.app"
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode != 0 and "EC_AGENTS" in done.stderr
+
+
+def test_crash_exits_at_once_with_status_70() -> None:
+    code = (
+        "import streams.app\n"
+        "try:\n    raise ValueError('boom')\nexcept ValueError as exc:\n    streams.app.crash(exc, 'test')\n"
+        "print('not reached')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False)
+    assert done.returncode == 70
+    assert "not reached" not in done.stdout
