@@ -1,0 +1,209 @@
+"""The fault suite's own Kafka broker and Redis server, which its tests kill, stop and restart.
+
+They run beside the local stack (the integration tier's services are never touched): a KRaft
+broker from the same Maven Central jars (``make up`` fetched them into ``.local/kafka/libs``) on
+free ports with its data in a temporary directory, and a ``redis-server`` with ``appendonly yes`` and
+``appendfsync always``. Both are started once for the whole suite and removed at its end.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+LIBS = REPO / ".local" / "kafka" / "libs"
+LOG4J = REPO / "deploy" / "local" / "kafka" / "log4j2.properties"
+TOOLS_LOG4J = REPO / "deploy" / "local" / "kafka" / "tools-log4j2.properties"
+HERE = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test under tests/faults carries the ``faults`` marker and a time bound."""
+    for item in items:
+        if item.path.is_relative_to(HERE):
+            item.add_marker(pytest.mark.faults)
+            item.add_marker(pytest.mark.timeout(420))
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_port(port: int, timeout_s: float, process: subprocess.Popen[bytes] | None = None) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            raise RuntimeError(f"process exited with {process.returncode} before listening on {port}")
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.settimeout(0.5)
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.2)
+    raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {timeout_s}s")
+
+
+class FaultKafka:
+    """One KRaft broker + controller this suite may stop and restart at will."""
+
+    def __init__(self, home: Path) -> None:
+        if not any(LIBS.glob("kafka_2.13-*.jar")):
+            pytest.fail("the Kafka jars are missing: run `make up` (it fetches them from Maven Central)")
+        self.home = home
+        self.port, self.controller = free_port(), free_port()
+        self.bootstrap = f"127.0.0.1:{self.port}"
+        self.conf = home / "server.properties"
+        self.process: subprocess.Popen[bytes] | None = None
+        home.mkdir(parents=True, exist_ok=True)
+        self.conf.write_text(
+            "\n".join(
+                [
+                    "process.roles=broker,controller",
+                    "node.id=1",
+                    f"controller.quorum.voters=1@127.0.0.1:{self.controller}",
+                    f"listeners=PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{self.controller}",
+                    f"advertised.listeners=PLAINTEXT://127.0.0.1:{self.port}",
+                    "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+                    "controller.listener.names=CONTROLLER",
+                    "inter.broker.listener.name=PLAINTEXT",
+                    f"log.dirs={home / 'data'}",
+                    "num.partitions=1",
+                    "default.replication.factor=1",
+                    "offsets.topic.replication.factor=1",
+                    "offsets.topic.num.partitions=3",
+                    "transaction.state.log.replication.factor=1",
+                    "transaction.state.log.min.isr=1",
+                    "share.coordinator.state.topic.replication.factor=1",
+                    "share.coordinator.state.topic.min.isr=1",
+                    "min.insync.replicas=1",
+                    "group.initial.rebalance.delay.ms=0",
+                    "auto.create.topics.enable=true",
+                    "message.max.bytes=4194304",
+                    "replica.fetch.max.bytes=5242880",
+                    "",
+                ]
+            )
+        )
+        java = ["java", "-Xmx256m", f"-Dlog4j2.configurationFile={TOOLS_LOG4J}", "-cp", f"{LIBS}/*"]
+        subprocess.run(
+            [
+                *java,
+                "kafka.tools.StorageTool",
+                "format",
+                f"--cluster-id={uuid.uuid4().hex[:22]}",
+                "-c",
+                str(self.conf),
+            ],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+
+    def start(self) -> None:
+        log = (self.home / "stdout.log").open("ab")
+        self.process = subprocess.Popen(  # noqa: S603 - java from PATH with the project's jars
+            [
+                "java",
+                "-Xms384m",
+                "-Xmx384m",
+                "-XX:+UseG1GC",
+                f"-Dlog4j2.configurationFile={LOG4J}",
+                f"-Dkafka.logs.dir={self.home}",
+                "-cp",
+                f"{LIBS}/*",
+                "kafka.Kafka",
+                str(self.conf),
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        log.close()
+        wait_port(self.port, 90, self.process)
+
+    def stop(self, *, kill: bool = False) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        os.killpg(self.process.pid, signal.SIGKILL if kill else signal.SIGTERM)
+        try:
+            self.process.wait(60)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(10)
+
+
+class FaultRedis:
+    """A ``redis-server`` this suite may kill and restart; it fsyncs its AOF before every reply."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.process: subprocess.Popen[bytes] | None = None
+        home.mkdir(parents=True, exist_ok=True)
+
+    def start(self) -> None:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            pytest.fail("redis-server is missing: run `make up` (it installs Debian's redis-server)")
+        log = (self.home / "redis.log").open("ab")
+        self.process = subprocess.Popen(  # noqa: S603 - Debian's redis-server with fixed arguments
+            [
+                binary,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                str(self.home),
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+                "--save",
+                "",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        log.close()
+        wait_port(self.port, 30, self.process)
+        time.sleep(0.2)  # let it finish loading the AOF before the first command
+
+    def stop(self, *, kill: bool = True) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
+        self.process.wait(30)
+
+
+@pytest.fixture(scope="session")
+def fault_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FaultKafka]:
+    broker = FaultKafka(tmp_path_factory.mktemp("fault-kafka"))
+    broker.start()
+    try:
+        yield broker
+    finally:
+        broker.stop(kill=True)
+
+
+@pytest.fixture
+def fault_redis(tmp_path: Path) -> Iterator[FaultRedis]:
+    server = FaultRedis(tmp_path / "redis")
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -1,0 +1,55 @@
+"""``evidence-chain worker`` with the fault suite's test hooks (``python -m tests.faults.hooked_worker``).
+
+- ``EC_TEST_RAISE_ON=<text>``: the postprocess station raises for every record whose bytes hold the
+  text (an unexpected exception in a station: that record's INTERNAL_ERROR dead letter).
+- ``EC_TEST_BATCH_ERROR_FILE=<path>``: while that file exists, the first postprocess batch holding
+  ``EC_TEST_BATCH_ERROR_ON`` fails outside any record (an unexpected batch-level error); the file is
+  removed first, so the restarted worker processes the batch.
+
+Nothing here is importable from the product: the hooks patch it from outside, in this process only.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from models.vocab import Station
+from streams import pipeline
+from streams.cli import main
+from streams.runner import BatchRunner
+
+
+def _install() -> None:
+    marker = os.environ.get("EC_TEST_RAISE_ON", "").encode()
+    if marker:
+        original = pipeline.STATIONS[Station.POSTPROCESS]
+
+        def raising(record: Any, settings: Any) -> Any:
+            if marker in record.value:
+                raise RuntimeError("test hook: the station raised for this record")
+            return original(record, settings)
+
+        pipeline.STATIONS[Station.POSTPROCESS] = raising
+    flag = os.environ.get("EC_TEST_BATCH_ERROR_FILE")
+    trigger = os.environ.get("EC_TEST_BATCH_ERROR_ON", "").encode()
+    if flag and trigger:
+        run = BatchRunner.run
+
+        async def failing(self: BatchRunner, records: Any) -> Any:
+            if (
+                self.station is Station.POSTPROCESS
+                and os.path.exists(flag)  # noqa: ASYNC240 - a test hook, once per batch
+                and any(trigger in r.value for r in records)
+            ):
+                os.remove(flag)
+                raise RuntimeError("test hook: an unexpected batch-level error")
+            return await run(self, records)
+
+        BatchRunner.run = failing  # type: ignore[method-assign]
+
+
+if __name__ == "__main__":
+    _install()
+    sys.exit(main(["worker", "--loglevel", "info"]))

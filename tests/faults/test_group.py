@@ -1,0 +1,36 @@
+"""Three workers in one consumer group on six partitions; one is SIGKILLed mid-stream and its
+partitions move to the others: nothing is lost, nothing changes."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+from tests.faults.conftest import FaultKafka, FaultRedis
+from tests.faults.support import Run, Worker, expected, fault_env, record_mix
+from tests.faults.test_crashes import wait_progress
+
+
+async def test_three_workers_one_sigkilled(
+    fault_kafka: FaultKafka, fault_redis: FaultRedis, tmp_path: Path
+) -> None:
+    run = Run(f"f-{uuid.uuid4().hex[:6]}-", fault_kafka.bootstrap, fault_redis.url)
+    records = record_mix(4000, seed=9)
+    want = expected(records, run.settings)
+    keys = sorted(want.entries)
+    await run.prepare(partitions=6)
+    await run.publish("raw-hits", records)
+    env = fault_env(run.prefix, run.kafka, run.redis, EC_TOPIC_PARTITIONS="6")
+    workers = [Worker(env, tmp_path / f"worker{i}.log").start() for i in range(3)]
+    try:
+        await wait_progress(run, keys, 0.35, workers[0])
+        victim = workers.pop(1)
+        victim.kill()
+        await run.wait_entries(keys, workers)
+        await run.check(want)
+        assert all(w.running for w in workers), "\n".join(w.tail() for w in workers)
+        assigned = [w.log_path.read_text().count("Executing _on_partitions_assigned") for w in workers]
+        assert all(n >= 2 for n in assigned), f"the survivors did not take over partitions: {assigned}"
+    finally:
+        for worker in workers:
+            worker.stop()
