@@ -9,8 +9,8 @@ import time
 import uuid
 from pathlib import Path
 
-from tests.faults.conftest import FaultKafka, FaultRedis
 from tests.faults.support import HOSTILE_KINDS, Run, Worker, expected, fault_env, record_mix
+from tests.services import FaultKafka, FaultRedis
 
 
 async def wait_progress(run: Run, keys: list[tuple[str, str]], share: float, worker: Worker) -> None:

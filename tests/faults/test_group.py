@@ -6,9 +6,9 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
-from tests.faults.conftest import FaultKafka, FaultRedis
 from tests.faults.support import Run, Worker, expected, fault_env, record_mix
 from tests.faults.test_crashes import wait_progress
+from tests.services import FaultKafka, FaultRedis
 
 
 async def test_three_workers_one_sigkilled(

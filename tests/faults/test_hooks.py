@@ -9,8 +9,8 @@ from collections import Counter
 from pathlib import Path
 
 from streams import codec
-from tests.faults.conftest import FaultKafka, FaultRedis
 from tests.faults.support import Run, Worker, expected, fault_env, record_mix
+from tests.services import FaultKafka, FaultRedis
 
 
 async def test_a_station_that_raises_for_one_record(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
+import time
 import uuid
 from collections import Counter
 from pathlib import Path
@@ -165,3 +166,63 @@ def test_replay_cli_compare_prints_a_summary(kafka_bootstrap: str, redis_url: st
     assert done.returncode == 0, done.stderr.decode()
     assert "missing" in text and "3" in text  # nothing was written to this ledger namespace
     assert len(out.read_bytes().splitlines()) == 3
+
+
+async def test_rebuild_restores_the_true_remaining_lifetime(
+    kafka_bootstrap: str, redis_url: str, tmp_path: Path
+) -> None:
+    """Records from eight days ago processed today (a backlog) live a full TTL from today, not from
+    their origin's timestamp; an entry whose stamped expiry has passed is not restored."""
+    from aiokafka import AIOKafkaProducer
+
+    prefix = f"t-{uuid.uuid4().hex[:8]}-"
+    url = _own_db(redis_url)
+    env = worker_env(prefix, kafka_bootstrap, url, EC_LEDGER_TTL_SECONDS="604800")
+    settings = Settings(
+        kafka_bootstrap=kafka_bootstrap,
+        redis_url=url,
+        topic_prefix=prefix,
+        topic_partitions=3,
+        app_id=env["EC_APP_ID"],
+        ns=env["EC_NS"],
+        ledger_ttl_seconds=604800,
+    )
+    await ensure_topics(settings)
+    eight_days_ago = int((time.time() - 8 * 24 * 3600) * 1000)
+    producer = AIOKafkaProducer(bootstrap_servers=kafka_bootstrap, acks="all")
+    await producer.start()
+    try:
+        for line in RAW[:5]:
+            await producer.send_and_wait(
+                settings.topic("raw-hits"),
+                line,
+                key=codec.loads(line)["run_id"].encode(),
+                timestamp_ms=eight_days_ago,
+            )
+    finally:
+        await producer.stop()
+    worker = Worker(env, tmp_path / "worker.log").start()
+    client = aioredis.Redis.from_url(url)
+    try:
+        events = await read_topic(kafka_bootstrap, settings.topic("ledger"), until=lambda v: len(v) >= 5)
+        assert len(events) == 5, worker.log_tail()
+        worker.stop()
+        ledger = [codec.loads(v) for v in events]
+        assert all(e["source_timestamp"] == eight_days_ago for e in ledger)
+        assert all(e["expires_at"] - e["written_at"] == 604800 * 1000 for e in ledger)
+        assert all(abs(e["written_at"] - time.time() * 1000) < 120_000 for e in ledger)  # written today
+        await client.flushdb()
+        counts, _ = await rebuild(settings)
+        assert counts == Counter(written=5)  # by the origin's timestamp all five would count as expired
+        key = (await snapshot(client, settings.ns)).popitem()[0]
+        assert 6 * 24 * 3600 * 1000 < await client.pttl(key) <= 604800 * 1000
+
+        # an entry whose stamped expiry is in the past is skipped, not brought back to life
+        expired = dict(ledger[0], tool_call_id="call-expired", written_at=1, expires_at=2)
+        await publish(kafka_bootstrap, settings.topic("ledger"), [codec.dumps(expired)])
+        counts, _ = await rebuild(settings)
+        assert counts == Counter(duplicate=5, expired=1)
+    finally:
+        worker.stop()
+        await client.flushdb()
+        await client.aclose()

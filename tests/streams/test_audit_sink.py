@@ -343,3 +343,17 @@ def test_a_record_sqlite_cannot_hold_is_counted_and_skipped_not_a_crash_loop(aud
     assert audit.stats.malformed == 1
     assert "guard:huge" not in audit.event_ids()
     assert audit.apply_values(values) == 0  # the same batch again: nothing new, and no crash either
+
+
+def test_a_recreated_topic_is_not_taken_for_a_replay(audit: AuditStore) -> None:
+    """Same offsets after the topic was deleted and created again: the origin timestamp makes the
+    event ids new, so the idempotent sink keeps both runs (and still drops a true repeat)."""
+    before = chain("run-1", "call_a", 0)
+    again = [
+        dict(r, event_id=r["event_id"].replace(":1700000000000", ":1800000000000"))
+        for r in chain("run-1", "call_a", 0)
+    ]
+    assert {r["event_id"] for r in before}.isdisjoint({r["event_id"] for r in again})
+    assert audit.apply(before) == 3
+    assert audit.apply(again) == 3
+    assert audit.apply(before) == 0

@@ -1,9 +1,10 @@
-"""The fault suite's own Kafka broker and Redis server, which its tests kill, stop and restart.
+"""A Kafka broker and Redis servers of the tests' own, which they may kill, stop and restart.
 
-They run beside the local stack (the integration tier's services are never touched): a KRaft
-broker from the same Maven Central jars (``make up`` fetched them into ``.local/kafka/libs``) on
-free ports with its data in a temporary directory, and a ``redis-server`` with ``appendonly yes`` and
-``appendfsync always``. Both are started once for the whole suite and removed at its end.
+They run beside the local stack (whose services are never touched): a KRaft broker from the same
+Maven Central jars (``make up`` fetched them into ``.local/kafka/libs``) on free ports with its data in a
+temporary directory, with a PLAINTEXT listener and a SASL_PLAINTEXT (PLAIN) one; and ``redis-server``s
+with ``appendonly yes`` and ``appendfsync always``, optionally with ``requirepass``. The fixtures in
+``tests/conftest.py`` start them (the broker once per session) and remove them at the end.
 """
 
 from __future__ import annotations
@@ -15,24 +16,16 @@ import socket
 import subprocess
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 LIBS = REPO / ".local" / "kafka" / "libs"
 LOG4J = REPO / "deploy" / "local" / "kafka" / "log4j2.properties"
 TOOLS_LOG4J = REPO / "deploy" / "local" / "kafka" / "tools-log4j2.properties"
-HERE = Path(__file__).resolve().parent
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Every test under tests/faults carries the ``faults`` marker and a time bound."""
-    for item in items:
-        if item.path.is_relative_to(HERE):
-            item.add_marker(pytest.mark.faults)
-            item.add_marker(pytest.mark.timeout(420))
+SASL_USER, SASL_PASSWORD = "evidence-chain", "s3cret-sasl-Pa55"
+"""The one SASL/PLAIN user the broker knows (besides its own inter-broker admin)."""
 
 
 def free_port() -> int:
@@ -61,8 +54,9 @@ class FaultKafka:
         if not any(LIBS.glob("kafka_2.13-*.jar")):
             pytest.fail("the Kafka jars are missing: run `make up` (it fetches them from Maven Central)")
         self.home = home
-        self.port, self.controller = free_port(), free_port()
+        self.port, self.controller, self.sasl_port = free_port(), free_port(), free_port()
         self.bootstrap = f"127.0.0.1:{self.port}"
+        self.sasl_bootstrap = f"127.0.0.1:{self.sasl_port}"
         self.conf = home / "server.properties"
         self.process: subprocess.Popen[bytes] | None = None
         home.mkdir(parents=True, exist_ok=True)
@@ -72,9 +66,14 @@ class FaultKafka:
                     "process.roles=broker,controller",
                     "node.id=1",
                     f"controller.quorum.voters=1@127.0.0.1:{self.controller}",
-                    f"listeners=PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{self.controller}",
-                    f"advertised.listeners=PLAINTEXT://127.0.0.1:{self.port}",
-                    "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+                    f"listeners=PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{self.controller},"
+                    f"SASL_PLAINTEXT://127.0.0.1:{self.sasl_port}",
+                    f"advertised.listeners=PLAINTEXT://127.0.0.1:{self.port},SASL_PLAINTEXT://127.0.0.1:{self.sasl_port}",
+                    "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
+                    "sasl.enabled.mechanisms=PLAIN",
+                    "listener.name.sasl_plaintext.plain.sasl.jaas.config="
+                    "org.apache.kafka.common.security.plain.PlainLoginModule required "
+                    f'user_{SASL_USER}="{SASL_PASSWORD}";',
                     "controller.listener.names=CONTROLLER",
                     "inter.broker.listener.name=PLAINTEXT",
                     f"log.dirs={home / 'data'}",
@@ -146,10 +145,12 @@ class FaultKafka:
 class FaultRedis:
     """A ``redis-server`` this suite may kill and restart; it fsyncs its AOF before every reply."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, password: str | None = None) -> None:
         self.home = home
         self.port = free_port()
-        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.password = password
+        auth = f":{password}@" if password else ""
+        self.url = f"redis://{auth}127.0.0.1:{self.port}/0"
         self.process: subprocess.Popen[bytes] | None = None
         home.mkdir(parents=True, exist_ok=True)
 
@@ -173,6 +174,7 @@ class FaultRedis:
                 "always",
                 "--save",
                 "",
+                *(["--requirepass", self.password] if self.password else []),
             ],
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -187,23 +189,3 @@ class FaultRedis:
             return
         self.process.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
         self.process.wait(30)
-
-
-@pytest.fixture(scope="session")
-def fault_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FaultKafka]:
-    broker = FaultKafka(tmp_path_factory.mktemp("fault-kafka"))
-    broker.start()
-    try:
-        yield broker
-    finally:
-        broker.stop(kill=True)
-
-
-@pytest.fixture
-def fault_redis(tmp_path: Path) -> Iterator[FaultRedis]:
-    server = FaultRedis(tmp_path / "redis")
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
