@@ -83,9 +83,11 @@ def broker_credentials(settings: Settings) -> Any:
 
 
 class EvidenceChainApp(faust.App):
-    """The Faust app; on its first start it makes sure all nine topics exist with one partition count."""
+    """The Faust app; on its first start it makes sure all nine topics exist with one partition count
+    (unless ``evidence-chain worker`` already did, waiting for a starting broker)."""
 
     ec_settings: Settings
+    ec_topics_ready: bool = False
 
     async def on_stop(self) -> None:
         """Before Faust stops the consumer (and leaves the group), commit what each agent finished."""
@@ -97,8 +99,10 @@ class EvidenceChainApp(faust.App):
         """Create the data directory (Faust makes only its last level) and the topics, once."""
         os.makedirs(self.ec_settings.data_dir, exist_ok=True)
         await super().on_first_start()
-        with kafka_errors("creating topics"):
-            await ensure_topics(self.ec_settings)
+        if not self.ec_topics_ready:  # a bare ``faust -A streams.app worker``
+            with kafka_errors("creating topics"):
+                await ensure_topics(self.ec_settings)
+            self.ec_topics_ready = True
 
 
 def crash(exc: BaseException, what: str) -> NoReturn:
@@ -315,8 +319,14 @@ class AgentLoop:
             log.info("%s: %s hold no records (first record is %d); accepted", self.station, gap, first)
 
 
-def create_app(settings: Settings, *, on_crash: Callable[[BaseException, str], Any] = crash) -> faust.App:
-    """The Faust app for ``settings``, with the agents ``settings.agents`` names registered."""
+def create_app(
+    settings: Settings, *, on_crash: Callable[[BaseException, str], Any] = crash, topics_ready: bool = False
+) -> faust.App:
+    """The Faust app for ``settings``, with the agents ``settings.agents`` names registered.
+
+    ``topics_ready``: the caller already made sure the topics exist (the ``worker`` command does, so
+    a broker that is still starting gets a clear wait instead of Faust's tracebacks).
+    """
     credentials = broker_credentials(settings)
     app = EvidenceChainApp(
         settings.app_id,
@@ -343,6 +353,7 @@ def create_app(settings: Settings, *, on_crash: Callable[[BaseException, str], A
         **({"broker_credentials": credentials} if credentials is not None else {}),
     )
     app.ec_settings = settings
+    app.ec_topics_ready = topics_ready
     sink = FaustSink(app, settings)
     probe = OffsetProbe(settings, settings.app_id)
     store: RedisLedgerStore | None = None

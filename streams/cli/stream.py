@@ -55,7 +55,7 @@ def run_worker(args: argparse.Namespace) -> int:
 
     from streams.app import create_app
 
-    worker = Worker(create_app(settings), loglevel=args.loglevel.upper())
+    worker = Worker(create_app(settings, topics_ready=True), loglevel=args.loglevel.upper())
     worker.execute_from_commandline()  # exits the process when the worker stops
     return 0  # pragma: no cover
 
