@@ -31,7 +31,14 @@ class AnalysisItem(TypedDict):
     kind: NotRequired[_Str | None]
     content: NotRequired[_Str | None]
     tool_call_ids: NotRequired[_StrList]
-    document_ids: NotRequired[_StrList]
+    document_ids: NotRequired[
+        Annotated[
+            _StrList,
+            Field(
+                description="Each a document_id in the ledger projection of one of this item's tool calls."
+            ),
+        ]
+    ]
 
 
 @with_config(ConfigDict(extra="ignore"))
@@ -55,9 +62,19 @@ class ActionItem(TypedDict):
 class DiagnosisDraft(TypedDict):
     """The structured draft an agent submits on ``diagnosis-drafts``."""
 
-    run_id: NotRequired[_Str | None]
+    run_id: NotRequired[
+        Annotated[
+            _Str | None,
+            Field(description="Must be a valid id (1-128 of [A-Za-z0-9._-]), else RUN_ID_MISSING."),
+        ]
+    ]
     draft_id: Annotated[str, Strict(), StringConstraints(min_length=1, max_length=MAX_ID_CHARS)]
-    attempt: NotRequired[Annotated[int, Strict(), Field(le=MAX_ATTEMPT)] | None]
+    attempt: NotRequired[
+        Annotated[
+            Annotated[int, Strict(), Field(le=MAX_ATTEMPT)] | None,
+            Field(description="Stamped by the agent harness; absent, null or below 1 reads as 1."),
+        ]
+    ]
     analysis: NotRequired[list[AnalysisItem] | None]
     conclusion: NotRequired[Conclusion | None]
     action_plan: NotRequired[list[ActionItem] | None]

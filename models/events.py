@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import TypeAdapter
+from pydantic import Field, TypeAdapter
 from typing_extensions import TypedDict
 
 from models.vocab import DeadLetterReason, Station
@@ -13,10 +13,35 @@ from models.vocab import DeadLetterReason, Station
 class Origin(TypedDict):
     """The raw-hits or diagnosis-drafts record that started a chain, carried unchanged."""
 
-    topic: str
+    topic: Annotated[str, Field(description="Its topic, as consumed (the topic prefix included).")]
     partition: int
     offset: int
-    timestamp: int | None
+    timestamp: Annotated[int | None, Field(description="Its Kafka timestamp, epoch milliseconds.")]
+
+
+EventId = Annotated[
+    str | None,
+    Field(
+        description="Deterministic id of this event, a function of its station and origin record: the "
+        "same on every re-delivery, so a consumer drops repeats by it. Null offline."
+    ),
+]
+"""``event_id`` of every produced value (SPEC 1)."""
+
+ChainOrigin = Annotated[
+    Origin | None,
+    Field(description="The raw-hits or diagnosis-drafts record that started this chain; null offline."),
+]
+"""``origin`` of every produced value (SPEC 1)."""
+
+SourceTimestamp = Annotated[
+    int | None,
+    Field(
+        description="The origin record's timestamp (epoch ms), never wall-clock time, so a replay "
+        "reproduces the bytes. Null offline."
+    ),
+]
+"""``source_timestamp`` of every produced value (SPEC 1)."""
 
 
 class SourceRef(TypedDict):
@@ -48,33 +73,58 @@ class Rejection(TypedDict):
 class DeadLetter(TypedDict):
     """A record that could not be processed, with its original bytes (SPEC 5)."""
 
-    event_id: str | None
-    origin: Origin | None
-    station: Station
+    event_id: EventId
+    origin: ChainOrigin
+    station: Annotated[Station, Field(description="The station that refused the record.")]
     reason: DeadLetterReason
-    error: str
-    run_id: str | None
-    tool_call_id: str | None
-    source: DeadLetterSource
-    key: str | None
-    value: str
+    error: Annotated[
+        str, Field(description="What was wrong, and where (free text, at most 1000 characters).")
+    ]
+    run_id: Annotated[str | None, Field(description="Given only when both ids are valid ids.")]
+    tool_call_id: Annotated[str | None, Field(description="Given only when both ids are valid ids.")]
+    source: Annotated[DeadLetterSource, Field(description="The refused record in its own topic.")]
+    key: Annotated[str | None, Field(description="The refused record's Kafka key, as UTF-8 text.")]
+    value: Annotated[
+        str,
+        Field(
+            description="The refused record's value: UTF-8 text when it decodes, else base64; at most "
+            "the first dead_letter_max_value_bytes (default 64 KiB) of it."
+        ),
+    ]
     value_encoding: Literal["utf-8", "base64"]
-    value_bytes: int
-    value_sha256: str
+    value_bytes: Annotated[int, Field(description="Length of the whole original value, in bytes.")]
+    value_sha256: Annotated[
+        str, Field(description="Lowercase hex SHA-256 of the whole original value, to find and match it.")
+    ]
 
 
 class AuditRecord(TypedDict):
     """One record per station per input; ``processed_at`` is the only wall-clock field anywhere."""
 
-    event_id: str | None
+    event_id: Annotated[
+        str | None, Field(description="The event_id of what the station produced (or of the dead letter).")
+    ]
     run_id: str | None
-    tool_call_id: str | None
+    tool_call_id: Annotated[str | None, Field(description="Null for the guard.")]
     station: Station
-    origin: Origin | None
-    source: SourceRef
-    source_timestamp: int | None
-    processed_at: str
-    fields: dict[str, Any]
+    origin: ChainOrigin
+    source: Annotated[SourceRef, Field(description="The record this station consumed.")]
+    source_timestamp: SourceTimestamp
+    processed_at: Annotated[
+        str, Field(description="Wall-clock time of processing: ISO 8601, UTC, milliseconds.")
+    ]
+    fields: Annotated[
+        dict[str, Any],
+        Field(
+            description="The station's key figures (SPEC 5), open: postprocess: candidate_count, "
+            "evidence_block_count, top_similarity, relevance_level, low_quality, py_rag_relevance_level, "
+            "py_rag_evidence_status, retrieval_trace, pack_used_chars, pack_included, pack_omitted, "
+            "contract_anomaly; project: evidence_status, returned_count, relevance_level, truncated, "
+            "projection_bytes, projection_sha256; ledger: status, outcome, key; guard: draft_id, attempt, "
+            "verdict, violation_codes, cited_tool_call_ids; dead-letter: reason, error, station. A rejected "
+            "input has status (and reason or failure_reason) instead."
+        ),
+    ]
 
 
 ORIGIN_ADAPTER: TypeAdapter[Origin] = TypeAdapter(Origin)

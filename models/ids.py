@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field, StringConstraints
 
 ID_PATTERN = re.compile(r"[A-Za-z0-9._-]{1,128}")
 """1-128 characters from ``[A-Za-z0-9._-]`` (matched whole)."""
+
+ValidId = Annotated[
+    str,
+    StringConstraints(pattern=rf"^{ID_PATTERN.pattern}$"),
+    Field(description="1-128 characters from [A-Za-z0-9._-]; no ':', as ids become Redis key parts."),
+]
+"""A ``run_id`` or ``tool_call_id`` that passed :func:`is_valid_id`, as a type (and a JSON Schema pattern)."""
 
 
 def is_valid_id(value: Any) -> bool:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
 
-from pydantic import TypeAdapter
+from pydantic import Field, TypeAdapter
 from typing_extensions import TypedDict
 
-from models.events import Origin
+from models.events import ChainOrigin, SourceTimestamp
 from models.vocab import DeadLetterReason, EvidenceStatus, LedgerOutcome, LedgerStatus
 
 
@@ -20,18 +21,31 @@ class LedgerEntry(TypedDict):
     can restore each entry with its true remaining lifetime.
     """
 
-    event_id: str | None
+    event_id: Annotated[
+        str | None, Field(description="The event_id of the write that stored the entry (the first one).")
+    ]
     run_id: str
     tool_call_id: str
     status: LedgerStatus
-    evidence_status: EvidenceStatus | None
-    projection: str | None
-    projection_sha256: str | None
-    origin: Origin | None
-    source_timestamp: int | None
-    failure_reason: DeadLetterReason | None
-    written_at: int | None
-    expires_at: int | None
+    evidence_status: Annotated[
+        EvidenceStatus | None, Field(description="The projection's evidence_status; null when FAILED.")
+    ]
+    projection: Annotated[
+        str | None,
+        Field(
+            description="The exact bytes the agent was shown (a RagToolResult) as a string; null when FAILED."
+        ),
+    ]
+    projection_sha256: Annotated[
+        str | None, Field(description="Lowercase hex SHA-256 of projection's UTF-8 bytes; null when FAILED.")
+    ]
+    origin: ChainOrigin
+    source_timestamp: SourceTimestamp
+    failure_reason: Annotated[DeadLetterReason | None, Field(description="Null when READY.")]
+    written_at: Annotated[
+        int | None, Field(description="When the store first wrote the entry (Redis TIME, epoch ms).")
+    ]
+    expires_at: Annotated[int | None, Field(description="When the entry expires (epoch ms).")]
 
 
 LEDGER_ENTRY_FIELDS: tuple[str, ...] = tuple(LedgerEntry.__annotations__)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import TypeAdapter
+from pydantic import Field, TypeAdapter
 from typing_extensions import TypedDict
 
-from models.events import Origin
+from models.events import ChainOrigin, EventId, SourceTimestamp
 from models.vocab import DeadLetterReason, RecordStatus, RelevanceLevel
 
 
@@ -64,14 +64,14 @@ class LookupResult(TypedDict):
 
     run_id: str
     tool_call_id: str
-    event_id: str | None
-    origin: Origin | None
-    source_timestamp: int | None
+    event_id: EventId
+    origin: ChainOrigin
+    source_timestamp: SourceTimestamp
     status: Literal[RecordStatus.OK]
     failure_reason: None
     query: str
-    found: bool
-    fallback_message: str | None
+    found: Annotated[bool, Field(description="evidence_block_count > 0.")]
+    fallback_message: Annotated[str | None, Field(description="Null when found.")]
     candidate_count: int
     evidence_block_count: int
     top_similarity: float | None
@@ -81,7 +81,7 @@ class LookupResult(TypedDict):
     evidence_blocks: list[EvidenceBlock]
     rerank_trace: list[RerankTraceItem]
     context_pack: ContextPack
-    retrieval_trace: Any
+    retrieval_trace: Annotated[Any, Field(description="py-rag's retrieval_trace as received, or null.")]
 
 
 class FailedLookup(TypedDict):
@@ -89,11 +89,11 @@ class FailedLookup(TypedDict):
 
     run_id: str
     tool_call_id: str
-    event_id: str | None
-    origin: Origin | None
-    source_timestamp: int | None
+    event_id: EventId
+    origin: ChainOrigin
+    source_timestamp: SourceTimestamp
     status: Literal[RecordStatus.FAILED]
-    failure_reason: DeadLetterReason
+    failure_reason: Annotated[DeadLetterReason, Field(description="The reason of the record's dead letter.")]
 
 
 LOOKUP_RESULT_ADAPTER: TypeAdapter[LookupResult] = TypeAdapter(LookupResult)

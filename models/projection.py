@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from pydantic import ConfigDict, TypeAdapter, with_config
+from typing import Annotated
+
+from pydantic import ConfigDict, Field, TypeAdapter, with_config
 from typing_extensions import TypedDict
 
-from models.events import Origin
+from models.events import ChainOrigin, EventId, SourceTimestamp
 from models.vocab import DeadLetterReason, EvidenceStatus, RecordStatus, RelevanceLevel
 
 
@@ -13,7 +15,7 @@ from models.vocab import DeadLetterReason, EvidenceStatus, RecordStatus, Relevan
 class EvidenceItem(TypedDict):
     """One piece of evidence as the agent sees it; ``document_id`` is its citation coordinate."""
 
-    document_id: str
+    document_id: Annotated[str, Field(description="The item's identity, what a draft cites.")]
     source: str | None
     title: str | None
     breadcrumb: str | None
@@ -28,9 +30,13 @@ class RagToolResult(TypedDict):
     tool_call_id: str
     query: str
     evidence: list[EvidenceItem]
-    returned_count: int
-    relevance_level: RelevanceLevel | None
-    truncated: bool
+    returned_count: Annotated[int, Field(description="Number of evidence items.")]
+    relevance_level: Annotated[
+        RelevanceLevel | None, Field(description="Null without evidence or a known level.")
+    ]
+    truncated: Annotated[
+        bool, Field(description="Something was cut or dropped to fit the item, excerpt or byte budget.")
+    ]
 
 
 RAG_TOOL_RESULT_FIELDS: tuple[str, ...] = tuple(RagToolResult.__annotations__)
@@ -42,13 +48,23 @@ class ProjectedEvent(TypedDict):
 
     run_id: str | None
     tool_call_id: str | None
-    event_id: str | None
-    origin: Origin | None
-    source_timestamp: int | None
-    status: RecordStatus
-    failure_reason: DeadLetterReason | None
-    projection: str | None
-    projection_sha256: str | None
+    event_id: EventId
+    origin: ChainOrigin
+    source_timestamp: SourceTimestamp
+    status: Annotated[
+        RecordStatus, Field(description="FAILED: the input was rejected or the projection failed closed.")
+    ]
+    failure_reason: Annotated[DeadLetterReason | None, Field(description="Null when status is OK.")]
+    projection: Annotated[
+        str | None,
+        Field(
+            description="The RagToolResult's canonical bytes (compact UTF-8 JSON, keys in contract order) "
+            "as a string: exactly what the agent is shown and the ledger stores. Null when FAILED."
+        ),
+    ]
+    projection_sha256: Annotated[
+        str | None, Field(description="Lowercase hex SHA-256 of projection's UTF-8 bytes; null when FAILED.")
+    ]
 
 
 RAG_TOOL_RESULT_ADAPTER: TypeAdapter[RagToolResult] = TypeAdapter(RagToolResult)

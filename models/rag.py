@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, NotRequired
 
-from pydantic import AllowInfNan, ConfigDict, Strict, StringConstraints, TypeAdapter, with_config
+from pydantic import AllowInfNan, ConfigDict, Field, Strict, StringConstraints, TypeAdapter, with_config
 from typing_extensions import TypedDict
+
+from models.ids import ValidId
 
 _Str = Annotated[str, Strict()]
 _NonEmptyStr = Annotated[str, Strict(), StringConstraints(min_length=1)]
@@ -17,14 +19,21 @@ _Score = Annotated[float, Strict(), AllowInfNan(False)]
 class PyRagHit(TypedDict):
     """One chunk-level hit; unknown fields are ignored (py-rag may add fields at any time)."""
 
-    evidence_key: _NonEmptyStr
+    evidence_key: Annotated[
+        _NonEmptyStr,
+        Field(description="Dedupe key; a '#chunk-N' suffix (N of 1-18 digits) gives the chunk index."),
+    ]
     document_id: _NonEmptyStr
     source: _Str
     title: NotRequired[_Str | None]
     breadcrumb: NotRequired[_Str | None]
     excerpt: _Str
-    quality_score: _Score
-    relevance_level: NotRequired[Any]
+    quality_score: Annotated[
+        _Score, Field(description="The rerank score, a finite number; clamped to [0, 1], never reorders.")
+    ]
+    relevance_level: NotRequired[
+        Annotated[Any, Field(description="py-rag's grade; read for the audit only.")]
+    ]
 
 
 @with_config(ConfigDict(extra="ignore"))
@@ -32,17 +41,27 @@ class PyRagResponse(TypedDict):
     """The ``response`` object of a raw-hits record."""
 
     query: _Str
-    evidence_status: Literal["supported", "no_evidence"]
-    hits: list[PyRagHit]
-    relevance_level: NotRequired[Any]
-    retrieval_trace: NotRequired[Any]
+    evidence_status: Annotated[
+        Literal["supported", "no_evidence"],
+        Field(description="no_evidence means there are no candidates, even when hits is not empty."),
+    ]
+    hits: Annotated[
+        list[PyRagHit],
+        Field(description="In rank order; at most max_hits (default 1000), else SCHEMA_VIOLATION."),
+    ]
+    relevance_level: NotRequired[
+        Annotated[Any, Field(description="py-rag's grade; read for the audit only.")]
+    ]
+    retrieval_trace: NotRequired[
+        Annotated[Any, Field(description="py-rag's trace, carried on as received (any JSON).")]
+    ]
 
 
 class RawHitsRecord(TypedDict):
     """A validated raw-hits record: ids checked against the id pattern, response validated."""
 
-    run_id: str
-    tool_call_id: str
+    run_id: ValidId
+    tool_call_id: ValidId
     response: PyRagResponse
 
 

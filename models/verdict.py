@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from pydantic import TypeAdapter
+from typing import Annotated
+
+from pydantic import Field, TypeAdapter
 from typing_extensions import TypedDict
 
-from models.events import Origin
+from models.events import ChainOrigin, EventId, SourceTimestamp
 from models.projection import EvidenceItem
 from models.vocab import EvidenceStatus, RelevanceLevel, VerdictKind, ViolationCode
 
@@ -14,8 +16,11 @@ class Violation(TypedDict):
     """One broken rule, located by a path such as ``analysis[1].tool_call_ids[0]``."""
 
     code: ViolationCode
-    path: str
-    message: str
+    path: Annotated[
+        str,
+        Field(description="Where in the draft, e.g. analysis[1].tool_call_ids[0]; '' for the whole draft."),
+    ]
+    message: Annotated[str, Field(description="Free text for people.")]
 
 
 class EvidenceSnapshot(TypedDict):
@@ -39,33 +44,48 @@ class FallbackReport(TypedDict):
 class Verdict(TypedDict):
     """The ``verdicts`` topic value, keys in this order."""
 
-    event_id: str | None
-    origin: Origin | None
-    run_id: str | None
-    draft_id: str | None
-    draft_sha256: str
-    attempt: int
-    verdict: VerdictKind
-    violation_count: int
-    violations_truncated: bool
-    violations: list[Violation]
-    evidence_snapshot: list[EvidenceSnapshot]
-    fallback_report: FallbackReport | None
-    source_timestamp: int | None
+    event_id: EventId
+    origin: ChainOrigin
+    run_id: Annotated[str | None, Field(description="The draft's run_id when it is a string, else null.")]
+    draft_id: Annotated[
+        str | None, Field(description="The draft's draft_id when it could be read, else null.")
+    ]
+    draft_sha256: Annotated[
+        str, Field(description="Lowercase hex SHA-256 of the draft record's exact bytes.")
+    ]
+    attempt: Annotated[int, Field(description="The draft's attempt, 1 to 1,000,000 (1 when unreadable).")]
+    verdict: Annotated[
+        VerdictKind,
+        Field(description="PASS: no violations; REJECT: violations, attempt < max_attempts; FALLBACK: else."),
+    ]
+    violation_count: Annotated[int, Field(description="Every violation found.")]
+    violations_truncated: Annotated[bool, Field(description="Whether violations leaves some out.")]
+    violations: Annotated[
+        list[Violation], Field(description="At most max_violations (default 200), in a deterministic order.")
+    ]
+    evidence_snapshot: Annotated[
+        list[EvidenceSnapshot],
+        Field(
+            description="One per distinct cited tool call whose projection passed the re-read, "
+            "first cited first."
+        ),
+    ]
+    fallback_report: Annotated[FallbackReport | None, Field(description="Null unless FALLBACK.")]
+    source_timestamp: SourceTimestamp
 
 
 class ViolationEvent(TypedDict):
     """The ``violations`` topic value: one per listed violation."""
 
-    event_id: str | None
-    origin: Origin | None
+    event_id: EventId
+    origin: ChainOrigin
     run_id: str | None
     draft_id: str | None
     attempt: int
     code: ViolationCode
     path: str
     message: str
-    source_timestamp: int | None
+    source_timestamp: SourceTimestamp
 
 
 VERDICT_ADAPTER: TypeAdapter[Verdict] = TypeAdapter(Verdict)

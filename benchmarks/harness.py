@@ -1,0 +1,238 @@
+"""What every stream benchmark needs from the local stack: fresh topics, preloaded records,
+pipeline processes, and the ledger events they produce, read back with their own timestamps.
+
+A pipeline under test is any process that consumes ``<prefix>raw-hits`` in the consumer group
+``EC_APP_ID`` and produces ``<prefix>ledger`` (the worker, or an anchor in ``benchmarks/``); it is
+given its prefix, group and Redis namespace in the environment.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+import redis.asyncio as aioredis
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka.admin import AIOKafkaAdminClient
+
+from models.vocab import Topic
+from streams.kafka import TOPIC_NAMES, ensure_topics
+from streams.settings import Settings
+
+ROOT = Path(__file__).resolve().parent.parent
+LOGS = ROOT / ".local" / "bench" / "logs"
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def fresh_settings(label: str, partitions: int) -> Settings:
+    """Settings with a prefix, group and namespace nobody else uses."""
+    tag = f"b{uuid.uuid4().hex[:6]}-{label}"
+    return Settings(topic_prefix=f"{tag}-", app_id=f"{tag}-app", ns=f"{tag}-ns", topic_partitions=partitions)
+
+
+def pipeline_env(settings: Settings, **extra: str) -> dict[str, str]:
+    """The environment of a pipeline process for ``settings``."""
+    return {
+        **os.environ,
+        "EC_TOPIC_PREFIX": settings.topic_prefix,
+        "EC_APP_ID": settings.app_id,
+        "EC_NS": settings.ns,
+        "EC_TOPIC_PARTITIONS": str(settings.topic_partitions),
+        "EC_KAFKA_BOOTSTRAP": settings.kafka_bootstrap,
+        "EC_DATA_DIR": str(ROOT / ".local" / "bench" / "faust"),
+        **extra,
+    }
+
+
+@contextlib.asynccontextmanager
+async def topics(settings: Settings) -> AsyncIterator[Settings]:
+    """The nine topics for ``settings``, deleted afterwards with the Redis keys of its namespace."""
+    await ensure_topics(settings)
+    try:
+        yield settings
+    finally:
+        admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap)
+        await admin.start()
+        try:
+            names = [settings.topic(t) for t in TOPIC_NAMES]
+            with contextlib.suppress(Exception):
+                await admin.delete_topics(names + [f"{settings.app_id}-__assignor-__leader"])
+        finally:
+            await admin.close()
+        client = aioredis.from_url(settings.redis_url.get_secret_value())
+        keys = [k async for k in client.scan_iter(match=f"{settings.ns}*", count=1000)]
+        for i in range(0, len(keys), 1000):
+            await client.delete(*keys[i : i + 1000])
+        await client.aclose()
+
+
+def producer(settings: Settings) -> AIOKafkaProducer:
+    """A producer for loading records quickly (1 MiB batches, acks=all)."""
+    return AIOKafkaProducer(
+        bootstrap_servers=settings.kafka_bootstrap,
+        acks="all",
+        max_batch_size=1 << 20,
+        linger_ms=5,
+        max_request_size=settings.topic_max_message_bytes + 65536,
+    )
+
+
+def key_of(value: bytes) -> bytes | None:
+    """The run_id of a raw-hits record, as the key ``publish`` gives it."""
+    run_id = orjson.loads(value).get("run_id")
+    return run_id.encode() if isinstance(run_id, str) else None
+
+
+async def preload(settings: Settings, values: Sequence[bytes], topic: Topic = Topic.RAW_HITS) -> None:
+    """Produce ``values`` (keyed by run_id) and wait for every acknowledgement."""
+    client = producer(settings)
+    await client.start()
+    try:
+        name = settings.topic(topic)
+        futures = [await client.send(name, v, key=key_of(v)) for v in values]
+        await asyncio.gather(*futures)
+    finally:
+        await client.stop()
+
+
+async def offer(settings: Settings, values: Sequence[bytes], rate: float) -> dict[str, int]:
+    """Produce ``values`` at ``rate`` per second; returns each tool_call_id's create time (epoch ms)."""
+    client = producer(settings)
+    await client.start()
+    sent: dict[str, int] = {}
+    try:
+        name = settings.topic(Topic.RAW_HITS)
+        start = time.monotonic()
+        futures = []
+        for i, value in enumerate(values):
+            delay = start + i / rate - time.monotonic()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            now = int(time.time() * 1000)
+            sent[orjson.loads(value)["tool_call_id"]] = now
+            futures.append(await client.send(name, value, key=key_of(value), timestamp_ms=now))
+        await asyncio.gather(*futures)
+    finally:
+        await client.stop()
+    return sent
+
+
+@dataclass
+class Events:
+    """What a pipeline wrote to one topic: each event's timestamp (ms) and tool_call_id."""
+
+    timestamps: list[int] = field(default_factory=list)
+    tool_call_ids: list[str] = field(default_factory=list)
+
+    @property
+    def rate(self) -> float:
+        """Events per second, first to last event by their own timestamps."""
+        if len(self.timestamps) < 2:
+            return 0.0
+        span = (max(self.timestamps) - min(self.timestamps)) / 1000
+        return (len(self.timestamps) - 1) / span if span > 0 else float("inf")
+
+
+class Watcher:
+    """Reads a topic from its start as events arrive; the figures are the events' own timestamps."""
+
+    def __init__(self, settings: Settings, topic: Topic = Topic.LEDGER) -> None:
+        self.consumer = AIOKafkaConsumer(
+            settings.topic(topic),
+            bootstrap_servers=settings.kafka_bootstrap,
+            auto_offset_reset="earliest",
+            enable_auto_commit=False,
+            group_id=None,
+            max_partition_fetch_bytes=2 * settings.topic_max_message_bytes,
+        )
+        self.events = Events()
+
+    async def __aenter__(self) -> Watcher:
+        await self.consumer.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.consumer.stop()
+
+    async def until(self, count: int, seconds: float, on_event: object = None) -> Events:
+        """Read until ``count`` events arrived or ``seconds`` passed."""
+        deadline = time.monotonic() + seconds
+        while len(self.events.timestamps) < count and time.monotonic() < deadline:
+            batch = await self.consumer.getmany(timeout_ms=200)
+            for records in batch.values():
+                for r in records:
+                    self.events.timestamps.append(r.timestamp)
+                    self.events.tool_call_ids.append(orjson.loads(r.value).get("tool_call_id", ""))
+            if callable(on_event):
+                on_event(len(self.events.timestamps))
+        return self.events
+
+
+@dataclass
+class Process:
+    """A pipeline process; its CPU and memory read from ``/proc``."""
+
+    popen: subprocess.Popen[bytes]
+    name: str
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU of the process and its reaped children."""
+        with open(f"/proc/{self.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return sum(int(x) for x in fields[11:15]) / CLOCK_TICKS
+
+    def rss_bytes(self) -> int:
+        with open(f"/proc/{self.pid}/statm") as f:
+            return int(f.read().split()[1]) * PAGE
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def stop(self, timeout: float = 30.0) -> int:
+        """SIGTERM, then SIGKILL if it does not stop in time; returns the exit status."""
+        if self.alive():
+            os.killpg(self.pid, signal.SIGTERM)
+            try:
+                return self.popen.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.pid, signal.SIGKILL)
+        return self.popen.wait()
+
+
+def start(name: str, argv: Sequence[str], env: dict[str, str]) -> Process:
+    """Start ``argv`` in its own session, its output in ``.local/bench/logs/<name>.log``."""
+    LOGS.mkdir(parents=True, exist_ok=True)
+    log = open(LOGS / f"{name}.log", "wb")  # noqa: SIM115 - the child owns it for its lifetime
+    popen = subprocess.Popen(
+        list(argv), env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=ROOT
+    )
+    return Process(popen, name)
+
+
+def worker_argv(agents: str | None = None) -> list[str]:
+    """The evidence-chain worker, as users start it."""
+    argv = [str(Path(sys.executable).with_name("evidence-chain")), "worker", "--loglevel", "warning"]
+    return argv + (["--agents", agents] if agents else [])
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q``-quantile (0-1) of ``values``, nearest rank."""
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered)) - 1))]
