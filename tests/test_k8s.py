@@ -1,0 +1,664 @@
+"""deploy/k8s: every manifest is valid against its schema, and agrees with the code it deploys.
+
+Core objects are checked with kubernetes-validate (the Kubernetes OpenAPI schemas it bundles, strict:
+unknown fields fail). Custom resources (Strimzi, KEDA, prometheus-operator) are checked against the
+published schemas vendored in deploy/k8s/schemas (see its README.md), made strict the same way. The
+files are read as kustomization.yaml lists them; the base has no patches, so that is what
+`kubectl apply -k deploy/k8s` applies. Then the settings, topics, users, probes and autoscaling are
+compared with streams.settings, streams.kafka, streams.app and Faust.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import os
+import posixpath
+import typing
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+from unittest import mock
+
+import jsonschema
+import kubernetes_validate
+import pytest
+import yaml
+from faust.assignor.leader_assignor import LeaderAssignor
+from pydantic import BaseModel, SecretStr
+
+from models.vocab import Station, Topic
+from streams.app import INPUT_TOPIC
+from streams.kafka import TOPIC_NAMES, topic_configs
+from streams.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[1]
+K8S = ROOT / "deploy" / "k8s"
+SCHEMAS = K8S / "schemas"
+
+KUBERNETES_VERSIONS = ("1.30.0", "1.34.0")
+"""The oldest Kubernetes the Strimzi release of the schemas supports, and a recent one."""
+
+CRD_GROUPS = frozenset({"kafka.strimzi.io", "keda.sh", "monitoring.coreos.com"})
+"""API groups of custom resources: validated against deploy/k8s/schemas, not kubernetes-validate."""
+
+PENDING_SETTINGS = frozenset({"EC_AUDIT_SINK_PORT"})
+"""Deployment variables whose setting is being added to streams.settings; drop each once it is there."""
+
+Object = dict[str, Any]
+
+
+# --- the manifests ------------------------------------------------------------------------------
+
+
+@functools.cache
+def kustomization() -> Object:
+    loaded: Object = yaml.safe_load((K8S / "kustomization.yaml").read_text())
+    return loaded
+
+
+@functools.cache
+def objects() -> tuple[Object, ...]:
+    """Every object of every file kustomization.yaml lists, in order."""
+    out: list[Object] = []
+    for name in kustomization()["resources"]:
+        for document in yaml.safe_load_all((K8S / name).read_text()):
+            if document is not None:
+                document["__file__"] = name
+                out.append(document)
+    return tuple(out)
+
+
+def manifest(obj: Object) -> Object:
+    """The object without the test's bookkeeping."""
+    return {key: value for key, value in obj.items() if key != "__file__"}
+
+
+def of_kind(kind: str) -> list[Object]:
+    return [obj for obj in objects() if obj["kind"] == kind]
+
+
+def one(kind: str, name: str) -> Object:
+    found = [obj for obj in of_kind(kind) if obj["metadata"]["name"] == name]
+    assert len(found) == 1, f"expected one {kind} {name}, found {len(found)}"
+    return found[0]
+
+
+def group_of(obj: Object) -> str:
+    api_version: str = obj["apiVersion"]
+    return api_version.split("/")[0] if "/" in api_version else ""
+
+
+def where(obj: Object) -> str:
+    return f"{obj['__file__']}: {obj['kind']} {obj['metadata']['name']}"
+
+
+def container(deployment: Object) -> Object:
+    containers = deployment["spec"]["template"]["spec"]["containers"]
+    assert len(containers) == 1, where(deployment)
+    found: Object = containers[0]
+    return found
+
+
+def plain_env(deployment: Object) -> dict[str, str]:
+    """The container's literal env values (valueFrom entries left out)."""
+    return {e["name"]: e["value"] for e in container(deployment).get("env", []) if "value" in e}
+
+
+def config_map() -> dict[str, str]:
+    (found,) = of_kind("ConfigMap")
+    data: dict[str, str] = found["data"]
+    return data
+
+
+def settings_of(deployment: Object | None = None) -> Settings:
+    """The settings a process of ``deployment`` reads (ConfigMap, then its literal env), nothing else."""
+    env = dict(config_map())
+    if deployment is not None:
+        env.update(plain_env(deployment))
+    with mock.patch.dict(os.environ, env, clear=True):
+        return Settings()
+
+
+def workers() -> list[Object]:
+    """The Deployments that run ``evidence-chain worker``."""
+    found = [d for d in of_kind("Deployment") if container(d)["command"][-1] == "worker"]
+    assert found, "no worker Deployment"
+    return found
+
+
+def audit_sink() -> Object:
+    (found,) = [d for d in of_kind("Deployment") if container(d)["command"][-1] == "audit-sink"]
+    return found
+
+
+def kafka_cluster() -> Object:
+    (found,) = of_kind("Kafka")
+    return found
+
+
+# --- the kustomization --------------------------------------------------------------------------
+
+
+def test_every_manifest_file_is_a_resource_of_the_kustomization() -> None:
+    listed = kustomization()["resources"]
+    assert len(listed) == len(set(listed)), "a resource is listed twice"
+    on_disk = {path.name for path in K8S.glob("*.yaml")} - {"kustomization.yaml"}
+    assert set(listed) == on_disk
+    assert not any("/" in name for name in listed), "resources are the files beside kustomization.yaml"
+    # The tests read the files as they are: a patch or a generator would make them check something
+    # other than what is applied.
+    assert set(kustomization()) <= {"apiVersion", "kind", "namespace", "resources", "images"}
+
+
+def test_every_object_is_named_and_labelled_part_of_the_app() -> None:
+    for obj in objects():
+        assert obj["metadata"].get("name"), obj["__file__"]
+        assert obj["metadata"].get("labels", {}).get("app.kubernetes.io/part-of") == "evidence-chain", where(
+            obj
+        )
+        assert "namespace" not in obj["metadata"], f"{where(obj)}: the kustomization sets the namespace"
+
+
+# --- schemas ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", KUBERNETES_VERSIONS)
+def test_core_objects_are_valid_kubernetes_objects(version: str) -> None:
+    core = [obj for obj in objects() if group_of(obj) not in CRD_GROUPS]
+    assert {obj["kind"] for obj in core} >= {
+        "Namespace",
+        "ServiceAccount",
+        "ConfigMap",
+        "Secret",
+        "Service",
+        "StatefulSet",
+        "Deployment",
+        "PersistentVolumeClaim",
+        "PodDisruptionBudget",
+    }
+    errors = []
+    for obj in core:
+        try:
+            kubernetes_validate.validate(manifest(obj), version, strict=True)
+        except kubernetes_validate.ValidationError as exc:
+            errors.append(f"{where(obj)}: {'.'.join(map(str, exc.path))}: {exc.message}")
+    assert not errors, "\n".join(errors)
+
+
+def strict(schema: Any) -> Any:
+    """The schema with unknown fields refused, as the API server's strict field validation does
+    (kubectl's default): objects that list their properties get ``additionalProperties: false``."""
+    if isinstance(schema, list):
+        return [strict(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {}
+    for key, value in schema.items():
+        if key in ("properties", "patternProperties") and isinstance(value, dict):
+            out[key] = {name: strict(sub) for name, sub in value.items()}
+        else:
+            out[key] = strict(value)
+    if (
+        out.get("type") == "object"
+        and "properties" in out
+        and "additionalProperties" not in out
+        and not out.get("x-kubernetes-preserve-unknown-fields")
+    ):
+        out["additionalProperties"] = False
+    return out
+
+
+def schema_path(obj: Object) -> Path:
+    group, version = obj["apiVersion"].split("/")
+    return SCHEMAS / group / f"{obj['kind'].lower()}_{version}.json"
+
+
+@functools.cache
+def crd_validator(path: Path) -> jsonschema.Draft4Validator:
+    schema = strict(json.loads(path.read_text()))
+    # CRD schemas are OpenAPI 3.0 schema objects: JSON Schema draft 4 plus x-kubernetes-* keywords.
+    jsonschema.Draft4Validator.check_schema(schema)
+    return jsonschema.Draft4Validator(schema)
+
+
+def test_custom_resources_match_their_published_schemas() -> None:
+    custom = [obj for obj in objects() if group_of(obj) in CRD_GROUPS]
+    assert {obj["kind"] for obj in custom} == {
+        "Kafka",
+        "KafkaNodePool",
+        "KafkaTopic",
+        "KafkaUser",
+        "ScaledObject",
+        "TriggerAuthentication",
+        "PodMonitor",
+    }
+    errors = []
+    for obj in custom:
+        path = schema_path(obj)
+        assert path.is_file(), f"{where(obj)}: no vendored schema {path.relative_to(ROOT)} (see its README)"
+        for error in crd_validator(path).iter_errors(manifest(obj)):
+            errors.append(f"{where(obj)}: {'.'.join(map(str, error.path))}: {error.message}")
+        # The CRD schemas say only `metadata: object`; the API server checks it as ObjectMeta.
+        carrier = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": obj["metadata"]}
+        try:
+            kubernetes_validate.validate(carrier, KUBERNETES_VERSIONS[-1], strict=True)
+        except kubernetes_validate.ValidationError as exc:
+            errors.append(f"{where(obj)}: metadata.{'.'.join(map(str, exc.path))}: {exc.message}")
+    assert not errors, "\n".join(errors)
+
+
+def test_the_strict_schemas_refuse_an_unknown_field() -> None:
+    topic = copy.deepcopy(manifest(of_kind("KafkaTopic")[0]))
+    topic["spec"]["partitons"] = 6
+    assert not crd_validator(schema_path(topic)).is_valid(topic)
+
+
+def test_every_vendored_schema_is_used_and_documented() -> None:
+    vendored = {path.relative_to(SCHEMAS).as_posix() for path in SCHEMAS.rglob("*.json")}
+    used = {
+        schema_path(obj).relative_to(SCHEMAS).as_posix() for obj in objects() if group_of(obj) in CRD_GROUPS
+    }
+    assert vendored == used
+    readme = (SCHEMAS / "README.md").read_text()
+    for name in vendored:
+        assert name in readme, f"schemas/README.md does not say where {name} came from"
+
+
+# --- settings -----------------------------------------------------------------------------------
+
+
+def setting_variables() -> set[str]:
+    """Every EC_* variable streams.settings reads (nested models with ``__``)."""
+    names = set()
+    for name, field in Settings.model_fields.items():
+        variable = f"EC_{name.upper()}"
+        names.add(variable)
+        if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel):
+            names |= {f"{variable}__{sub.upper()}" for sub in field.annotation.model_fields}
+    return names
+
+
+def secret_variables() -> set[str]:
+    """The EC_* variables of SecretStr settings."""
+    return {
+        f"EC_{name.upper()}"
+        for name, field in Settings.model_fields.items()
+        if SecretStr in (field.annotation, *typing.get_args(field.annotation))
+    }
+
+
+def test_every_config_map_key_is_a_setting() -> None:
+    unknown = set(config_map()) - setting_variables()
+    assert not unknown, f"not settings of streams.settings (typos are ignored silently): {sorted(unknown)}"
+    settings_of()  # and every value is one the settings accept
+
+
+def test_every_ec_variable_of_a_deployment_is_a_setting() -> None:
+    known = setting_variables() | PENDING_SETTINGS
+    for deployment in of_kind("Deployment"):
+        names = {e["name"] for e in container(deployment).get("env", []) if e["name"].startswith("EC_")}
+        assert names <= known, f"{where(deployment)}: {sorted(names - known)}"
+        settings_of(deployment)
+
+
+def test_no_secret_in_the_config_map() -> None:
+    assert secret_variables() >= {"EC_REDIS_URL", "EC_REDIS_PASSWORD", "EC_KAFKA_SASL_PASSWORD"}
+    for key, value in config_map().items():
+        assert key not in secret_variables(), key
+        assert not any(word in key for word in ("PASSWORD", "SECRET", "TOKEN", "REDIS_URL")), key
+        assert "@" not in value, f"{key} looks like a URL with credentials"
+
+
+def test_secret_settings_come_from_secrets() -> None:
+    made_by_strimzi = {u["metadata"]["name"] for u in of_kind("KafkaUser")} | {
+        f"{kafka_cluster()['metadata']['name']}-cluster-ca-cert"
+    }
+    secrets = {s["metadata"]["name"]: s for s in of_kind("Secret")}
+    for deployment in of_kind("Deployment"):
+        for entry in container(deployment).get("env", []):
+            if entry["name"] in secret_variables():
+                assert "value" not in entry, f"{where(deployment)}: {entry['name']} written out"
+            ref = entry.get("valueFrom", {}).get("secretKeyRef")
+            if ref is None:
+                continue
+            if ref["name"] in secrets:
+                assert ref["key"] in secrets[ref["name"]]["stringData"], f"{where(deployment)}: {ref}"
+            else:
+                assert ref["name"] in made_by_strimzi, f"{where(deployment)}: no Secret {ref['name']}"
+    for name, secret in secrets.items():
+        assert "data" not in secret, f"{name}: stringData only, so the placeholders are readable"
+
+
+def test_the_secret_template_marks_what_to_replace() -> None:
+    (template,) = [s for s in of_kind("Secret") if s["__file__"] == "secret.yaml"]
+    assert "REPLACE_ME" in template["stringData"]["EC_REDIS_PASSWORD"]
+    assert set(template["stringData"]) == {"EC_REDIS_URL", "EC_REDIS_PASSWORD"}
+
+
+# --- Kafka --------------------------------------------------------------------------------------
+
+
+def test_the_kafka_cluster_is_kraft_with_three_persistent_dual_role_nodes() -> None:
+    kafka = kafka_cluster()
+    annotations = kafka["metadata"]["annotations"]
+    assert annotations["strimzi.io/node-pools"] == "enabled"
+    assert annotations["strimzi.io/kraft"] == "enabled"
+    (pool,) = of_kind("KafkaNodePool")
+    assert pool["metadata"]["labels"]["strimzi.io/cluster"] == kafka["metadata"]["name"]
+    assert pool["spec"]["replicas"] == 3
+    assert set(pool["spec"]["roles"]) == {"controller", "broker"}
+    volumes = pool["spec"]["storage"].get("volumes", [pool["spec"]["storage"]])
+    assert all(v["type"] == "persistent-claim" and v.get("deleteClaim") is False for v in volumes)
+    spec = kafka["spec"]
+    assert set(spec["entityOperator"]) >= {"topicOperator", "userOperator"}
+    assert spec["kafka"]["authorization"]["type"] == "simple"
+    config = spec["kafka"]["config"]
+    assert config["min.insync.replicas"] == 2
+    assert config["default.replication.factor"] == 3
+    assert config["auto.create.topics.enable"] is False
+    assert config["message.max.bytes"] >= settings_of().topic_max_message_bytes
+
+
+def test_the_clients_dial_the_strimzi_listener_as_it_is_secured() -> None:
+    settings = settings_of()
+    name = kafka_cluster()["metadata"]["name"]
+    listeners = {
+        f"{name}-kafka-bootstrap:{lsn['port']}": lsn for lsn in kafka_cluster()["spec"]["kafka"]["listeners"]
+    }
+    listener = listeners[settings.kafka_bootstrap]
+    assert listener["type"] == "internal"
+    assert listener["authentication"]["type"] == "scram-sha-512"
+    assert settings.kafka_sasl_mechanism == "SCRAM-SHA-512"
+    assert settings.kafka_security_protocol == ("SASL_SSL" if listener["tls"] else "SASL_PLAINTEXT")
+    for deployment in of_kind("Deployment"):
+        if settings.kafka_security_protocol == "SASL_SSL":
+            assert settings.kafka_ssl_cafile is not None
+            ca = mounted(deployment, posixpath.dirname(settings.kafka_ssl_cafile))
+            assert ca["secret"]["secretName"] == f"{name}-cluster-ca-cert", where(deployment)
+    for scaled in of_kind("ScaledObject"):
+        for trigger in scaled["spec"]["triggers"]:
+            assert trigger["metadata"]["bootstrapServers"] == settings.kafka_bootstrap
+
+
+def kafka_topics() -> dict[str, Object]:
+    return {t["spec"]["topicName"]: t for t in of_kind("KafkaTopic")}
+
+
+def test_every_topic_has_a_kafka_topic_with_the_configs_the_code_gives() -> None:
+    settings = settings_of()
+    topics = kafka_topics()
+    cluster = kafka_cluster()["metadata"]["name"]
+    for name in TOPIC_NAMES:
+        topic = topics.get(settings.topic(name))
+        assert topic is not None, f"no KafkaTopic for {settings.topic(name)}"
+        spec = topic["spec"]
+        assert topic["metadata"]["labels"]["strimzi.io/cluster"] == cluster
+        assert spec["partitions"] == settings.topic_partitions, name
+        assert spec["replicas"] == settings.topic_replication_factor == 3, name
+        config = {key: str(value) for key, value in spec["config"].items()}
+        for key, value in topic_configs(settings, name).items():
+            assert config.get(key) == value, f"{name}: {key}={config.get(key)}, the code says {value}"
+        assert config["min.insync.replicas"] == "2", name
+    ledger = {
+        key: str(value) for key, value in topics[settings.topic(Topic.LEDGER)]["spec"]["config"].items()
+    }
+    assert ledger["cleanup.policy"] == "delete"
+    retention = int(ledger["retention.ms"])
+    assert retention == -1 or retention >= settings.ledger_ttl_seconds * 1000  # SPEC 7
+
+
+def test_the_nine_topics_share_one_partition_count() -> None:
+    settings = settings_of()
+    counts = {kafka_topics()[settings.topic(name)]["spec"]["partitions"] for name in TOPIC_NAMES}
+    assert counts == {settings.topic_partitions}
+
+
+def leader_topic_name(app_id: str) -> str:
+    """Faust's own name for its leader assignor's topic, asked of a stand-in app with just the id,
+    so a Faust upgrade that renames the topic fails here rather than in the cluster."""
+    name = vars(LeaderAssignor)["_leader_topic_name"]
+    stand_in = SimpleNamespace(app=SimpleNamespace(conf=SimpleNamespace(id=app_id)))
+    return str(name.__get__(stand_in, LeaderAssignor))
+
+
+def test_faust_leader_topic_is_made_like_faust_makes_it_but_replicated() -> None:
+    settings = settings_of()
+    topic = kafka_topics().get(leader_topic_name(settings.app_id))
+    assert topic is not None, f"no KafkaTopic for {leader_topic_name(settings.app_id)}"
+    # faust.assignor.leader_assignor declares it with one partition: the holder of partition 0 leads.
+    assert topic["spec"]["partitions"] == 1
+    assert topic["spec"]["replicas"] == settings.topic_replication_factor
+    assert str(topic["spec"]["config"]["min.insync.replicas"]) == "2"
+    assert set(kafka_topics()) == {settings.topic(n) for n in TOPIC_NAMES} | {
+        leader_topic_name(settings.app_id)
+    }
+
+
+def kafka_user(deployment: Object) -> Object:
+    username = plain_env(deployment)["EC_KAFKA_SASL_USERNAME"]
+    user = one("KafkaUser", username)
+    assert user["spec"]["authentication"]["type"] == "scram-sha-512"
+    (password,) = [e for e in container(deployment)["env"] if e["name"] == "EC_KAFKA_SASL_PASSWORD"]
+    assert password["valueFrom"]["secretKeyRef"] == {"name": username, "key": "password"}, where(deployment)
+    return user
+
+
+def allowed(user: Object, kind: str, name: str) -> set[str]:
+    """The operations a KafkaUser's ACLs allow on one resource."""
+    ops: set[str] = set()
+    for acl in user["spec"]["authorization"]["acls"]:
+        resource = acl["resource"]
+        if resource["type"] != kind or acl.get("type", "allow") != "allow":
+            continue
+        pattern = resource.get("patternType", "literal")
+        if (pattern == "literal" and resource["name"] in (name, "*")) or (
+            pattern == "prefix" and name.startswith(resource["name"])
+        ):
+            ops |= set(acl["operations"])
+    return ops
+
+
+def inputs_of(deployment: Object) -> set[str]:
+    settings = settings_of(deployment)
+    return {settings.topic(INPUT_TOPIC[station]) for station in settings.agents}
+
+
+def test_each_process_has_a_kafka_user_allowed_what_it_does() -> None:
+    for deployment in of_kind("Deployment"):
+        settings = settings_of(deployment)
+        user = kafka_user(deployment)
+        for name in TOPIC_NAMES:  # ensure_topics describes all nine at start
+            assert {"Describe", "Create"} <= allowed(user, "topic", settings.topic(name)), (
+                where(deployment),
+                name,
+            )
+    for deployment in workers():
+        settings = settings_of(deployment)
+        user = kafka_user(deployment)
+        for topic in inputs_of(deployment):
+            assert "Read" in allowed(user, "topic", topic), (where(deployment), topic)
+        assert {"Read", "Describe"} <= allowed(user, "group", settings.app_id)
+        assert {"Read", "Describe", "Create"} <= allowed(user, "topic", leader_topic_name(settings.app_id))
+        assert "Write" in allowed(user, "topic", settings.topic(Topic.AUDIT))
+        assert "Write" in allowed(user, "topic", settings.topic(Topic.DEAD_LETTERS))
+    sink = audit_sink()
+    settings = settings_of(sink)
+    user = kafka_user(sink)
+    assert "Read" in allowed(user, "topic", settings.topic(Topic.AUDIT))
+    # streams.audit_sink consumes in group <app_id>-audit-sink.
+    assert {"Read", "Describe"} <= allowed(user, "group", f"{settings.app_id}-audit-sink")
+
+
+def test_no_user_of_the_app_may_write_what_only_the_agent_harness_writes() -> None:
+    settings = settings_of()
+    for user in of_kind("KafkaUser"):
+        for name in (Topic.RAW_HITS, Topic.DIAGNOSIS_DRAFTS):  # SPEC "Trust boundary"
+            assert not allowed(user, "topic", settings.topic(name)) & {"Write", "All"}, (where(user), name)
+
+
+# --- the Deployments ----------------------------------------------------------------------------
+
+
+def mounted(deployment: Object, path: str) -> Object:
+    """The volume mounted at ``path`` in the Deployment's container."""
+    (mount,) = [m for m in container(deployment).get("volumeMounts", []) if m["mountPath"] == path]
+    (volume,) = [v for v in deployment["spec"]["template"]["spec"]["volumes"] if v["name"] == mount["name"]]
+    found: Object = volume
+    return found
+
+
+def pod_templates() -> Iterator[Object]:
+    for obj in objects():
+        if obj["kind"] in ("Deployment", "StatefulSet"):
+            yield obj
+
+
+def test_the_workers_together_run_every_agent_once() -> None:
+    agents = [station for deployment in workers() for station in settings_of(deployment).agents]
+    assert sorted(agents) == sorted(INPUT_TOPIC), "each agent in exactly one worker Deployment"
+    assert {Station.POSTPROCESS, Station.PROJECT, Station.LEDGER} in [
+        settings_of(d).agents for d in workers()
+    ]
+
+
+def test_every_deployment_probes_livez_and_readyz_on_its_port() -> None:
+    expected_port = {d["metadata"]["name"]: settings_of(d).web_port for d in workers()}
+    expected_port[audit_sink()["metadata"]["name"]] = int(plain_env(audit_sink())["EC_AUDIT_SINK_PORT"])
+    assert set(expected_port) == {d["metadata"]["name"] for d in of_kind("Deployment")}
+    for deployment in of_kind("Deployment"):
+        main = container(deployment)
+        ports = {p["name"]: p["containerPort"] for p in main["ports"]}
+        for probe, path in (
+            ("livenessProbe", "/livez"),
+            ("readinessProbe", "/readyz"),
+            ("startupProbe", "/livez"),
+        ):
+            get = main[probe]["httpGet"]
+            assert get["path"] == path, (where(deployment), probe)
+            assert ports.get(get["port"], get["port"]) == expected_port[deployment["metadata"]["name"]], (
+                where(deployment),
+                probe,
+            )
+    for deployment in workers():
+        assert settings_of(deployment).web_enabled, where(deployment)
+
+
+def test_every_pod_is_unprivileged_with_a_read_only_root_and_resources() -> None:
+    for obj in pod_templates():
+        pod = obj["spec"]["template"]["spec"]
+        assert pod["securityContext"]["runAsNonRoot"] is True, where(obj)
+        assert pod["automountServiceAccountToken"] is False, where(obj)
+        assert pod["terminationGracePeriodSeconds"] >= 60, where(obj)
+        for each in pod["containers"]:
+            context = each["securityContext"]
+            assert context["readOnlyRootFilesystem"] is True, where(obj)
+            assert context["allowPrivilegeEscalation"] is False, where(obj)
+            assert context["capabilities"]["drop"] == ["ALL"], where(obj)
+            for bound in ("requests", "limits"):
+                assert set(each["resources"][bound]) >= {"cpu", "memory"}, (where(obj), bound)
+
+
+def test_the_writable_paths_are_volumes() -> None:
+    for deployment in workers():
+        assert "emptyDir" in mounted(deployment, settings_of(deployment).data_dir), where(deployment)
+        assert "emptyDir" in mounted(deployment, "/tmp"), where(deployment)
+    sink = audit_sink()
+    database = posixpath.dirname(settings_of(sink).audit_db)
+    claim = mounted(sink, database)["persistentVolumeClaim"]["claimName"]
+    one("PersistentVolumeClaim", claim)
+    assert sink["spec"]["replicas"] == 1 and sink["spec"]["strategy"]["type"] == "Recreate"
+
+
+def selects(selector: Object, labels: dict[str, str]) -> bool:
+    if any(labels.get(key) != value for key, value in selector.get("matchLabels", {}).items()):
+        return False
+    for expression in selector.get("matchExpressions", []):
+        if expression["operator"] != "In" or labels.get(expression["key"]) not in expression["values"]:
+            return False
+    return True
+
+
+def pod_labels(deployment: Object) -> dict[str, str]:
+    labels: dict[str, str] = deployment["spec"]["template"]["metadata"]["labels"]
+    return labels
+
+
+def test_each_worker_scales_on_its_input_lag_within_the_partition_count() -> None:
+    scaled = {s["spec"]["scaleTargetRef"]["name"]: s for s in of_kind("ScaledObject")}
+    assert set(scaled) == {d["metadata"]["name"] for d in workers()}
+    auth = {t["metadata"]["name"] for t in of_kind("TriggerAuthentication")}
+    for deployment in workers():
+        settings = settings_of(deployment)
+        spec = scaled[deployment["metadata"]["name"]]["spec"]
+        assert "replicas" not in deployment["spec"], f"{where(deployment)}: KEDA owns the replica count"
+        assert spec["minReplicaCount"] >= 1
+        assert spec["maxReplicaCount"] <= settings.topic_partitions
+        topics = set()
+        for trigger in spec["triggers"]:
+            assert trigger["type"] == "kafka"
+            meta = trigger["metadata"]
+            assert meta["consumerGroup"] == settings.app_id
+            assert meta["allowIdleConsumers"] == "false"
+            assert int(meta["lagThreshold"]) >= 1
+            assert trigger["authenticationRef"]["name"] in auth
+            topics.add(meta["topic"])
+        assert topics == inputs_of(deployment), where(deployment)
+
+
+def test_keda_reads_the_lag_as_a_describe_only_user() -> None:
+    (auth,) = of_kind("TriggerAuthentication")
+    refs = {ref["parameter"]: ref for ref in auth["spec"]["secretTargetRef"]}
+    secrets = {s["metadata"]["name"]: s["stringData"] for s in of_kind("Secret")}
+    params = {p: secrets[r["name"]][r["key"]] for p, r in refs.items() if r["name"] in secrets}
+    assert params["sasl"] == "scram_sha512" and params["tls"] == "enable"
+    user = one("KafkaUser", params["username"])
+    assert refs["password"]["name"] == params["username"] and refs["password"]["key"] == "password"
+    settings = settings_of()
+    assert allowed(user, "group", settings.app_id) == {"Describe"}
+    for deployment in workers():
+        for topic in inputs_of(deployment):
+            assert allowed(user, "topic", topic) == {"Describe"}
+
+
+def test_each_worker_has_a_disruption_budget() -> None:
+    budgets = of_kind("PodDisruptionBudget")
+    for deployment in workers():
+        mine = [b for b in budgets if selects(b["spec"]["selector"], pod_labels(deployment))]
+        assert len(mine) == 1, where(deployment)
+        assert mine[0]["spec"].get("maxUnavailable") == 1
+
+
+def test_prometheus_scrapes_metrics_of_every_deployment() -> None:
+    (monitor,) = of_kind("PodMonitor")
+    (endpoint,) = monitor["spec"]["podMetricsEndpoints"]
+    assert endpoint["path"] == "/metrics"
+    for deployment in of_kind("Deployment"):
+        assert selects(monitor["spec"]["selector"], pod_labels(deployment)), where(deployment)
+        assert endpoint["port"] in {p["name"] for p in container(deployment)["ports"]}, where(deployment)
+
+
+def test_redis_fsyncs_every_write_to_a_persistent_volume_behind_a_password() -> None:
+    (redis,) = of_kind("StatefulSet")
+    main = container(redis)
+    args = main["args"]
+    assert args[args.index("--appendonly") + 1] == "yes"
+    assert args[args.index("--appendfsync") + 1] == "always"
+    assert args[args.index("--maxmemory-policy") + 1] == "noeviction"
+    assert args[args.index("--requirepass") + 1] == "$(REDIS_PASSWORD)"
+    (password,) = [e for e in main["env"] if e["name"] == "REDIS_PASSWORD"]
+    assert password["valueFrom"]["secretKeyRef"] == {
+        "name": "evidence-chain-secrets",
+        "key": "EC_REDIS_PASSWORD",
+    }
+    (claim,) = redis["spec"]["volumeClaimTemplates"]
+    assert {m["name"]: m["mountPath"] for m in main["volumeMounts"]}[claim["metadata"]["name"]] == "/data"
+    assert settings_of().redis_durability == "fsync"
+    service = one("Service", "evidence-chain-redis")
+    assert selects(
+        {"matchLabels": service["spec"]["selector"]}, redis["spec"]["template"]["metadata"]["labels"]
+    )
+    secrets = {s["metadata"]["name"]: s["stringData"] for s in of_kind("Secret")}
+    assert "//evidence-chain-redis:6379/" in secrets["evidence-chain-secrets"]["EC_REDIS_URL"]
