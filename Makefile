@@ -26,7 +26,7 @@ help:
 	@echo 'make check      ruff, mypy, docker-compose.yml schema'
 	@echo 'make test       install + up + check + the whole pytest suite, integration tests included (CI)'
 	@echo 'make run        install + up, then deploy/local/run.sh'
-	@echo 'make bench      CPU cost of the station chain relative to orjson (benchmarks/)'
+	@echo 'make bench      station CPU vs orjson, then the stream figures into BENCHMARKS.md (needs the stack)'
 	@echo 'make clean      down, then delete .local state except downloads'
 	@echo 'make distclean  down, then delete .local, .venv and caches'
 
@@ -66,19 +66,62 @@ $(TOOLS_STAMP):
 compose-check: $(TOOLS_STAMP)
 	$(TOOLS_VENV)/bin/check-jsonschema --builtin-schema vendor.compose-spec docker-compose.yml
 
-check: lint typecheck compose-check
+# The AsyncAPI parser lives in its own npm prefix, as check-jsonschema lives in its own venv.
+TOOLS_NODE := .local/tools-node
+TOOLS_NODE_STAMP := $(TOOLS_NODE)/.installed-stamp
+ASYNCAPI_PARSER_SPEC := @asyncapi/parser@3.6.6
+
+$(TOOLS_NODE_STAMP):
+	@command -v npm >/dev/null || { echo "npm not found: install Node.js 20 or later (with npm)" >&2; exit 1; }
+	npm install --prefix $(TOOLS_NODE) --no-audit --no-fund --loglevel=error '$(ASYNCAPI_PARSER_SPEC)'
+	touch $@
+
+.PHONY: contracts-check
+# docs/schemas/ must be what `evidence-chain schemas` writes; docs/asyncapi.yaml must parse, $refs resolved.
+contracts-check: install $(TOOLS_NODE_STAMP)
+	$(VENV)/bin/evidence-chain schemas --out docs/schemas --check
+	node .ci/validate-asyncapi.mjs $(TOOLS_NODE) docs/asyncapi.yaml
+
+# Quix Streams (benchmarks/anchor_quix.py) lives in its own venv: it is no dependency of the product.
+# There: quixstreams, the repo without its dependencies, and what the stations import (pyproject.toml pins).
+QUIX_VENV := .local/bench/quix-venv
+QUIX_STAMP := $(QUIX_VENV)/.installed-stamp
+QUIX_SPEC := quixstreams>=3.28,<4
+STATION_DEPS := 'pydantic>=2.13,<3' 'pydantic-settings>=2.6,<3' 'orjson>=3.10,<4' 'redis>=5,<9'
+
+.PHONY: bench-quix-venv
+bench-quix-venv: $(QUIX_STAMP)
+
+$(QUIX_STAMP): pyproject.toml
+	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) not found: install Python 3.11" >&2; exit 1; }
+	$(PYTHON) -m venv $(QUIX_VENV)
+	$(QUIX_VENV)/bin/python -m pip install --quiet '$(QUIX_SPEC)' $(STATION_DEPS)
+	$(QUIX_VENV)/bin/python -m pip install --quiet --no-deps -e .
+	touch $@
+
+check: lint typecheck compose-check contracts-check
 
 # pytest's own exit code goes through untouched (5 = no tests collected is a failure here too).
-test: install up check
+# Then the stream benchmark's smoke mode (tiny sizes, every figure and pipeline) so it cannot rot.
+test: install up check bench-quix-venv
 	$(VENV_PY) -m pytest tests
+	$(VENV_PY) benchmarks/stream.py --smoke --out .local/bench/smoke.md
 
 run: install up
 	deploy/local/run.sh
 
 # Benchmarks report ratios measured in one run; they are never timed assertions in tests.
-bench: install
+BENCH_STAMP := $(VENV)/.bench-stamp
+
+$(BENCH_STAMP): pyproject.toml | $(INSTALL_STAMP)
+	$(VENV_PY) -m pip install --quiet -e '.[dev,bench]'
+	touch $@
+
+# The stream figures (BENCHMARKS.md) need the local stack; about 25 minutes.
+bench: install up bench-quix-venv $(BENCH_STAMP)
 	$(VENV_PY) benchmarks/chain.py
 	$(VENV_PY) benchmarks/breakdown.py
+	$(VENV_PY) benchmarks/stream.py --profile
 
 clean:
 	$(STACK) clean

@@ -1,0 +1,586 @@
+"""The stream figures of BENCHMARKS.md, measured side by side in one run on the local stack.
+
+    make bench                                    # everything, 3 runs, writes BENCHMARKS.md
+    .venv/bin/python benchmarks/stream.py --only p2,p4 --runs 3 --records 4000
+    .venv/bin/python benchmarks/stream.py --smoke --out /tmp/bench-smoke.md   # what CI runs
+
+Figures (each the min / median / max over ``--runs`` runs; pipelines interleave within a run):
+- P2  throughput raw-hits → ledger of the worker (all four agents, one process) and of the anchors
+      (``anchor_aiokafka.py`` with its default and 1 MiB producer batches, ``anchor_quix.py`` in its own
+      virtualenv): ``--records`` preloaded records, timed from the first ledger event to the last by the
+      events' own timestamps; CPU per record = the process's CPU over that span ÷ records.
+- P2b the worker's CPU per record ÷ ``evidence-chain pipe``'s on the same records (its start-up cost
+      subtracted: a run on 20 records is taken off a run on all of them).
+- P3  guard drafts/s with 1, 5 and 20 citations (a worker with only the guard agent, ledger preloaded),
+      and Redis round trips per guard batch (the batch runner in-process, counted by the store).
+- P4  latency from a raw-hits record's create time to its ledger event, records offered at half the
+      pipeline's own P2 median for ``--latency-seconds``, for the worker and the Quix anchor.
+- P5  worker RSS after ``--memory-records`` small records ÷ after a tenth of them (one run).
+- scale-out: records/s with 1, 2 and 3 worker processes in one group on 6 partitions (started and
+      settled in the group before the records are produced).
+
+Nothing here is a timed assertion: the figures are ratios and ranges to read, measured in one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import orjson
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import corpus  # noqa: E402
+import flames  # noqa: E402
+import harness  # noqa: E402
+from harness import ROOT, Events, Process, Watcher, fresh_settings, pipeline_env, start, topics  # noqa: E402
+
+from models.vocab import Station, Topic  # noqa: E402
+from streams.kafka import group_members  # noqa: E402
+from streams.ledger_store import RedisLedgerStore  # noqa: E402
+from streams.messages import Output, Record  # noqa: E402
+from streams.pipeline import PendingWrite, chain  # noqa: E402
+from streams.runner import BatchRunner  # noqa: E402
+from streams.settings import Settings  # noqa: E402
+
+QUIX_PYTHON = ROOT / ".local" / "bench" / "quix-venv" / "bin" / "python"
+console = Console(stderr=True)
+PROFILE_SECONDS = 6
+PROFILE_OUT = ROOT / ".local" / "bench" / "profile-worker.txt"
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """A way to run raw-hits → ledger: how to start it in an environment."""
+
+    name: str
+    argv: Callable[[], list[str]]
+    env: dict[str, str] = field(default_factory=dict)
+
+
+PIPELINES = {
+    "worker": Pipeline("evidence-chain worker (4 agents, 1 process)", harness.worker_argv),
+    "aiokafka": Pipeline(
+        "plain aiokafka pipeline, default producer batch",
+        lambda: [sys.executable, str(ROOT / "benchmarks" / "anchor_aiokafka.py")],
+    ),
+    "aiokafka-1m": Pipeline(
+        "plain aiokafka pipeline, 1 MiB producer batches",
+        lambda: [
+            sys.executable,
+            str(ROOT / "benchmarks" / "anchor_aiokafka.py"),
+            "--producer-batch-bytes",
+            str(1 << 20),
+        ],
+    ),
+    "quix": Pipeline(
+        "Quix Streams application (librdkafka), at-least-once",
+        lambda: [str(QUIX_PYTHON), str(ROOT / "benchmarks" / "anchor_quix.py")],
+        {"PYTHONPATH": str(ROOT)},
+    ),
+}
+
+
+@dataclass
+class Run:
+    """One pipeline over one preloaded set of records."""
+
+    rate: float
+    cpu_ms: float
+    events: int
+
+
+def spread(values: Sequence[float], fmt: str = "{:,.0f}") -> str:
+    """min / median / max."""
+    if not values:
+        return "—"
+    if len(values) == 1:
+        return fmt.format(values[0])
+    return " / ".join(fmt.format(v) for v in (min(values), statistics.median(values), max(values)))
+
+
+async def throughput(
+    pipeline: Pipeline, values: list[bytes], partitions: int, patience: float, profile_to: Path | None = None
+) -> Run:
+    """Preload, start the pipeline, time its ledger events, stop it (sampled by py-spy if asked)."""
+    async with topics(fresh_settings("p2", partitions)) as settings:
+        await harness.preload(settings, values)
+        process = start(pipeline.name.split()[0], pipeline.argv(), pipeline_env(settings, **pipeline.env))
+        try:
+            return await measured(process, settings, len(values), patience, profile_to)
+        finally:
+            process.stop()
+
+
+async def measured(
+    process: Process, settings: Settings, count: int, patience: float, profile_to: Path | None = None
+) -> Run:
+    """Ledger events of ``process`` until ``count``; its CPU from the first event to the last."""
+    marks: dict[str, float] = {}
+    sampler: list[subprocess.Popen[bytes]] = []
+
+    def on_event(seen: int) -> None:
+        if seen and "cpu0" not in marks:
+            marks["cpu0"], marks["seen0"] = process.cpu_seconds(), seen
+            if profile_to is not None:
+                sampler.append(flames.record(process.pid, PROFILE_SECONDS, profile_to))
+
+    async with Watcher(settings) as watcher:
+        events = await watcher.until(count, patience, on_event)
+    cpu = process.cpu_seconds() - marks.get("cpu0", 0.0)
+    for p in sampler:
+        p.wait()
+    counted = len(events.timestamps) - marks.get("seen0", 0)
+    if len(events.timestamps) < count:
+        raise RuntimeError(
+            f"{process.name}: {len(events.timestamps)} of {count} ledger events in {patience:.0f} s; "
+            f"see {harness.LOGS / (process.name + '.log')}"
+        )
+    return Run(events.rate, cpu * 1000 / counted if counted else float("nan"), len(events.timestamps))
+
+
+def pipe_cpu_ms(values: list[bytes]) -> float:
+    """CPU per record of ``evidence-chain pipe`` on ``values``, its start-up cost taken off."""
+    cli = str(Path(sys.executable).with_name("evidence-chain"))
+
+    def cpu(lines: list[bytes]) -> float:
+        before = _children_cpu()
+        subprocess.run([cli, "pipe"], input=b"\n".join(lines) + b"\n", stdout=subprocess.DEVNULL, check=True)
+        return _children_cpu() - before
+
+    small = cpu(values[:20])
+    full = cpu(values)
+    return (full - small) * 1000 / (len(values) - 20)
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+# --- P3: the guard ------------------------------------------------------------------------------
+
+
+def guard_corpus(tool_calls: int, citations: int, drafts: int) -> tuple[list[bytes], list[bytes]]:
+    """Raw-hits records grouped 20 tool calls to a run, and drafts citing ``citations`` of a run."""
+    raws = []
+    for raw in corpus.records(tool_calls, seed=11):
+        doc = orjson.loads(raw)
+        n = int(doc["tool_call_id"].split("-")[1])
+        doc["run_id"] = f"run-{n // 20}"
+        raws.append(orjson.dumps(doc))
+    runs = tool_calls // 20
+    out = []
+    for d in range(drafts):
+        run = d % runs
+        cited = [f"call-{run * 20 + (d + i) % 20}" for i in range(citations)]
+        out.append(
+            orjson.dumps(
+                {
+                    "run_id": f"run-{run}",
+                    "draft_id": f"draft-{d}",
+                    "analysis": [
+                        {
+                            "id": "a1",
+                            "kind": "NORMAL",
+                            "content": "网关超时：检查 upstream。",
+                            "tool_call_ids": cited,
+                        }
+                    ],
+                    "limitations": ["只看了最近一小时的日志"],
+                }
+            )
+        )
+    return raws, out
+
+
+async def write_ledger(settings: Settings, raws: list[bytes]) -> None:
+    """The ledger entries the chain makes of ``raws``, written as the ledger agent writes them."""
+    entries = []
+    for i, raw in enumerate(raws):
+        step = chain(Record("raw-hits", 0, i, None, None, raw), settings, tuple(Station)[:3])
+        if isinstance(step, PendingWrite):
+            entries.append(step.entry)
+    store = RedisLedgerStore.from_settings(settings)
+    try:
+        for i in range(0, len(entries), 500):
+            await store.write_many(entries[i : i + 500])
+    finally:
+        await store.close()
+
+
+class NullSink:
+    async def send_all(self, messages: Sequence[Output]) -> None:
+        return None
+
+
+async def guard_round_trips(settings: Settings, drafts: list[bytes], batch: int) -> float:
+    """Redis round trips per guard batch of ``batch`` drafts (the store counts its own)."""
+    store = RedisLedgerStore.from_settings(settings)
+    runner = BatchRunner(Station.GUARD, settings, NullSink(), store)
+    batches = 0
+    try:
+        for i in range(0, len(drafts), batch):
+            records = [Record("d", 0, i + j, None, None, v) for j, v in enumerate(drafts[i : i + batch])]
+            await runner.run(records)
+            batches += 1
+    finally:
+        await store.close()
+    return store.round_trips / batches
+
+
+async def guard_rate(citations: int, drafts: int, patience: float) -> tuple[float, float]:
+    async with topics(fresh_settings(f"p3c{citations}", 3)) as settings:
+        raws, values = guard_corpus(100, citations, drafts)
+        await write_ledger(settings, raws)
+        trips = await guard_round_trips(settings, values[:1000], 500)
+        await harness.preload(settings, values, Topic.DIAGNOSIS_DRAFTS)
+        env = pipeline_env(settings)
+        process = start("worker-guard", harness.worker_argv("guard"), env)
+        try:
+            async with Watcher(settings, Topic.VERDICTS) as watcher:
+                events = await watcher.until(drafts, patience)
+        finally:
+            process.stop()
+        if len(events.timestamps) < drafts:
+            raise RuntimeError(f"guard: {len(events.timestamps)} of {drafts} verdicts in {patience:.0f} s")
+        return events.rate, trips
+
+
+# --- P4: latency ---------------------------------------------------------------------------------
+
+
+async def latency(pipeline: Pipeline, rate: float, seconds: float, warmup: list[bytes]) -> list[float]:
+    """Latencies (ms) of records offered at ``rate``/s to a started, warmed-up pipeline."""
+    count = max(10, int(rate * seconds))
+    values = corpus.records(count, seed=23, start=100_000)
+    async with topics(fresh_settings("p4", 3)) as settings:
+        process = start(pipeline.name.split()[0], pipeline.argv(), pipeline_env(settings, **pipeline.env))
+        try:
+            async with Watcher(settings) as watcher:
+                await harness.preload(settings, warmup)
+                await watcher.until(len(warmup), 120)
+                sent = await harness.offer(settings, values, rate)
+                events = await watcher.until(len(warmup) + count, 60)
+        finally:
+            process.stop()
+    arrived = dict(zip(events.tool_call_ids, events.timestamps, strict=True))
+    return [arrived[t] - sent[t] for t in sent if t in arrived]
+
+
+# --- P5: memory ----------------------------------------------------------------------------------
+
+
+def small_records(count: int, start_: int) -> list[bytes]:
+    """Records of three hits (~2 KB), so hundreds of thousands pass through in minutes."""
+    out = []
+    for raw in corpus.records(count, seed=5, start=start_):
+        doc = orjson.loads(raw)
+        doc["response"]["hits"] = doc["response"]["hits"][:3]
+        for hit in doc["response"]["hits"]:
+            hit["excerpt"] = hit["excerpt"][:200]
+        out.append(orjson.dumps(doc))
+    return out
+
+
+async def memory(total: int, progress: Progress) -> tuple[int, int]:
+    """Worker RSS after a tenth of ``total`` records and after all of them."""
+    task = progress.add_task("P5 memory", total=total)
+    chunk = max(1, total // 20)
+    async with topics(fresh_settings("p5", 3)) as settings:
+        process = start("worker-p5", harness.worker_argv(), pipeline_env(settings))
+        rss = {}
+        try:
+            async with Watcher(settings) as watcher:
+                for first in range(0, total, chunk):
+                    await harness.preload(settings, small_records(min(chunk, total - first), first))
+                    await watcher.until(first + chunk, 300, lambda n: progress.update(task, completed=n))
+                    if first + chunk >= total // 10 and "tenth" not in rss:
+                        rss["tenth"] = process.rss_bytes()
+                rss["all"] = process.rss_bytes()
+        finally:
+            process.stop()
+    return rss["tenth"], rss["all"]
+
+
+# --- scale-out -----------------------------------------------------------------------------------
+
+
+async def scale_out(workers: int, values: list[bytes], patience: float) -> float:
+    async with topics(fresh_settings(f"so{workers}", 6)) as settings:
+        env = pipeline_env(settings)
+        processes = [start(f"worker-so{workers}-{i}", harness.worker_argv(), env) for i in range(workers)]
+        try:
+            deadline = time.monotonic() + 90
+            while await group_members(settings, settings.app_id) < workers:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{workers} workers did not all join the group in 90 s")
+                await asyncio.sleep(0.5)
+            await asyncio.sleep(3)  # let the last rebalance settle before the records arrive
+            await harness.preload(settings, values)
+            async with Watcher(settings) as watcher:
+                events: Events = await watcher.until(len(values), patience)
+        finally:
+            for p in processes:
+                p.stop()
+        if len(events.timestamps) < len(values):
+            raise RuntimeError(f"scale-out {workers}: {len(events.timestamps)} of {len(values)} events")
+        return events.rate
+
+
+# --- the report ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Figures:
+    args: argparse.Namespace
+    p2: dict[str, list[Run]] = field(default_factory=dict)
+    pipe_ms: list[float] = field(default_factory=list)
+    p3: dict[int, list[tuple[float, float]]] = field(default_factory=dict)
+    p4: dict[str, list[list[float]]] = field(default_factory=dict)
+    p5: tuple[int, int] | None = None
+    scale: dict[int, list[float]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    profile: Path | None = None
+
+
+def machine() -> list[str]:
+    cpu = next(
+        (line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
+        platform.processor(),
+    )
+    mem = next(int(line.split()[1]) for line in open("/proc/meminfo") if line.startswith("MemTotal"))
+    kafka = sorted((ROOT / ".local" / "kafka" / "libs").glob("kafka-clients-*.jar"))
+    redis_v = subprocess.run(["redis-server", "--version"], capture_output=True, text=True).stdout.split()
+    return [
+        f"- {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.node()}",
+        f"- CPU: {cpu}, {len(os.sched_getaffinity(0))} cores; memory {mem / 1024 / 1024:.0f} GiB",
+        f"- Python {platform.python_version()}; Kafka {kafka[-1].stem.split('-')[-1] if kafka else '?'} "
+        f"(KRaft, one broker on this machine); Redis {redis_v[2].split('=')[1] if len(redis_v) > 2 else '?'}"
+        " (appendfsync always) on this machine",
+    ]
+
+
+def markdown(f: Figures) -> str:
+    a = f.args
+    lines = [
+        "# Benchmarks",
+        "",
+        "Produced by `make bench` (`benchmarks/stream.py`); rerun one figure with",
+        "`.venv/bin/python benchmarks/stream.py --only p2` (p2, p3, p4, p5, scale). Each cell is",
+        f"min / median / max over {a.runs} run(s). Nothing here is a timed assertion in a test.",
+        "",
+    ]
+    lines += ["## Machine", "", *machine(), ""]
+    if f.p2:
+        size = sum(map(len, corpus.records(50))) / 50 / 1000
+        lines += [
+            "## P2 throughput, raw-hits → ledger",
+            "",
+            f"{a.records:,} preloaded records (~{size:.0f} KB, py-rag responses of 20 hits, mixed Chinese",
+            "and English) on 3 partitions; timed from the first ledger event to the last by their own",
+            "timestamps; CPU over that span.",
+            "",
+            "| pipeline | records/s | CPU ms per record |",
+            "| --- | --- | --- |",
+        ]
+        for key, runs in f.p2.items():
+            lines.append(
+                f"| {PIPELINES[key].name} | {spread([r.rate for r in runs])} | "
+                f"{spread([r.cpu_ms for r in runs], '{:.2f}')} |"
+            )
+        anchors = [statistics.median(r.rate for r in f.p2[k]) for k in f.p2 if k != "worker"]
+        if "worker" in f.p2 and anchors:
+            ratio = statistics.median(r.rate for r in f.p2["worker"]) / max(anchors)
+            lines += ["", f"Worker ÷ the faster anchor (medians): **{ratio:.2f}×** (target ≥ 1.5×)."]
+        lines.append("")
+    if f.pipe_ms and "worker" in f.p2:
+        worker_ms = statistics.median(r.cpu_ms for r in f.p2["worker"])
+        pipe = statistics.median(f.pipe_ms)
+        lines += [
+            "## P2b CPU per record: worker ÷ offline chain",
+            "",
+            "| what | CPU ms per record |",
+            "| --- | --- |",
+            f"| `evidence-chain pipe` (the stations alone) | {spread(f.pipe_ms, '{:.3f}')} |",
+            f"| the worker (P2) | {spread([r.cpu_ms for r in f.p2['worker']], '{:.3f}')} |",
+            "",
+            f"Ratio (medians): **{worker_ms / pipe:.2f}×** (target ≤ 2×).",
+            "",
+        ]
+    if f.p3:
+        lines += [
+            "## P3 guard",
+            "",
+            f"{a.drafts:,} drafts preloaded, a worker with only the guard agent, the ledger written first.",
+            "Round trips: the guard's batch runner in-process over batches of 500 drafts (the store counts).",
+            "",
+            "| citations per draft | drafts/s | Redis round trips per batch |",
+            "| --- | --- | --- |",
+        ]
+        for n, runs in f.p3.items():
+            lines.append(
+                f"| {n} | {spread([r for r, _ in runs])} | {spread([t for _, t in runs], '{:.1f}')} |"
+            )
+        lines.append("")
+    if f.p4:
+        lines += [
+            "## P4 latency at half the sustained rate",
+            "",
+            f"Records offered at half each pipeline's own P2 median for {a.latency_seconds:.0f} s; latency =",
+            "ledger event time − the raw-hits record's create time (one clock, this machine).",
+            "",
+            "| pipeline | offered/s | p50 ms | p99 ms |",
+            "| --- | --- | --- | --- |",
+        ]
+        for key, runs in f.p4.items():
+            rate = statistics.median(r.rate for r in f.p2[key]) / 2
+            p50 = [harness.percentile(r, 0.5) for r in runs]
+            p99 = [harness.percentile(r, 0.99) for r in runs]
+            lines.append(f"| {PIPELINES[key].name} | {rate:,.0f} | {spread(p50)} | {spread(p99)} |")
+        lines += ["", "Targets for the worker: p50 ≤ 20 ms, p99 ≤ 100 ms.", ""]
+    if f.p5:
+        tenth, full = f.p5
+        lines += [
+            "## P5 memory",
+            "",
+            f"One worker, {a.memory_records:,} small records (3 hits, ~2 KB) offered in 20 chunks; one run.",
+            "",
+            "| after | RSS MiB |",
+            "| --- | --- |",
+            f"| {a.memory_records // 10:,} records | {tenth / 2**20:.0f} |",
+            f"| {a.memory_records:,} records | {full / 2**20:.0f} |",
+            "",
+            f"Ratio: **{full / tenth:.3f}** (target ≤ 1.05).",
+            "",
+        ]
+    if f.scale:
+        lines += [
+            "## Scale-out",
+            "",
+            f"{a.records:,} records on 6 partitions, 1-3 worker processes (all four agents each) in one",
+            "group, joined and settled before the records are produced. This machine has 2 cores shared",
+            "with the broker and Redis, so a third worker can only share them: the figure shows the",
+            "group spreading the work, not the speed-up more machines would give.",
+            "",
+            "| workers | records/s |",
+            "| --- | --- |",
+        ]
+        lines += [f"| {n} | {spread(v)} |" for n, v in f.scale.items()]
+        lines.append("")
+    if f.profile is not None and f.profile.exists():
+        lines += [
+            "## Profile of the worker during P2",
+            "",
+            f"py-spy, 100 Hz, all threads, {PROFILE_SECONDS} s from the first ledger event of the first"
+            " P2 run",
+            f"(collapsed stacks in `{f.profile.relative_to(ROOT)}`; `benchmarks/flames.py` summarizes them).",
+            "",
+            *flames.summary(f.profile),
+            "",
+        ]
+    if f.notes:
+        lines += ["## Notes", "", *f.notes, ""]
+    return "\n".join(lines)
+
+
+async def collect(args: argparse.Namespace) -> Figures:
+    figures = Figures(args)
+    only = set(args.only.split(","))
+    values = corpus.records(args.records)
+    keys = [k for k in args.pipelines.split(",") if k]
+    with Progress(console=console, transient=False) as progress:
+        if only & {"p2", "p4"}:
+            task = progress.add_task("P2 throughput", total=args.runs * len(keys))
+            for n in range(args.runs):
+                for key in keys:
+                    sample = args.profile and n == 0 and key == "worker"
+                    figures.profile = PROFILE_OUT if sample else figures.profile
+                    run = await throughput(
+                        PIPELINES[key], values, 3, args.timeout, PROFILE_OUT if sample else None
+                    )
+                    figures.p2.setdefault(key, []).append(run)
+                    progress.advance(task)
+                figures.pipe_ms.append(pipe_cpu_ms(values))
+        if "p3" in only:
+            task = progress.add_task("P3 guard", total=args.runs * 3)
+            for _ in range(args.runs):
+                for n in (1, 5, 20):
+                    figures.p3.setdefault(n, []).append(await guard_rate(n, args.drafts, args.timeout))
+                    progress.advance(task)
+        if "p4" in only:
+            targets = [k for k in ("worker", "quix") if k in figures.p2]
+            task = progress.add_task("P4 latency", total=args.runs * len(targets))
+            for _ in range(args.runs):
+                for key in targets:
+                    rate = statistics.median(r.rate for r in figures.p2[key]) / 2
+                    measured_ = await latency(PIPELINES[key], rate, args.latency_seconds, values[:20])
+                    figures.p4.setdefault(key, []).append(measured_)
+                    progress.advance(task)
+        if "p5" in only:
+            figures.p5 = await memory(args.memory_records, progress)
+        if "scale" in only:
+            task = progress.add_task("scale-out", total=args.runs * 3)
+            for _ in range(args.runs):
+                for n in (1, 2, 3):
+                    figures.scale.setdefault(n, []).append(await scale_out(n, values, args.timeout))
+                    progress.advance(task)
+    return figures
+
+
+def print_summary(markdown_text: str) -> None:
+    table = Table(title="benchmark figures (see the report for all)", show_lines=False)
+    table.add_column("line")
+    for line in markdown_text.splitlines():
+        if line.startswith("| ") and "---" not in line:
+            table.add_row(line)
+    Console().print(table)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--records", type=int, default=4000)
+    parser.add_argument("--drafts", type=int, default=4000)
+    parser.add_argument("--latency-seconds", type=float, default=20.0)
+    parser.add_argument("--memory-records", type=int, default=200_000)
+    parser.add_argument("--timeout", type=float, default=300.0, help="longest wait for one pipeline's events")
+    parser.add_argument("--only", default="p2,p3,p4,p5,scale")
+    parser.add_argument("--pipelines", default=",".join(PIPELINES))
+    parser.add_argument("--out", type=Path, default=ROOT / "BENCHMARKS.md")
+    parser.add_argument("--profile", action="store_true", help="sample the worker with py-spy during P2")
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes, one run: proves the benchmark runs")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.runs, args.records, args.drafts = 1, 60, 60
+        args.latency_seconds, args.memory_records, args.timeout = 2.0, 400, 120.0
+    if "quix" in args.pipelines and not QUIX_PYTHON.exists():
+        parser.error(
+            f"{QUIX_PYTHON} is missing: run `make bench-quix-venv` (or leave quix out of --pipelines)"
+        )
+    text = markdown(asyncio.run(collect(args)))
+    args.out.write_text(text + "\n", encoding="utf-8")
+    print_summary(text)
+    console.print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
