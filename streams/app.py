@@ -40,9 +40,9 @@ from faust.types import TP as FaustTP
 
 from models.vocab import Station, Topic
 from streams.errors import RecordsSkipped
-from streams.kafka import OffsetProbe, ensure_topics, kafka_errors, ssl_context, topic_configs
+from streams.kafka import KafkaSink, OffsetProbe, ensure_topics, kafka_errors, ssl_context, topic_configs
 from streams.ledger_store import RedisLedgerStore
-from streams.messages import Output, Record
+from streams.messages import Record
 from streams.offsets import OffsetTracker
 from streams.retry import RetryPolicy, hold
 from streams.runner import BatchRunner
@@ -87,7 +87,18 @@ class EvidenceChainApp(faust.App):
     (unless ``evidence-chain worker`` already did, waiting for a starting broker)."""
 
     ec_settings: Settings
+    ec_sink: KafkaSink
     ec_topics_ready: bool = False
+
+    async def on_start(self) -> None:
+        """Start the agents' producer before the agents."""
+        await super().on_start()
+        await self.ec_sink.start()
+
+    async def on_shutdown(self) -> None:
+        """Close the agents' producer once the agents have stopped."""
+        await self.ec_sink.stop()
+        await super().on_shutdown()
 
     async def on_stop(self) -> None:
         """Before Faust stops the consumer (and leaves the group), commit what each agent finished."""
@@ -122,29 +133,6 @@ def crash(exc: BaseException, what: str) -> NoReturn:
             pass
     sys.stderr.flush()
     os._exit(EXIT_CRASH)
-
-
-class FaustSink:
-    """Sends through the app's producer (acks=all) and waits for every broker acknowledgement."""
-
-    def __init__(self, app: faust.App, settings: Settings) -> None:
-        self.app = app
-        self.topics = {topic: settings.topic(topic) for topic in Topic}
-
-    async def send_all(self, messages: Sequence[Output]) -> None:
-        """Enqueue all messages, then wait for all deliveries."""
-        producer = self.app.producer
-        with kafka_errors(f"producing {len(messages)} messages"):
-            try:
-                futures = [
-                    await producer.send(
-                        self.topics[m.topic], m.key, m.value, None, None, list(m.headers) or None
-                    )
-                    for m in messages
-                ]
-                await asyncio.gather(*futures)
-            except faust.exceptions.ProducerSendError as exc:
-                raise exc.__cause__ or exc from exc
 
 
 def to_record(event: Any) -> Record:
@@ -354,7 +342,8 @@ def create_app(
     )
     app.ec_settings = settings
     app.ec_topics_ready = topics_ready
-    sink = FaustSink(app, settings)
+    sink = KafkaSink(settings)
+    app.ec_sink = sink
     probe = OffsetProbe(settings, settings.app_id)
     store: RedisLedgerStore | None = None
     if settings.agents & {Station.LEDGER, Station.GUARD}:

@@ -75,9 +75,12 @@ redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 redis.call('ZADD', KEYS[2], expires, ARGV[2])
 local newest = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
 redis.call('PEXPIREAT', KEYS[2], newest[2])
-return {'WRITTEN', redis.call('HGETALL', KEYS[1])}
+return {'WRITTEN', {'written_at', string.format('%d', written), 'expires_at', string.format('%d', expires)}}
 """
-"""ARGV: ttl ms, run id, restore expiry ms (0 for a new write), restore write time ms, then the fields."""
+"""ARGV: ttl ms, run id, restore expiry ms (0 for a new write), restore write time ms, then the fields.
+
+Returns the outcome and the stored hash; for WRITTEN only the stamps it added to the fields it was
+given (the hash is exactly those), so a first write does not carry its projection back."""
 
 # Retriable: Redis is (for now) unable to take or answer the request; the batch is held.
 _UNAVAILABLE: tuple[type[BaseException], ...] = (
@@ -312,9 +315,11 @@ class RedisLedgerStore:
             if not local or int(local[0]) < 1:
                 raise RedisUnavailable("WAITAOF: the ledger write was not fsynced to the AOF in time")
         results = []
-        for key, (outcome, flat) in zip(keys, replies, strict=True):
-            pairs = dict(zip(flat[0::2], flat[1::2], strict=True))
+        for key, entry, (outcome, flat) in zip(keys, entries, replies, strict=True):
+            pairs: dict[Any, Any] = dict(zip(flat[0::2], flat[1::2], strict=True))
             name = outcome.decode() if isinstance(outcome, bytes) else str(outcome)
+            if name == LedgerOutcome.WRITTEN:
+                pairs = {**to_hash(entry), **{k.decode(): v.decode() for k, v in pairs.items()}}
             stored = from_hash(pairs)
             results.append(WriteResult(LedgerOutcome(name), stored, key))
         return results

@@ -88,6 +88,20 @@ class Settings(BaseSettings):
     stream_buffer_maxsize: int = Field(
         1000, ge=1, description="Records buffered per agent before fetching pauses."
     )
+    event_loop: Literal["uvloop", "asyncio"] = Field(
+        "uvloop", description="The worker's event loop (uvloop moves large records with less CPU)."
+    )
+    producer_batch_bytes: int = Field(
+        1 << 20,
+        ge=1024,
+        description="Producer batch size per partition (bytes); large records need large batches.",
+    )
+    producer_linger_ms: int = Field(
+        0, ge=0, description="How long the producer waits to fill a batch (the agents send whole batches)."
+    )
+    producer_compression: Literal["none", "lz4", "zstd", "gzip", "snappy"] = Field(
+        "none", description="Compression of produced batches."
+    )
     retry_initial_backoff_ms: int = Field(
         200, ge=1, description="First retry delay when Kafka/Redis is down."
     )

@@ -50,6 +50,10 @@ def run_topics(args: argparse.Namespace) -> int:
 def run_worker(args: argparse.Namespace) -> int:
     """The ``worker`` command: wait for Kafka and create the topics, then run the Faust worker."""
     settings = load_settings(agents=args.agents) if args.agents else get_settings()
+    if settings.event_loop == "uvloop":  # before any loop exists, Faust's consumer thread's included
+        import mode.loop
+
+        mode.loop.use("uvloop")
     asyncio.run(wait_for_topics(settings))
     from faust import Worker
 
