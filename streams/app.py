@@ -32,6 +32,7 @@ import functools
 import logging
 import os
 import sys
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, NoReturn
 
@@ -39,11 +40,15 @@ import faust
 from faust.types import TP as FaustTP
 
 from models.vocab import Station, Topic
+from streams.envelope import event_id
 from streams.errors import RecordsSkipped
 from streams.kafka import KafkaSink, OffsetProbe, ensure_topics, kafka_errors, ssl_context, topic_configs
 from streams.ledger_store import RedisLedgerStore
+from streams.logs import record_fields
 from streams.messages import Record
+from streams.metrics import WorkerMetrics
 from streams.offsets import OffsetTracker
+from streams.pipeline import Outcome
 from streams.retry import RetryPolicy, hold
 from streams.runner import BatchRunner
 from streams.settings import Settings
@@ -144,16 +149,24 @@ def to_record(event: Any) -> Record:
     return Record(message.topic, message.partition, message.offset, timestamp, message.key, value, headers)
 
 
-async def batches(stream: Any, max_records: int) -> AsyncIterator[list[Any]]:
+async def batches(
+    stream: Any, max_records: int, on_wait: Callable[[bool], None] | None = None
+) -> AsyncIterator[list[Any]]:
     """Batches of the events waiting in an agent's channel: wait only when there is nothing.
 
     The first event is awaited; then everything already buffered, up to ``max_records``, joins it.
     Faust ends a channel on shutdown by throwing ``StopAsyncIteration`` into its queue.
+    ``on_wait(True)`` is called before waiting on an empty channel, ``on_wait(False)`` after.
     """
     queue = stream.channel.queue
     while True:
         try:
-            events = [await queue.get()]
+            if on_wait is not None and queue.empty():
+                on_wait(True)
+                events = [await queue.get()]
+                on_wait(False)
+            else:
+                events = [await queue.get()]
         except StopAsyncIteration:
             return
         while len(events) < max_records and not queue.empty():
@@ -228,6 +241,8 @@ class AgentLoop:
         *,
         on_crash: Callable[[BaseException, str], Any] = crash,
         commit: CommitFn | None = None,
+        metrics: WorkerMetrics | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.app = app
         self.station = station
@@ -238,13 +253,77 @@ class AgentLoop:
         self.committer = Committer(app, self.tracker, settings.broker_commit_interval_seconds, commit)
         self.policy = RetryPolicy.from_settings(settings)
         self.on_crash = on_crash
+        self.metrics = metrics or WorkerMetrics()
+        self.metrics.start_agent(station)
+        self.clock = clock
         self.processed = 0
+        self.last_progress = clock()
+        """When the agent last took a batch or finished one."""
+        self.waiting_since: float | None = None
+        """Since when the agent waits on an empty channel (None while it has a batch)."""
+        self.hold_started: float | None = None
+        """Since when the current batch has been held for an outage (None when it is not)."""
+        if runner.on_hold is None:
+            runner.on_hold = self.on_hold
+
+    def on_hold(self, held: float | None) -> None:
+        """The retry policy's listener: how long the current batch has been held, None when released."""
+        self.hold_started = None if held is None else self.clock() - held
+        self.metrics.set_held(self.station, self.held_seconds())
+
+    def held_seconds(self) -> float:
+        return 0.0 if self.hold_started is None else self.clock() - self.hold_started
+
+    def on_wait(self, waiting: bool) -> None:
+        now = self.clock()
+        self.waiting_since = now if waiting else None
+        if not waiting:
+            self.last_progress = now
+
+    async def lags(self) -> dict[tuple[str, int], int]:
+        """Unprocessed records per assigned partition of the agent's input topic."""
+        consumer: Any = self.app.consumer
+        topic = self.settings.topic(INPUT_TOPIC[self.station])
+        out: dict[tuple[str, int], int] = {}
+        for tp in consumer.assignment():
+            if tp.topic != topic:
+                continue
+            high = consumer.highwater(tp)
+            done = self.tracker.position((tp.topic, tp.partition))
+            if done is None:
+                done = await consumer.position(tp)
+            if high is not None and high >= 0 and done is not None:
+                out[(tp.topic, tp.partition)] = max(0, high - done)
+        return out
+
+    def stalled(self, lags: dict[tuple[str, int], int], stall_seconds: float) -> str | None:
+        """Why the agent counts as stuck, or None: no progress for ``stall_seconds`` while it has work.
+
+        A batch held for a known outage is not a stall (``/readyz`` reports the outage, and
+        ``EC_MAX_HOLD_SECONDS`` bounds it); an agent waiting on an empty channel is stuck only if
+        its input has lag, i.e. records are not being delivered to it.
+        """
+        if self.hold_started is not None:
+            return None
+        now = self.clock()
+        if self.waiting_since is None:
+            if now - self.last_progress > stall_seconds:
+                held = now - self.last_progress
+                return f"{self.station}: one batch for {held:.0f}s (EC_STALL_SECONDS={stall_seconds:g})"
+            return None
+        lag = sum(lags.values())
+        if lag and now - self.waiting_since > stall_seconds:
+            return (
+                f"{self.station}: waiting {now - self.waiting_since:.0f}s for records while its input has "
+                f"{lag} unprocessed (EC_STALL_SECONDS={stall_seconds:g})"
+            )
+        return None
 
     async def consume(self, stream: Any) -> None:
         """The agent body: runs until the worker stops; never raises into Faust's supervisor."""
         committing = asyncio.ensure_future(self.committer.run())
         try:
-            async for events in batches(stream, self.settings.batch_size):
+            async for events in batches(stream, self.settings.batch_size, self.on_wait):
                 await self.process(events)
         except asyncio.CancelledError:
             raise
@@ -268,13 +347,36 @@ class AgentLoop:
         current = [e for e in events if e.message.generation_id == generation]
         if not current:
             return
+        started = self.clock()
+        trips = self.runner.round_trips()
         records = [to_record(e) for e in current]
         self.tracker.start_generation(generation)
         await self._verify(records)
-        await self.runner.run(records)
+        outcomes = await self.runner.run(records)
         self.tracker.finish([((r.topic, r.partition), r.offset) for r in records])  # type: ignore[misc]
         self.processed += len(records)
+        self.last_progress = self.clock()
+        self.metrics.batch(
+            self.station, outcomes, self.last_progress - started, self.runner.round_trips() - trips
+        )
+        for record, outcome in zip(records, outcomes, strict=True):
+            if outcome.rejection is not None:
+                self._log_rejection(record, outcome)
         self.committer.poke()
+
+    def _log_rejection(self, record: Record, outcome: Outcome[Any]) -> None:
+        refused: dict[str, Any] = dict(outcome.rejection or {})
+        fields = record_fields(
+            record,
+            agent=str(self.station),
+            run_id=outcome.run_id,
+            tool_call_id=outcome.tool_call_id,
+            event_id=event_id(self.station, outcome.origin or record.coordinates),
+            reason=refused.get("reason"),
+        )
+        log.warning(
+            "%s: dead letter %s: %s", self.station, refused.get("reason"), refused.get("error"), extra=fields
+        )
 
     async def _verify(self, records: Sequence[Record]) -> None:
         """Know where each partition starts, and make sure no record was skipped on the way to us.
@@ -289,6 +391,7 @@ class AgentLoop:
                 lambda: self.probe.committed(unknown),
                 what=f"{self.station}: reading committed offsets",
                 policy=self.policy,
+                on_hold=self.on_hold,
             )
             for tp in unknown:
                 self.tracker.start_at(tp, committed.get(tp))
@@ -297,6 +400,7 @@ class AgentLoop:
                 functools.partial(self.probe.first_offset_from, gap.tp[0], gap.tp[1], gap.start),
                 what=f"{self.station}: checking {gap}",
                 policy=self.policy,
+                on_hold=self.on_hold,
             )
             if first != gap.found:
                 raise RecordsSkipped(
@@ -305,6 +409,116 @@ class AgentLoop:
                     f"{first}); exiting so they are read again"
                 )
             log.info("%s: %s hold no records (first record is %d); accepted", self.station, gap, first)
+
+
+class Health:
+    """What ``/livez`` and ``/readyz`` answer, from the agents' own state and two quick probes.
+
+    Live: no agent is stalled (see :meth:`AgentLoop.stalled`). Ready: the worker finished joining
+    its group, is not rebalancing, no agent is holding a batch for an outage, Kafka answers a
+    metadata request and (with the ledger or guard agent) Redis answers PING, each within
+    ``PROBE_SECONDS``. Probe answers are reused for ``CACHE_SECONDS`` so scrapes cannot pile up.
+    """
+
+    PROBE_SECONDS = 2.0
+    CACHE_SECONDS = 1.0
+
+    def __init__(
+        self,
+        app: faust.App,
+        loops: dict[Station, AgentLoop],
+        sink: KafkaSink,
+        stores: Sequence[RedisLedgerStore],
+        settings: Settings,
+        metrics: WorkerMetrics,
+    ) -> None:
+        self.app = app
+        self.loops = loops
+        self.sink = sink
+        self.stores = stores
+        self.settings = settings
+        self.metrics = metrics
+        self.assigned = False
+        self._probed: tuple[float, dict[str, str | None]] | None = None
+
+    async def lags(self) -> dict[Station, dict[tuple[str, int], int]]:
+        out = {station: await loop.lags() for station, loop in self.loops.items()}
+        self.metrics.set_lag({tp: lag for lags in out.values() for tp, lag in lags.items()})
+        for station, loop in self.loops.items():
+            self.metrics.set_held(station, loop.held_seconds())
+        return out
+
+    async def live(self) -> tuple[bool, dict[str, Any]]:
+        lags = await self.lags()
+        stalls = {
+            str(station): reason
+            for station, loop in self.loops.items()
+            if (reason := loop.stalled(lags[station], self.settings.stall_seconds)) is not None
+        }
+        return not stalls, {"live": not stalls, "stalled": stalls}
+
+    async def _probe(self) -> dict[str, str | None]:
+        now = time.monotonic()
+        if self._probed is not None and now - self._probed[0] < self.CACHE_SECONDS:
+            return self._probed[1]
+        found: dict[str, str | None] = {"kafka": await self._kafka()}
+        if self.stores:
+            found["redis"] = await self._redis()
+        self._probed = (now, found)
+        return found
+
+    async def _kafka(self) -> str | None:
+        try:
+            if await asyncio.wait_for(self.sink.producer.client.force_metadata_update(), self.PROBE_SECONDS):
+                return None
+            return "no broker answered a metadata request"
+        except (TimeoutError, RuntimeError) as exc:
+            return (
+                f"no metadata within {self.PROBE_SECONDS:g}s" if isinstance(exc, TimeoutError) else str(exc)
+            )
+
+    async def _redis(self) -> str | None:
+        try:
+            await asyncio.wait_for(self.stores[0].ping(), self.PROBE_SECONDS)
+        except TimeoutError:
+            return f"no PONG within {self.PROBE_SECONDS:g}s"
+        except Exception as exc:  # noqa: BLE001 - any failure means not ready; say which
+            return f"{type(exc).__name__}: {exc}"
+        return None
+
+    async def ready(self) -> tuple[bool, dict[str, Any]]:
+        problems: dict[str, str] = {}
+        if not self.assigned:
+            problems["group"] = "not yet assigned partitions"
+        elif getattr(self.app, "rebalancing", False):
+            problems["group"] = "rebalancing"
+        for station, loop in self.loops.items():
+            if loop.hold_started is not None:
+                problems[str(station)] = f"holding a batch for an outage for {loop.held_seconds():.0f}s"
+        for name, problem in (await self._probe()).items():
+            if problem is not None:
+                problems[name] = problem
+        return not problems, {"ready": not problems, "problems": problems}
+
+
+def add_web_routes(app: faust.App, health: Health, metrics: WorkerMetrics) -> None:
+    """``GET /metrics`` (Prometheus text), ``/livez`` and ``/readyz`` (JSON; 200 or 503)."""
+
+    @app.page("/metrics")
+    async def metrics_page(web: Any, request: Any) -> Any:
+        await health.lags()
+        # Prometheus' text format 0.0.4 (aiohttp adds the charset itself)
+        return web.bytes(metrics.render(), content_type="text/plain; version=0.0.4")
+
+    @app.page("/livez")
+    async def livez(web: Any, request: Any) -> Any:
+        ok, body = await health.live()
+        return web.json(body, status=200 if ok else 503)
+
+    @app.page("/readyz")
+    async def readyz(web: Any, request: Any) -> Any:
+        ok, body = await health.ready()
+        return web.json(body, status=200 if ok else 503)
 
 
 def create_app(
@@ -345,15 +559,17 @@ def create_app(
     sink = KafkaSink(settings)
     app.ec_sink = sink
     probe = OffsetProbe(settings, settings.app_id)
-    store: RedisLedgerStore | None = None
-    if settings.agents & {Station.LEDGER, Station.GUARD}:
-        store = RedisLedgerStore.from_settings(settings)  # inert until its first command
+    metrics = WorkerMetrics()
+    stores: dict[Station, RedisLedgerStore] = {
+        # one store (client) per agent, so each counts its own round trips; inert until used
+        station: RedisLedgerStore.from_settings(settings)
+        for station in settings.agents & {Station.LEDGER, Station.GUARD}
+    }
     app.ec_loops = {}  # type: ignore[attr-defined]
+    app.ec_metrics = metrics  # type: ignore[attr-defined]
     for station in sorted(settings.agents, key=list(INPUT_TOPIC).index):
-        runner = BatchRunner(
-            station, settings, sink, store if station in (Station.LEDGER, Station.GUARD) else None
-        )
-        loop = AgentLoop(app, station, settings, runner, probe, on_crash=on_crash)
+        runner = BatchRunner(station, settings, sink, stores.get(station))
+        loop = AgentLoop(app, station, settings, runner, probe, on_crash=on_crash, metrics=metrics)
         app.ec_loops[station] = loop  # type: ignore[attr-defined]
         name = INPUT_TOPIC[station]
         topic = app.topic(
@@ -368,6 +584,15 @@ def create_app(
             key_type=bytes,
         )
         app.agent(topic, name=str(station), concurrency=1)(_body(loop))
+    health = Health(app, app.ec_loops, sink, list(stores.values()), settings, metrics)  # type: ignore[attr-defined]
+    app.ec_health = health  # type: ignore[attr-defined]
+
+    @app.on_rebalance_complete.connect  # type: ignore[arg-type]
+    async def assigned(sender: Any, *args: Any, **kwargs: Any) -> None:
+        health.assigned = True
+
+    if settings.web_enabled:
+        add_web_routes(app, health, metrics)
     log.info(
         "evidence-chain agents: %s; topic prefix %r",
         ", ".join(sorted(settings.agents)),

@@ -12,6 +12,8 @@ import asyncio
 import contextlib
 import logging
 import signal
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
 from aiokafka import AIOKafkaConsumer
@@ -20,6 +22,7 @@ from aiokafka.structs import ConsumerRecord, TopicPartition
 
 from streams.audit_store import AuditStore
 from streams.kafka import ensure_topics, kafka_errors, new_consumer
+from streams.metrics import CONTENT_TYPE_LATEST, AuditSinkMetrics
 from streams.retry import HoldInterrupted, RetryPolicy, hold
 from streams.settings import Settings
 
@@ -35,6 +38,13 @@ class SinkStats:
     malformed: int = 0
     batches: int = 0
     counts: dict[str, int] = field(default_factory=dict)
+    ticked: float = field(default_factory=time.monotonic)
+    """When the consume loop last went round (it does at least every half second)."""
+    assigned: bool = False
+    """Whether the consumer holds partitions (readiness)."""
+    holding: bool = False
+    """Whether a batch is being held because the database is busy or failing."""
+    metrics: AuditSinkMetrics | None = None
 
 
 def _consumer(settings: Settings) -> AIOKafkaConsumer:
@@ -57,6 +67,7 @@ async def run_sink(
     *,
     once: bool = False,
     handle_signals: bool = True,
+    stats: SinkStats | None = None,
 ) -> SinkStats:
     """Consume ``audit`` into the audit database until stopped (or, with ``once``, until drained).
 
@@ -76,7 +87,7 @@ async def run_sink(
                 loop.add_signal_handler(sig, stop.set)
                 installed.append(sig)
     store = AuditStore.open(settings.audit_db)
-    stats = SinkStats()
+    stats = stats or SinkStats()
     # The sink is its own process with nothing to hand back: it waits out outages for as long as they last.
     policy = RetryPolicy(settings.retry_initial_backoff_ms / 1000, settings.retry_max_backoff_ms / 1000, None)
 
@@ -89,6 +100,7 @@ async def run_sink(
                 log.info("audit sink: %s into %s", settings.topic("audit"), store.path)
                 await _consume(consumer, store, stats, stop, batch_size, once, policy)
         finally:
+            stats.assigned = False
             with contextlib.suppress(Exception):
                 await consumer.stop()
 
@@ -119,6 +131,8 @@ async def _consume(
     """
     end: dict[TopicPartition, int] = {}
     while not stop.is_set():
+        stats.ticked = time.monotonic()
+        stats.assigned = bool(consumer.assignment())
         batch = await consumer.getmany(timeout_ms=500, max_records=batch_size)
         if batch:
             await _store_batch(consumer, store, stats, batch, policy, stop)
@@ -139,29 +153,90 @@ async def _store_batch(
     While the database is busy or failing the batch is held and retried; a stop meanwhile leaves
     its offsets uncommitted, so the batch is read again next time.
     """
+    started = time.monotonic()
     values = [(f"{r.topic}[{r.partition}]@{r.offset}", r.value) for rs in batch.values() for r in rs]
     before = store.stats.malformed
     records = store.decode(values)
+
+    def on_hold(held: float | None) -> None:
+        stats.holding = held is not None
+
     try:
         inserted = await hold(
             lambda: asyncio.to_thread(store.apply, records),
             what=f"audit sink: storing {len(records)} records in {store.path}",
             policy=policy,
             stop=stop,
+            on_hold=on_hold,
         )
     except HoldInterrupted:
         log.warning("audit sink: stopping with %d records not stored; they will be read again", len(records))
         return
     stats.read += len(values)
     stats.inserted += inserted
-    stats.malformed += store.stats.malformed - before
+    malformed = store.stats.malformed - before
+    stats.malformed += malformed
     stats.batches += 1
+    if stats.metrics is not None:
+        stats.metrics.batch(len(values), inserted, malformed, time.monotonic() - started)
     offsets = {tp: rs[-1].offset + 1 for tp, rs in batch.items() if rs}
     try:
         await consumer.commit(offsets)
     except KafkaError as exc:  # the batch is stored; re-reading it is harmless (deduped by event_id)
         log.warning("audit sink: committing offsets failed (%s); those records will be re-read", exc)
     log.debug("audit sink: %d records, %d new events", len(values), inserted)
+
+
+def health(
+    stats: SinkStats, stall_seconds: float
+) -> tuple[tuple[bool, dict[str, object]], tuple[bool, dict[str, object]]]:
+    """(live, ready) of the sink: live while its consume loop goes round; ready while it holds
+    partitions and is not holding a batch for the database."""
+    quiet = time.monotonic() - stats.ticked
+    live = quiet <= stall_seconds
+    problems = {}
+    if not stats.assigned:
+        problems["kafka"] = "no partitions assigned (joining, or Kafka unreachable)"
+    if stats.holding:
+        problems["database"] = "holding a batch: the audit database is busy or failing"
+    return (live, {"live": live, "loop_quiet_seconds": round(quiet, 1)}), (
+        not problems,
+        {"ready": not problems, "problems": problems},
+    )
+
+
+@contextlib.asynccontextmanager
+async def serving(settings: Settings, stats: SinkStats) -> AsyncIterator[None]:
+    """``/metrics``, ``/livez`` and ``/readyz`` of the sink on ``EC_AUDIT_SINK_PORT`` (0: none)."""
+    if not settings.audit_sink_port:
+        yield
+        return
+    from aiohttp import web
+
+    metrics = stats.metrics = stats.metrics or AuditSinkMetrics()
+
+    async def metrics_page(request: web.Request) -> web.Response:
+        return web.Response(body=metrics.render(), headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+    def answer(which: int) -> Callable[[web.Request], Awaitable[web.Response]]:
+        async def page(request: web.Request) -> web.Response:
+            ok, body = health(stats, settings.stall_seconds)[which]
+            return web.json_response(body, status=200 if ok else 503)
+
+        return page
+
+    app = web.Application()
+    app.add_routes(
+        [web.get("/metrics", metrics_page), web.get("/livez", answer(0)), web.get("/readyz", answer(1))]
+    )
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, "0.0.0.0", settings.audit_sink_port).start()  # noqa: S104 - probes and scrapes
+        log.info("audit sink: /metrics, /livez, /readyz on port %d", settings.audit_sink_port)
+        yield
+    finally:
+        await runner.cleanup()
 
 
 async def _drained(consumer: AIOKafkaConsumer, end: dict[TopicPartition, int]) -> bool:

@@ -54,8 +54,9 @@ class RetryPolicy:
             delay = min(delay * 2, self.max_seconds)
 
 
-HoldListener = Callable[[float], None]
-"""Told how long the current operation has been held so far (0.0 once it is released)."""
+HoldListener = Callable[[float | None], None]
+"""Told how long the current operation has been held so far (from 0.0 on its first failure), and
+``None`` once it succeeded after being held."""
 
 
 async def hold(
@@ -108,6 +109,6 @@ async def hold(
         if attempts:
             log.warning("%s succeeded after %d retries; releasing the batch", what, attempts)
             if on_hold is not None:
-                on_hold(0.0)
+                on_hold(None)
         return result
     raise AssertionError("unreachable: policy.delays() is endless")  # pragma: no cover

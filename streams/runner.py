@@ -152,6 +152,10 @@ class BatchRunner:
                 out[j] = finish_read(pending, lookups, records[j])
         return [o for o in out if o is not None]
 
+    def round_trips(self) -> int:
+        """Redis round trips of this runner's store so far (0 without a counting store)."""
+        return int(getattr(self.store, "round_trips", 0))
+
     def _store(self) -> LedgerStore:
         if self.store is None:  # pragma: no cover - checked in __init__
             raise ValueError("no ledger store")

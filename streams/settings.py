@@ -84,6 +84,15 @@ class Settings(BaseSettings):
     data_dir: str = Field(".local/faust", description="Where Faust keeps its per-app data directory.")
     web_enabled: bool = Field(False, description="Run the worker's web server (metrics, health) on web_port.")
     web_port: int = Field(6066, description="Web port when web_enabled.")
+    log_format: Literal["text", "json"] = Field(
+        "text", description="Log lines for people (text) or one JSON object per line (json)."
+    )
+    stall_seconds: float = Field(
+        120.0, gt=0, description="No progress this long while the input has lag fails /livez."
+    )
+    audit_sink_port: int = Field(
+        9108, ge=0, le=65535, description="Port of the audit sink's /metrics, /livez, /readyz (0: none)."
+    )
     batch_size: int = Field(500, ge=1, description="Most records an agent takes at once.")
     stream_buffer_maxsize: int = Field(
         1000, ge=1, description="Records buffered per agent before fetching pauses."

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import logging.config
 import sqlite3
 import sys
 from collections import Counter
@@ -23,11 +24,12 @@ from rich.table import Table
 from rich.text import Text
 
 from streams import codec
-from streams.audit_sink import run_sink
+from streams.audit_sink import SinkStats, run_sink, serving
 from streams.audit_store import AuditStore
 from streams.cli.display import cell, console, printable, redact_url
 from streams.errors import ConfigurationError, RedisUnavailable, Refused
 from streams.ledger_store import RedisLedgerStore
+from streams.logs import logging_config
 from streams.settings import Settings, get_settings
 
 _LEDGER_FIELDS = ("status", "evidence_status", "projection_sha256", "failure_reason", "event_id")
@@ -66,17 +68,19 @@ def _settings(db: str | None) -> Settings:
     return settings.model_copy(update={"audit_db": db}) if db else settings
 
 
+async def _serve_and_sink(settings: Settings, batch_size: int, once: bool) -> SinkStats:
+    stats = SinkStats()
+    async with serving(settings, stats):
+        return await run_sink(settings, batch_size=batch_size, once=once, stats=stats)
+
+
 def run_audit_sink(args: argparse.Namespace) -> int:
     """The ``audit-sink`` command; prints what it stored when it stops."""
     if args.batch_size < 1:
         raise ConfigurationError(f"--batch-size must be at least 1, not {args.batch_size}")
     settings = _settings(args.db)
-    logging.basicConfig(
-        level=args.loglevel.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
-    stats = asyncio.run(run_sink(settings, batch_size=args.batch_size, once=args.once))
+    logging.config.dictConfig(logging_config(settings.log_format, args.loglevel))
+    stats = asyncio.run(_serve_and_sink(settings, args.batch_size, args.once))
     replays = stats.read - stats.inserted - stats.malformed
     counts = stats.counts
     print(

@@ -58,8 +58,14 @@ def run_worker(args: argparse.Namespace) -> int:
     from faust import Worker
 
     from streams.app import create_app
+    from streams.logs import logging_config
 
-    worker = Worker(create_app(settings, topics_ready=True), loglevel=args.loglevel.upper())
+    worker = Worker(
+        create_app(settings, topics_ready=True),
+        loglevel=args.loglevel.upper(),
+        logging_config=logging_config(settings.log_format, args.loglevel),
+        quiet=settings.log_format == "json",  # no start-up banner between the JSON lines
+    )
     worker.execute_from_commandline()  # exits the process when the worker stops
     return 0  # pragma: no cover
 

@@ -2,6 +2,8 @@
 
 - ``EC_TEST_RAISE_ON=<text>``: the postprocess station raises for every record whose bytes hold the
   text (an unexpected exception in a station: that record's INTERNAL_ERROR dead letter).
+- ``EC_TEST_STALL_ON=<text>``: the project agent's batch holding the text never finishes (a wedged
+  await: the event loop, the web server included, keeps running).
 - ``EC_TEST_BATCH_ERROR_FILE=<path>``: while that file exists, the first postprocess batch holding
   ``EC_TEST_BATCH_ERROR_ON`` fails outside any record (an unexpected batch-level error); the file is
   removed first, so the restarted worker processes the batch.
@@ -11,6 +13,7 @@ Nothing here is importable from the product: the hooks patch it from outside, in
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 from typing import Any
@@ -21,7 +24,22 @@ from streams.cli import main
 from streams.runner import BatchRunner
 
 
+def _install_stall() -> None:
+    marker = os.environ.get("EC_TEST_STALL_ON", "").encode()
+    if not marker:
+        return
+    run = BatchRunner.run
+
+    async def wedged(self: BatchRunner, records: Any) -> Any:
+        if self.station is Station.PROJECT and any(marker in r.value for r in records):
+            await asyncio.Event().wait()  # never set
+        return await run(self, records)
+
+    BatchRunner.run = wedged  # type: ignore[method-assign]
+
+
 def _install() -> None:
+    _install_stall()
     marker = os.environ.get("EC_TEST_RAISE_ON", "").encode()
     if marker:
         original = pipeline.STATIONS[Station.POSTPROCESS]

@@ -101,3 +101,18 @@ async def test_hold_retries_only_what_is_retriable_and_gives_up_after_the_limit(
     stop.set()
     with pytest.raises(HoldInterrupted):
         await hold(down, what="x", policy=RetryPolicy(0.01, 0.01, None), stop=stop)
+
+
+async def test_hold_tells_its_listener_from_the_first_failure_until_it_is_released() -> None:
+    calls = 0
+
+    async def flaky() -> str:
+        nonlocal calls
+        calls += 1
+        if calls < 3:
+            raise KafkaUnavailable("down")
+        return "done"
+
+    told: list[float | None] = []
+    assert await hold(flaky, what="x", policy=RetryPolicy(0.01, 0.01, 5), on_hold=told.append) == "done"
+    assert told[0] == 0.0 and told[1] is not None and told[1] > 0 and told[-1] is None and len(told) == 3

@@ -1,0 +1,170 @@
+"""What a worker and the audit sink tell Prometheus: one registry per process, Prometheus naming.
+
+The worker's metrics (served at ``GET /metrics`` on ``EC_WEB_PORT`` when ``EC_WEB_ENABLED``):
+
+- ``evidence_chain_records_total{agent,outcome}``: every consumed record, once, by what became of
+  it: ``ok``, ``dead_letter``, ``duplicate`` / ``conflict`` (ledger), ``pass`` / ``reject`` /
+  ``fallback`` (guard). Per agent, the outcomes add up to the records the agent processed.
+- ``evidence_chain_dead_letters_total{agent,reason}``: dead letters by the spec's reason.
+- ``evidence_chain_batch_seconds{agent}``: histogram of a batch's time, gap checks to acks.
+- ``evidence_chain_redis_round_trips_total{agent}``: Redis round trips (ledger, guard).
+- ``evidence_chain_consumer_lag{topic,partition}``: records on an assigned input partition not yet
+  processed (high watermark − processed position), refreshed on each scrape.
+- ``evidence_chain_held_seconds{agent}``: how long the agent's current batch has been held for an
+  outage (0 when none).
+
+Counters live in the process: they start at 0 when a worker starts (Prometheus ``rate()``/``increase()``
+handle restarts).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+from models.vocab import LedgerOutcome, Station
+from streams.pipeline import Outcome
+
+__all__ = ["CONTENT_TYPE_LATEST", "AuditSinkMetrics", "WorkerMetrics", "outcome_label"]
+
+OUTCOMES = ("ok", "dead_letter", "duplicate", "conflict", "pass", "reject", "fallback")
+BATCH_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0)
+
+
+def outcome_label(outcome: Outcome[Any]) -> str:
+    """What became of one record at its station, as the ``outcome`` label."""
+    if outcome.station == Station.LEDGER:
+        written = outcome.audit.get("outcome")
+        if written == LedgerOutcome.CONFLICT:
+            return "conflict"
+        if written == LedgerOutcome.DUPLICATE:
+            return "duplicate"
+    if outcome.rejection is not None:
+        return "dead_letter"
+    if outcome.station == Station.GUARD:
+        verdict = outcome.audit.get("verdict")
+        if isinstance(verdict, str) and verdict.lower() in OUTCOMES:
+            return verdict.lower()
+    return "ok"
+
+
+class WorkerMetrics:
+    """The worker's registry; the agents record into it, ``render`` is what ``/metrics`` serves."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.records = Counter(
+            "evidence_chain_records",
+            "Records consumed, by agent and outcome.",
+            ["agent", "outcome"],
+            registry=r,
+        )
+        self.dead_letters = Counter(
+            "evidence_chain_dead_letters",
+            "Dead letters produced, by agent and reason.",
+            ["agent", "reason"],
+            registry=r,
+        )
+        self.batch_seconds = Histogram(
+            "evidence_chain_batch_seconds",
+            "Time of one batch, by agent.",
+            ["agent"],
+            buckets=BATCH_BUCKETS,
+            registry=r,
+        )
+        self.redis_round_trips = Counter(
+            "evidence_chain_redis_round_trips", "Redis round trips, by agent.", ["agent"], registry=r
+        )
+        self.lag = Gauge(
+            "evidence_chain_consumer_lag",
+            "Unprocessed records per assigned input partition.",
+            ["topic", "partition"],
+            registry=r,
+        )
+        self.held = Gauge(
+            "evidence_chain_held_seconds",
+            "How long the current batch has been held for an outage.",
+            ["agent"],
+            registry=r,
+        )
+        self._refreshers: list[Callable[[], Any]] = []
+
+    def start_agent(self, agent: Station) -> None:
+        """Show an agent's series at 0 before its first batch."""
+        for outcome in OUTCOMES:
+            self.records.labels(agent, outcome)
+        self.redis_round_trips.labels(agent)
+        self.held.labels(agent).set(0)
+
+    def batch(
+        self, agent: Station, outcomes: Sequence[Outcome[Any]], seconds: float, round_trips: int
+    ) -> None:
+        """One finished batch of ``agent``."""
+        for outcome in outcomes:
+            self.records.labels(agent, outcome_label(outcome)).inc()
+            if outcome.rejection is not None:
+                self.dead_letters.labels(agent, outcome.rejection["reason"]).inc()
+        self.batch_seconds.labels(agent).observe(seconds)
+        if round_trips:
+            self.redis_round_trips.labels(agent).inc(round_trips)
+
+    def set_lag(self, lags: Mapping[tuple[str, int], int]) -> None:
+        """The lag of every assigned input partition (partitions no longer assigned disappear)."""
+        self.lag.clear()
+        for (topic, partition), lag in lags.items():
+            self.lag.labels(topic, str(partition)).set(lag)
+
+    def set_held(self, agent: Station, seconds: float) -> None:
+        self.held.labels(agent).set(seconds)
+
+    def render(self) -> bytes:
+        """The text exposition format."""
+        return generate_latest(self.registry)
+
+
+class AuditSinkMetrics:
+    """The audit sink's registry (served on ``EC_AUDIT_SINK_PORT``)."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.records = Counter(
+            "evidence_chain_audit_records",
+            "Audit records read, by outcome (stored, duplicate, malformed).",
+            ["outcome"],
+            registry=r,
+        )
+        self.batches = Counter("evidence_chain_audit_batches", "Batches committed to the store.", registry=r)
+        self.batch_seconds = Histogram(
+            "evidence_chain_audit_batch_seconds",
+            "Time of one audit batch.",
+            buckets=BATCH_BUCKETS,
+            registry=r,
+        )
+        self.lag = Gauge(
+            "evidence_chain_consumer_lag",
+            "Unstored records per assigned audit partition.",
+            ["topic", "partition"],
+            registry=r,
+        )
+        for outcome in ("stored", "duplicate", "malformed"):
+            self.records.labels(outcome)
+
+    def batch(self, read: int, stored: int, malformed: int, seconds: float) -> None:
+        self.records.labels("stored").inc(stored)
+        self.records.labels("malformed").inc(malformed)
+        self.records.labels("duplicate").inc(max(0, read - stored - malformed))
+        self.batches.inc()
+        self.batch_seconds.observe(seconds)
+
+    def set_lag(self, lags: Iterable[tuple[tuple[str, int], int]]) -> None:
+        self.lag.clear()
+        for (topic, partition), lag in lags:
+            self.lag.labels(topic, str(partition)).set(lag)
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)

@@ -1,0 +1,181 @@
+"""What an operator sees, without a broker: the outcome labels, the counters a batch moves, the stall
+rule of ``/livez``, the audit sink's health, and log lines (JSON and text) about one record."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import logging.config
+import time
+from typing import Any
+
+import faust
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from models.vocab import Station
+from streams import codec
+from streams.audit_sink import SinkStats, health
+from streams.logs import JsonFormatter, logging_config, record_fields
+from streams.messages import Record
+from streams.metrics import WorkerMetrics, outcome_label
+from streams.runner import BatchRunner
+from streams.settings import Settings
+from tests.streams.conftest import FakeSink
+from tests.streams.test_agent_loop import RAW, FakeProbe, Loop, event
+from tests.support import memory_ledger
+
+SETTINGS = Settings(topic_prefix="t.")
+
+
+def samples(metrics: WorkerMetrics, name: str) -> dict[tuple[tuple[str, str], ...], float]:
+    out = {}
+    for family in text_string_to_metric_families(metrics.render().decode()):
+        for sample in family.samples:
+            if sample.name == name:
+                out[tuple(sorted(sample.labels.items()))] = sample.value
+    return out
+
+
+def record(value: bytes, offset: int = 0) -> Record:
+    return Record("t.in", 0, offset, 1_700_000_000_000, None, value)
+
+
+async def test_each_record_gets_one_outcome_and_dead_letters_their_reason() -> None:
+    runner = BatchRunner(Station.POSTPROCESS, SETTINGS, FakeSink())
+    batch = [record(v, i) for i, v in enumerate([*RAW[:3], b"not json", b'{"run_id": "r"}'])]
+    outcomes = await runner.run(batch)
+    metrics = WorkerMetrics()
+    metrics.start_agent(Station.POSTPROCESS)
+    metrics.batch(Station.POSTPROCESS, outcomes, 0.2, 0)
+    counted = samples(metrics, "evidence_chain_records_total")
+    labels = [outcome_label(o) for o in outcomes]
+    assert sum(counted.values()) == len(batch)
+    assert counted[(("agent", "postprocess"), ("outcome", "dead_letter"))] == labels.count("dead_letter") >= 2
+    reasons = samples(metrics, "evidence_chain_dead_letters_total")
+    assert sum(reasons.values()) == labels.count("dead_letter")
+    assert set(reasons) == {
+        (("agent", "postprocess"), ("reason", r)) for r in ("MALFORMED_JSON", "INVALID_ID")
+    }
+    assert samples(metrics, "evidence_chain_batch_seconds_count") == {(("agent", "postprocess"),): 1.0}
+    assert counted[(("agent", "postprocess"), ("outcome", "pass"))] == 0  # every series shown from 0
+
+
+async def test_ledger_and_guard_outcomes_are_labelled_as_operators_read_them() -> None:
+    ledger = memory_ledger()
+    project = BatchRunner(Station.PROJECT, SETTINGS, sink := FakeSink())
+    post = await BatchRunner(Station.POSTPROCESS, SETTINGS, post_sink := FakeSink()).run([record(RAW[0])])
+    assert outcome_label(post[0]) == "ok"
+    await project.run([record(post_sink.on("t.postprocessed")[0].value)])
+    projected = sink.on("t.projected")[0].value
+    writer = BatchRunner(Station.LEDGER, SETTINGS, FakeSink(), ledger)
+    first, again = await writer.run([record(projected, 0), record(projected, 1)])
+    assert [outcome_label(first), outcome_label(again)] == ["ok", "duplicate"]
+    entry = codec.loads(projected)
+    draft = codec.dumps(
+        {
+            "run_id": "run-golden-1",
+            "draft_id": "d1",
+            "analysis": [
+                {"id": "a1", "kind": "NORMAL", "content": "x", "tool_call_ids": [entry["tool_call_id"]]}
+            ],
+            "limitations": ["l"],
+        }
+    )
+    guard = BatchRunner(Station.GUARD, SETTINGS, FakeSink(), ledger)
+    (verdict,) = await guard.run([record(draft)])
+    assert outcome_label(verdict) in {"pass", "reject", "fallback"}
+    assert outcome_label(verdict) == verdict.audit["verdict"].lower()
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_an_agent_is_stalled_only_when_it_makes_no_progress_while_it_has_work() -> None:
+    app = faust.App("observe-test", broker="memory://", value_serializer="raw", key_serializer="raw")
+    clock = Clock()
+    fixture = Loop(app, FakeProbe({("t.raw-hits", 0): 0}))
+    loop = fixture.loop
+    loop.clock = clock
+    loop.last_progress = clock.now
+    loop.on_wait(True)  # idle on an empty channel
+    clock.now += 500
+    assert loop.stalled({}, 60) is None  # idle for long, nothing to do: fine
+    assert loop.stalled({("t.raw-hits", 0): 0}, 60) is None
+    assert "waiting" in (loop.stalled({("t.raw-hits", 0): 7}, 60) or "")  # records not delivered
+    loop.on_wait(False)  # a batch arrived
+    clock.now += 30
+    assert loop.stalled({}, 60) is None
+    clock.now += 31
+    assert "one batch for 61s" in (loop.stalled({}, 60) or "")  # wedged in its batch
+    loop.on_hold(5.0)  # an outage holds the batch: readiness reports it, liveness does not
+    assert loop.stalled({}, 60) is None and loop.held_seconds() == 5.0
+    loop.on_hold(None)
+    await loop.process([event(app, 0, RAW[0])])
+    assert loop.stalled({}, 60) is None  # progress made
+
+
+def test_the_audit_sink_is_live_while_its_loop_turns_and_ready_while_assigned() -> None:
+    stats = SinkStats()
+    (live, _), (ready, body) = health(stats, 60)
+    assert live and not ready and "kafka" in body["problems"]
+    stats.assigned = True
+    assert health(stats, 60)[1][0] is True
+    stats.holding = True
+    assert "database" in health(stats, 60)[1][1]["problems"]
+    stats.ticked = time.monotonic() - 120
+    assert health(stats, 60)[0][0] is False
+
+
+def handler_output(log_format: str, emit: Any) -> str:
+    stream = io.StringIO()
+    config = logging_config(log_format, "info")
+    config["handlers"]["stderr"]["stream"] = stream
+    logging.config.dictConfig(config)
+    try:
+        emit(logging.getLogger("streams.app"))
+    finally:
+        logging.config.dictConfig(logging_config("text", "warning"))
+    return stream.getvalue()
+
+
+@pytest.mark.parametrize("log_format", ["json", "text"])
+def test_a_line_about_a_record_carries_its_coordinates(log_format: str) -> None:
+    hostile = "run\n[CRITICAL] forged\x1b[31m"
+    fields = record_fields(
+        Record("t.raw-hits", 2, 41, None, None, b""),
+        agent="postprocess",
+        run_id=hostile,
+        tool_call_id="call-1",
+        event_id="postprocess:t.raw-hits:2:41:-",
+        reason="SCHEMA_VIOLATION",
+    )
+    out = handler_output(log_format, lambda log: log.warning("dead letter for %s", hostile, extra=fields))
+    assert out.count("\n") == 1  # one line: the newline in the id cannot start another
+    assert "\x1b" not in out
+    if log_format == "json":
+        line = json.loads(out)
+        assert line["level"] == "warning" and line["agent"] == "postprocess" and line["offset"] == 41
+        assert line["run_id"] == "run\\n[CRITICAL] forged\\x1b[31m"
+        assert line["topic"] == "t.raw-hits" and line["partition"] == 2 and line["tool_call_id"] == "call-1"
+        assert line["event_id"] == "postprocess:t.raw-hits:2:41:-"
+    else:
+        assert "tool_call_id=call-1" in out and "offset=41" in out and "[WARNING]" in out
+
+
+def test_json_lines_carry_exceptions_as_one_field() -> None:
+    def emit(log: logging.Logger) -> None:
+        try:
+            raise ValueError("boom")
+        except ValueError:
+            log.exception("failed")
+
+    line = json.loads(handler_output("json", emit))
+    assert "ValueError: boom" in line["exc"] and line["message"] == "failed"
+    assert isinstance(JsonFormatter(), logging.Formatter)
