@@ -52,6 +52,7 @@ from streams.pipeline import Outcome
 from streams.retry import RetryPolicy, hold
 from streams.runner import BatchRunner
 from streams.settings import Settings
+from streams.tracing import tracer_for
 
 log = logging.getLogger(__name__)
 
@@ -351,8 +352,9 @@ class AgentLoop:
         trips = self.runner.round_trips()
         records = [to_record(e) for e in current]
         self.tracker.start_generation(generation)
-        await self._verify(records)
-        outcomes = await self.runner.run(records)
+        with self.runner.tracer.batch(records[0].topic, len(records)):
+            await self._verify(records)
+            outcomes = await self.runner.run(records)
         self.tracker.finish([((r.topic, r.partition), r.offset) for r in records])  # type: ignore[misc]
         self.processed += len(records)
         self.last_progress = self.clock()
@@ -568,7 +570,13 @@ def create_app(
     app.ec_loops = {}  # type: ignore[attr-defined]
     app.ec_metrics = metrics  # type: ignore[attr-defined]
     for station in sorted(settings.agents, key=list(INPUT_TOPIC).index):
-        runner = BatchRunner(station, settings, sink, stores.get(station))
+        runner = BatchRunner(
+            station,
+            settings,
+            sink,
+            stores.get(station),
+            tracer=tracer_for(settings.tracing, station, settings.app_id),
+        )
         loop = AgentLoop(app, station, settings, runner, probe, on_crash=on_crash, metrics=metrics)
         app.ec_loops[station] = loop  # type: ignore[attr-defined]
         name = INPUT_TOPIC[station]

@@ -28,6 +28,7 @@ from streams.pipeline import (
 from streams.retry import HoldListener, RetryPolicy, hold
 from streams.settings import Settings
 from streams.stations.ledger_view import LedgerKey, LedgerLookup
+from streams.tracing import Tracer
 
 
 class Sink(Protocol):
@@ -92,6 +93,7 @@ class BatchRunner:
         policy: RetryPolicy | None = None,
         clock: Callable[[], str] = wall_clock,
         on_hold: HoldListener | None = None,
+        tracer: Tracer | None = None,
     ) -> None:
         if station in (Station.LEDGER, Station.GUARD) and store is None:
             raise ValueError(f"the {station} station needs a ledger store")
@@ -102,24 +104,30 @@ class BatchRunner:
         self.policy = policy or RetryPolicy.from_settings(settings)
         self.clock = clock
         self.on_hold = on_hold
+        self.tracer = tracer or Tracer()
 
     async def run(self, records: Sequence[Record]) -> list[Outcome[Any]]:
         """Process one batch; returns its outcomes once all its effects are done."""
-        steps = [run_station(self.station, record, self.settings) for record in records]
-        outcomes = await self._resolve(records, steps)
-        processed_at = self.clock()
-        messages = [
-            m
-            for record, o in zip(records, outcomes, strict=True)
-            for m in emissions(o, record, self.settings, processed_at)
-        ]
-        if messages:
-            await hold(
-                lambda: self.sink.send_all(messages),
-                what=f"{self.station}: sending {len(messages)} messages",
-                policy=self.policy,
-                on_hold=self.on_hold,
-            )
+        spans = self.tracer.records(records)
+        try:
+            steps = [run_station(self.station, record, self.settings) for record in records]
+            outcomes = await self._resolve(records, steps)
+            processed_at = self.clock()
+            messages: list[Output] = []
+            for i, (record, outcome) in enumerate(zip(records, outcomes, strict=True)):
+                made = emissions(outcome, record, self.settings, processed_at)
+                messages += self.tracer.carry(spans[i], made) if spans else made
+            if messages:
+                await hold(
+                    lambda: self.sink.send_all(messages),
+                    what=f"{self.station}: sending {len(messages)} messages",
+                    policy=self.policy,
+                    on_hold=self.on_hold,
+                )
+        except BaseException as exc:
+            self.tracer.end(spans, exc)
+            raise
+        self.tracer.end(spans)
         return outcomes
 
     async def _resolve(self, records: Sequence[Record], steps: list[Step]) -> list[Outcome[Any]]:

@@ -87,6 +87,10 @@ class Settings(BaseSettings):
     log_format: Literal["text", "json"] = Field(
         "text", description="Log lines for people (text) or one JSON object per line (json)."
     )
+    tracing: bool = Field(
+        False,
+        description="OpenTelemetry spans per batch and record (the otel extra; OTEL_* configure export).",
+    )
     stall_seconds: float = Field(
         120.0, gt=0, description="No progress this long while the input has lag fails /livez."
     )
