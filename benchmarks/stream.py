@@ -61,6 +61,8 @@ from streams.settings import Settings  # noqa: E402
 QUIX_PYTHON = ROOT / ".local" / "bench" / "quix-venv" / "bin" / "python"
 console = Console(stderr=True)
 PROFILE_SECONDS = 6
+FINDINGS = ROOT / "benchmarks" / "findings.md"
+"""Written by people: what each change bought, which targets are missed and why (appended as is)."""
 PROFILE_OUT = ROOT / ".local" / "bench" / "profile-worker.txt"
 
 
@@ -72,9 +74,28 @@ class Pipeline:
     argv: Callable[[], list[str]]
     env: dict[str, str] = field(default_factory=dict)
 
+    @property
+    def log(self) -> str:
+        return "-".join(self.name.split()[:2]).strip(",()").replace("/", "")
+
 
 PIPELINES = {
     "worker": Pipeline("evidence-chain worker (4 agents, 1 process)", harness.worker_argv),
+    "worker-asyncio": Pipeline(
+        "worker with the stock asyncio loop (EC_EVENT_LOOP=asyncio)",
+        harness.worker_argv,
+        {"EC_EVENT_LOOP": "asyncio"},
+    ),
+    "worker-16k": Pipeline(
+        "worker with 16 KiB producer batches (EC_PRODUCER_BATCH_BYTES=16384)",
+        harness.worker_argv,
+        {"EC_PRODUCER_BATCH_BYTES": "16384"},
+    ),
+    "worker-zstd": Pipeline(
+        "worker with zstd batches (EC_PRODUCER_COMPRESSION=zstd)",
+        harness.worker_argv,
+        {"EC_PRODUCER_COMPRESSION": "zstd"},
+    ),
     "aiokafka": Pipeline(
         "plain aiokafka pipeline, default producer batch",
         lambda: [sys.executable, str(ROOT / "benchmarks" / "anchor_aiokafka.py")],
@@ -120,7 +141,7 @@ async def throughput(
     """Preload, start the pipeline, time its ledger events, stop it (sampled by py-spy if asked)."""
     async with topics(fresh_settings("p2", partitions)) as settings:
         await harness.preload(settings, values)
-        process = start(pipeline.name.split()[0], pipeline.argv(), pipeline_env(settings, **pipeline.env))
+        process = start(pipeline.log, pipeline.argv(), pipeline_env(settings, **pipeline.env))
         try:
             return await measured(process, settings, len(values), patience, profile_to)
         finally:
@@ -270,7 +291,7 @@ async def latency(pipeline: Pipeline, rate: float, seconds: float, warmup: list[
     count = max(10, int(rate * seconds))
     values = corpus.records(count, seed=23, start=100_000)
     async with topics(fresh_settings("p4", 3)) as settings:
-        process = start(pipeline.name.split()[0], pipeline.argv(), pipeline_env(settings, **pipeline.env))
+        process = start(pipeline.log, pipeline.argv(), pipeline_env(settings, **pipeline.env))
         try:
             async with Watcher(settings) as watcher:
                 await harness.preload(settings, warmup)
@@ -355,7 +376,6 @@ class Figures:
     p4: dict[str, list[list[float]]] = field(default_factory=dict)
     p5: tuple[int, int] | None = None
     scale: dict[int, list[float]] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
     profile: Path | None = None
 
 
@@ -404,7 +424,7 @@ def markdown(f: Figures) -> str:
                 f"| {PIPELINES[key].name} | {spread([r.rate for r in runs])} | "
                 f"{spread([r.cpu_ms for r in runs], '{:.2f}')} |"
             )
-        anchors = [statistics.median(r.rate for r in f.p2[k]) for k in f.p2 if k != "worker"]
+        anchors = [statistics.median(r.rate for r in f.p2[k]) for k in f.p2 if not k.startswith("worker")]
         if "worker" in f.p2 and anchors:
             ratio = statistics.median(r.rate for r in f.p2["worker"]) / max(anchors)
             lines += ["", f"Worker ÷ the faster anchor (medians): **{ratio:.2f}×** (target ≥ 1.5×)."]
@@ -494,8 +514,8 @@ def markdown(f: Figures) -> str:
             *flames.summary(f.profile),
             "",
         ]
-    if f.notes:
-        lines += ["## Notes", "", *f.notes, ""]
+    if FINDINGS.exists():
+        lines += ["", FINDINGS.read_text(encoding="utf-8").strip(), ""]
     return "\n".join(lines)
 
 
@@ -563,11 +583,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--memory-records", type=int, default=200_000)
     parser.add_argument("--timeout", type=float, default=300.0, help="longest wait for one pipeline's events")
     parser.add_argument("--only", default="p2,p3,p4,p5,scale")
-    parser.add_argument("--pipelines", default=",".join(PIPELINES))
+    parser.add_argument("--pipelines", default=None, help=f"some of {','.join(PIPELINES)} (default: all)")
     parser.add_argument("--out", type=Path, default=ROOT / "BENCHMARKS.md")
     parser.add_argument("--profile", action="store_true", help="sample the worker with py-spy during P2")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, one run: proves the benchmark runs")
     args = parser.parse_args(argv)
+    if args.pipelines is None:  # the smoke run skips the worker's variants: they start the same code
+        args.pipelines = "worker,aiokafka,quix" if args.smoke else ",".join(PIPELINES)
     if args.smoke:
         args.runs, args.records, args.drafts = 1, 60, 60
         args.latency_seconds, args.memory_records, args.timeout = 2.0, 400, 120.0
