@@ -77,6 +77,24 @@ async def topics(settings: Settings) -> AsyncIterator[Settings]:
         await client.aclose()
 
 
+@contextlib.asynccontextmanager
+async def redis_config(settings: Settings, changes: dict[str, str]) -> AsyncIterator[None]:
+    """Redis ``CONFIG SET`` of ``changes`` for the block, the previous values restored after it."""
+    if not changes:
+        yield
+        return
+    client = aioredis.from_url(settings.redis_url.get_secret_value(), decode_responses=True)
+    before = {name: (await client.config_get(name))[name] for name in changes}
+    try:
+        for name, value in changes.items():
+            await client.config_set(name, value)
+        yield
+    finally:
+        for name, value in before.items():
+            await client.config_set(name, value)
+        await client.aclose()
+
+
 def producer(settings: Settings) -> AIOKafkaProducer:
     """A producer for loading records quickly (1 MiB batches, acks=all)."""
     return AIOKafkaProducer(
