@@ -62,8 +62,9 @@ from streams.settings import Settings  # noqa: E402
 QUIX_PYTHON = ROOT / ".local" / "bench" / "quix-venv" / "bin" / "python"
 console = Console(stderr=True)
 PROFILE_SECONDS = 6
-FINDINGS = ROOT / "benchmarks" / "findings.md"
-"""Written by people: what each change bought, which targets are missed and why (appended as is)."""
+FINDINGS = (ROOT / "benchmarks" / "findings.md", ROOT / "benchmarks" / "chain-findings.md")
+"""Written by people and appended as is: what each change bought, which targets are missed and why;
+the station chain's own figures (``benchmarks/chain.py``, ``breakdown.py``)."""
 PROFILE_OUT = ROOT / ".local" / "bench" / "profile-worker.txt"
 
 
@@ -531,8 +532,9 @@ def markdown(f: Figures) -> str:
             *flames.summary(f.profile),
             "",
         ]
-    if FINDINGS.exists():
-        lines += ["", FINDINGS.read_text(encoding="utf-8").strip(), ""]
+    for path in FINDINGS:
+        text = path.read_text(encoding="utf-8").strip()
+        lines += ["", "\n".join(line for line in text.splitlines() if not line.startswith("<!--")), ""]
     return "\n".join(lines)
 
 
