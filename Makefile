@@ -16,15 +16,18 @@ TOOLS_VENV := .local/tools-venv
 TOOLS_STAMP := $(TOOLS_VENV)/.installed-stamp
 CHECK_JSONSCHEMA_SPEC := check-jsonschema>=0.33,<1
 
-.PHONY: help venv install up down status check lint typecheck compose-check test run bench clean distclean
+.PHONY: help venv install up up-postgres browser down status check lint typecheck compose-check test run bench clean distclean
 
 help:
 	@echo 'make install    create .venv ($(PYTHON)) and pip install -e ".[dev]" (again only when pyproject.toml changes)'
 	@echo 'make up         start the local stack: Kafka on 127.0.0.1:9092, Redis on 127.0.0.1:6379'
+	@echo '                (and PostgreSQL too with EC_STACK_POSTGRES=1)'
+	@echo 'make up-postgres start PostgreSQL for the audit tests (Debian package; 127.0.0.1:5432 or next free)'
+	@echo 'make browser    install Debian chromium + chromium-driver for the browser tests if missing'
 	@echo 'make status     show the local stack'
 	@echo 'make down       stop the local stack'
 	@echo 'make check      ruff, mypy, docker-compose.yml schema'
-	@echo 'make test       install + up + check + the whole pytest suite, integration tests included (CI)'
+	@echo 'make test       install + up + up-postgres + browser + check + the whole pytest suite (CI)'
 	@echo 'make run        install + up, then deploy/local/run.sh'
 	@echo 'make bench      station CPU vs orjson, then the stream figures into BENCHMARKS.md (needs the stack)'
 	@echo 'make clean      down, then delete .local state except downloads'
@@ -44,6 +47,22 @@ $(INSTALL_STAMP): pyproject.toml | $(VENV_PY)
 
 up:
 	$(STACK) up
+
+# PostgreSQL for the audit sink's PostgreSQL backend and its tests; `make up` alone does not start it.
+up-postgres:
+	$(STACK) up-postgres
+
+# The serve tests drive Debian's headless Chromium through chromedriver; install both when missing.
+browser:
+	@if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo '[make] installing Debian packages chromium chromium-driver (for tests/integration/test_serve.py)'; \
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium chromium-driver >/dev/null; \
+	else \
+		echo 'chromium and chromedriver not found: install them (Debian/Ubuntu: sudo apt-get install chromium chromium-driver)' >&2; \
+		exit 1; \
+	fi
 
 down:
 	$(STACK) down
@@ -103,7 +122,7 @@ check: lint typecheck compose-check contracts-check
 
 # pytest's own exit code goes through untouched (5 = no tests collected is a failure here too).
 # Then the stream benchmark's smoke mode (tiny sizes, every figure and pipeline) so it cannot rot.
-test: install up check bench-quix-venv
+test: install up up-postgres browser check bench-quix-venv
 	$(VENV_PY) -m pytest tests
 	$(VENV_PY) benchmarks/stream.py --smoke --out .local/bench/smoke.md
 

@@ -1,9 +1,11 @@
 """The audit sink: the ``audit`` topic into the audit store (:mod:`streams.audit_store`).
 
 Delivery: :func:`run_sink` consumes in its own consumer group (``<app_id>-audit-sink``) without
-auto-commit; each batch is applied in one SQLite transaction, committed (``synchronous=FULL``)
-*before* the Kafka offsets are. A crash between the two only replays the batch, which the
-``event_id`` dedupe drops: nothing is lost and nothing is counted twice.
+auto-commit; each batch is applied in one database transaction (SQLite with ``synchronous=FULL``, or
+PostgreSQL), committed *before* the Kafka offsets are. A crash between the two only replays the
+batch, which the ``event_id`` dedupe drops: nothing is lost and nothing is counted twice. The
+database is opened (and its schema migrated) before the consumer joins; a PostgreSQL server that
+cannot be reached is waited for, like Kafka.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from aiokafka import AIOKafkaConsumer
 from aiokafka.errors import KafkaError
 from aiokafka.structs import ConsumerRecord, TopicPartition
 
-from streams.audit_store import AuditStore
+from streams.audit_store import AuditStore, AuditStoreBusy, describe
 from streams.kafka import ensure_topics, kafka_errors, new_consumer
 from streams.metrics import CONTENT_TYPE_LATEST, AuditSinkMetrics
 from streams.retry import HoldInterrupted, RetryPolicy, hold
@@ -73,7 +75,8 @@ async def run_sink(
 
     Stops on ``stop_event``, or SIGINT/SIGTERM when ``handle_signals``, after the batch in hand is
     stored and committed. With ``once`` it stops when its partitions reach the end offsets they had
-    when it joined. While Kafka is unreachable it logs and retries with backoff; a busy database too.
+    when it joined. While Kafka or a PostgreSQL server is unreachable it logs and retries with
+    backoff; a busy database too.
 
     Raises:
         ConfigurationError: the database cannot be used, or a topic has the wrong partition count.
@@ -86,30 +89,48 @@ async def run_sink(
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.add_signal_handler(sig, stop.set)
                 installed.append(sig)
-    store = AuditStore.open(settings.audit_db)
     stats = stats or SinkStats()
     # The sink is its own process with nothing to hand back: it waits out outages for as long as they last.
     policy = RetryPolicy(settings.retry_initial_backoff_ms / 1000, settings.retry_max_backoff_ms / 1000, None)
 
-    async def session() -> None:
+    async def open_store() -> AuditStore:
+        return await asyncio.to_thread(AuditStore.from_settings, settings)
+
+    async def session(store: AuditStore) -> None:
         consumer = _consumer(settings)
         try:
             with kafka_errors(f"audit sink on {settings.kafka_bootstrap}"):
                 await ensure_topics(settings)
                 await consumer.start()
-                log.info("audit sink: %s into %s", settings.topic("audit"), store.path)
+                log.info("audit sink: %s into %s", settings.topic("audit"), store.where)
                 await _consume(consumer, store, stats, stop, batch_size, once, policy)
         finally:
             stats.assigned = False
             with contextlib.suppress(Exception):
                 await consumer.stop()
 
+    def on_hold(held: float | None) -> None:
+        stats.holding = held is not None
+
+    store: AuditStore | None = None
     try:
+        where = describe(settings)
         with contextlib.suppress(HoldInterrupted):
-            await hold(session, what="audit sink", policy=policy, stop=stop)
-        stats.counts = store.counts()
+            store = await hold(
+                open_store, what=f"audit sink: opening {where}", policy=policy, stop=stop, on_hold=on_hold
+            )
+        if store is None:
+            return stats
+        opened = store
+        with contextlib.suppress(HoldInterrupted):
+            await hold(lambda: session(opened), what="audit sink", policy=policy, stop=stop)
+        try:  # in a thread, like every database call: a slow server never blocks the loop
+            stats.counts = await asyncio.to_thread(store.counts)
+        except AuditStoreBusy as exc:  # everything read was stored and committed; only the totals are missing
+            log.warning("audit sink: cannot count the stored rows (%s)", exc)
     finally:
-        store.close()
+        if store is not None:
+            await asyncio.to_thread(store.close)
         for sig in installed:
             loop.remove_signal_handler(sig)
     return stats
@@ -148,7 +169,7 @@ async def _store_batch(
     policy: RetryPolicy,
     stop: asyncio.Event,
 ) -> None:
-    """SQLite first, Kafka offsets after: a crash in between replays the batch, which dedupes.
+    """The database first, Kafka offsets after: a crash in between replays the batch, which dedupes.
 
     While the database is busy or failing the batch is held and retried; a stop meanwhile leaves
     its offsets uncommitted, so the batch is read again next time.
@@ -164,7 +185,7 @@ async def _store_batch(
     try:
         inserted = await hold(
             lambda: asyncio.to_thread(store.apply, records),
-            what=f"audit sink: storing {len(records)} records in {store.path}",
+            what=f"audit sink: storing {len(records)} records in {store.where}",
             policy=policy,
             stop=stop,
             on_hold=on_hold,

@@ -1,6 +1,11 @@
-"""The audit store: the ``tool_invocation`` table in SQLite, idempotent by ``event_id`` (SPEC 5).
+"""The audit store: the ``tool_invocation`` table, idempotent by ``event_id`` (SPEC 5), two backends.
 
-Tables (one SQLite file, ``EC_AUDIT_DB``, WAL mode so ``inspect`` can read while the sink writes):
+One interface, :class:`AuditStore`, two backends with the same tables, views and rules:
+:mod:`streams.audit_sqlite` (a file, ``EC_AUDIT_DB``, the default) and :mod:`streams.audit_postgres`
+(``EC_AUDIT_DSN=postgresql://...``). :meth:`AuditStore.from_settings` picks one. The schema is
+versioned (:mod:`streams.audit_migrations`): the sink migrates at open, readers never do.
+
+Tables:
 
 - ``audit_events`` — every distinct audit record, keyed by ``event_id``. This is the dedupe authority:
   a re-delivered input repeats its audit records with the same ``event_id`` (and a new
@@ -14,6 +19,7 @@ Tables (one SQLite file, ``EC_AUDIT_DB``, WAL mode so ``inspect`` can read while
   ``(run_id, tool_call_id)`` with every station's figures as columns (:data:`TOOL_CALL_COLUMNS`),
   and one ``kind = 'verdict'`` row per guard verdict (:data:`VERDICT_COLUMNS`). Query it with SQL,
   e.g. ``SELECT * FROM tool_invocation WHERE run_id = 'run-7f3a'``.
+- ``run_summary`` — a VIEW: one row per run with its tool calls, dead letters and verdicts by outcome.
 
 "Latest" is the origin's order, never the wall clock, so a replayed older record cannot overwrite
 newer figures. A new record replaces a station's row only when it is strictly newer:
@@ -26,24 +32,40 @@ newer figures. A new record replaces a station's row only when it is strictly ne
 Equal positions are broken by the chain order of the station that dead-lettered (postprocess <
 project < ledger), the only way two events of one origin can compete for one row; anything still
 equal keeps the row already there. Audit records without both ids (an input whose ids were invalid)
-are kept in ``audit_events`` only.
+are kept in ``audit_events`` only. A record neither database can hold (an integer beyond 64 bits) is
+counted as malformed and skipped; the rest of its batch is stored.
 """
 
 from __future__ import annotations
 
 import logging
-import sqlite3
-from collections.abc import Iterable, Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from models.events import AuditRecord
 from models.vocab import Station
 from streams import codec
+from streams.audit_migrations.views import TOOL_CALL_COLUMNS, VERDICT_COLUMNS, VERDICT_SHARED
 from streams.envelope import read_origin
 from streams.errors import ConfigurationError, InfrastructureError, MalformedAudit
+
+if TYPE_CHECKING:
+    from streams.settings import Settings
+
+__all__ = [
+    "TOOL_CALL_COLUMNS",
+    "VERDICT_COLUMNS",
+    "ApplyStats",
+    "AuditStore",
+    "AuditStoreBusy",
+    "check_record",
+    "decode_record",
+    "is_dsn",
+]
 
 log = logging.getLogger(__name__)
 
@@ -55,234 +77,34 @@ _CHAIN_RANK: dict[str, int] = {
     Station.LEDGER: 3,
     Station.GUARD: 4,
 }
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS audit_events (
-    event_id         TEXT PRIMARY KEY,
-    run_id           TEXT,
-    tool_call_id     TEXT,
-    station          TEXT NOT NULL,
-    origin_topic     TEXT,
-    origin_partition INTEGER,
-    origin_offset    INTEGER,
-    source_topic     TEXT NOT NULL,
-    source_partition INTEGER NOT NULL,
-    source_offset    INTEGER NOT NULL,
-    source_timestamp INTEGER,
-    processed_at     TEXT NOT NULL,
-    fields           TEXT NOT NULL,
-    applied_at       TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS audit_events_run ON audit_events (run_id);
-CREATE TABLE IF NOT EXISTS tool_call_station (
-    run_id           TEXT NOT NULL,
-    tool_call_id     TEXT NOT NULL,
-    station          TEXT NOT NULL,
-    event_id         TEXT NOT NULL,
-    origin_topic     TEXT,
-    origin_partition INTEGER,
-    origin_offset    INTEGER,
-    source_timestamp INTEGER,
-    tiebreak         INTEGER NOT NULL,
-    processed_at     TEXT NOT NULL,
-    fields           TEXT NOT NULL,
-    applied_at       TEXT NOT NULL,
-    PRIMARY KEY (run_id, tool_call_id, station)
-);
-CREATE TABLE IF NOT EXISTS guard_verdict (
-    event_id            TEXT PRIMARY KEY,
-    run_id              TEXT,
-    draft_id            TEXT,
-    attempt             INTEGER,
-    verdict             TEXT,
-    violation_codes     TEXT NOT NULL,
-    cited_tool_call_ids TEXT NOT NULL,
-    origin_topic        TEXT,
-    origin_partition    INTEGER,
-    origin_offset       INTEGER,
-    source_timestamp    INTEGER,
-    processed_at        TEXT NOT NULL,
-    applied_at          TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS guard_verdict_run ON guard_verdict (run_id);
-"""
-
-_INSERT_EVENT = """
-INSERT OR IGNORE INTO audit_events (event_id, run_id, tool_call_id, station, origin_topic, origin_partition,
-    origin_offset, source_topic, source_partition, source_offset, source_timestamp, processed_at, fields,
-    applied_at)
-VALUES (:event_id, :run_id, :tool_call_id, :station, :origin_topic, :origin_partition, :origin_offset,
-    :source_topic, :source_partition, :source_offset, :source_timestamp, :processed_at, :fields, :applied_at)
-"""
-_INSERT_VERDICT = """
-INSERT OR IGNORE INTO guard_verdict (event_id, run_id, draft_id, attempt, verdict, violation_codes,
-    cited_tool_call_ids, origin_topic, origin_partition, origin_offset, source_timestamp, processed_at,
-    applied_at)
-VALUES (:event_id, :run_id, :draft_id, :attempt, :verdict, :violation_codes, :cited_tool_call_ids,
-    :origin_topic, :origin_partition, :origin_offset, :source_timestamp, :processed_at, :applied_at)
-"""
-# Only a strictly newer record (see the module docstring) replaces a station's row.
-_UPSERT_STATION = """
-INSERT INTO tool_call_station (run_id, tool_call_id, station, event_id, origin_topic, origin_partition,
-    origin_offset, source_timestamp, tiebreak, processed_at, fields, applied_at)
-VALUES (:run_id, :tool_call_id, :station, :event_id, :origin_topic, :origin_partition, :origin_offset,
-    :source_timestamp, :tiebreak, :processed_at, :fields, :applied_at)
-ON CONFLICT (run_id, tool_call_id, station) DO UPDATE SET
-    (event_id, origin_topic, origin_partition, origin_offset, source_timestamp, tiebreak, processed_at,
-     fields, applied_at) =
-    (excluded.event_id, excluded.origin_topic, excluded.origin_partition, excluded.origin_offset,
-     excluded.source_timestamp, excluded.tiebreak, excluded.processed_at, excluded.fields,
-     excluded.applied_at)
-WHERE CASE
-    WHEN excluded.origin_offset IS NOT NULL AND tool_call_station.origin_offset IS NOT NULL
-         AND excluded.origin_topic = tool_call_station.origin_topic
-         AND excluded.origin_partition = tool_call_station.origin_partition
-        THEN (excluded.origin_offset, excluded.tiebreak)
-             > (tool_call_station.origin_offset, tool_call_station.tiebreak)
-    WHEN excluded.source_timestamp IS NOT NULL AND tool_call_station.source_timestamp IS NOT NULL
-        THEN (excluded.source_timestamp, excluded.tiebreak)
-             > (tool_call_station.source_timestamp, tool_call_station.tiebreak)
-    ELSE 1
-END
-"""
-
-
-def _pp(name: str) -> str:
-    return f"json_extract(pp.fields, '$.{name}')"
-
-
-def _pj(name: str) -> str:
-    return f"json_extract(pj.fields, '$.{name}')"
-
-
-TOOL_CALL_COLUMNS: tuple[tuple[str, str], ...] = (
-    (
-        "origin_partition",
-        "coalesce(pp.origin_partition, pj.origin_partition, lg.origin_partition, dl.origin_partition)",
-    ),
-    ("origin_offset", "coalesce(pp.origin_offset, pj.origin_offset, lg.origin_offset, dl.origin_offset)"),
-    (
-        "source_timestamp",
-        "coalesce(pp.source_timestamp, pj.source_timestamp, lg.source_timestamp, dl.source_timestamp)",
-    ),
-    # postprocess
-    ("postprocess_status", f"CASE WHEN pp.event_id IS NOT NULL THEN coalesce({_pp('status')}, 'OK') END"),
-    ("postprocess_failure_reason", _pp("reason")),
-    ("candidate_count", _pp("candidate_count")),
-    ("evidence_block_count", _pp("evidence_block_count")),
-    ("top_similarity", _pp("top_similarity")),
-    ("relevance_level", _pp("relevance_level")),
-    ("low_quality", _pp("low_quality")),
-    ("py_rag_relevance_level", _pp("py_rag_relevance_level")),
-    ("py_rag_evidence_status", _pp("py_rag_evidence_status")),
-    ("contract_anomaly", _pp("contract_anomaly")),
-    ("retrieval_trace", _pp("retrieval_trace")),
-    ("pack_used_chars", _pp("pack_used_chars")),
-    ("pack_included", _pp("pack_included")),
-    ("pack_omitted", _pp("pack_omitted")),
-    # project
-    (
-        "project_status",
-        f"CASE WHEN {_pj('projection_sha256')} IS NOT NULL THEN 'OK' ELSE {_pj('status')} END",
-    ),
-    ("project_failure_reason", _pj("failure_reason")),
-    ("evidence_status", _pj("evidence_status")),
-    ("returned_count", _pj("returned_count")),
-    ("projected_relevance_level", _pj("relevance_level")),
-    ("truncated", _pj("truncated")),
-    ("projection_bytes", _pj("projection_bytes")),
-    ("projection_sha256", _pj("projection_sha256")),
-    # ledger
-    ("ledger_status", "json_extract(lg.fields, '$.status')"),
-    ("ledger_outcome", "json_extract(lg.fields, '$.outcome')"),
-    ("ledger_key", "json_extract(lg.fields, '$.key')"),
-    # dead letter (the latest one for this tool call)
-    ("dead_letter_reason", "json_extract(dl.fields, '$.reason')"),
-    ("dead_letter_error", "json_extract(dl.fields, '$.error')"),
-    ("dead_letter_station", "json_extract(dl.fields, '$.station')"),
-    ("dead_letter_event_id", "dl.event_id"),
+_INT64 = range(-(2**63), 2**63)
+_INT_COLUMNS = (
+    "origin_partition",
+    "origin_offset",
+    "source_partition",
+    "source_offset",
+    "source_timestamp",
+    "attempt",
 )
-"""Columns of a ``tool_call`` row of ``tool_invocation`` and the SQL that reads them."""
-
-VERDICT_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("event_id", "v.event_id"),
-    ("draft_id", "v.draft_id"),
-    ("attempt", "v.attempt"),
-    ("verdict", "v.verdict"),
-    ("violation_codes", "v.violation_codes"),
-    ("cited_tool_call_ids", "v.cited_tool_call_ids"),
-)
-"""Columns only a ``verdict`` row of ``tool_invocation`` fills (plus run and origin columns)."""
-
-_VERDICT_SHARED = {
-    "origin_partition": "v.origin_partition",
-    "origin_offset": "v.origin_offset",
-    "source_timestamp": "v.source_timestamp",
-}
+VERDICT_OUTCOMES = ("PASS", "REJECT", "FALLBACK")
+"""The verdicts ``run_summary`` counts, in the order pages show them."""
 
 
-def _view_sql() -> str:
-    names = [
-        "kind",
-        "run_id",
-        "tool_call_id",
-        *(n for n, _ in TOOL_CALL_COLUMNS),
-        *(n for n, _ in VERDICT_COLUMNS),
-        "updated_at",
-    ]
-    tool_call = {
-        "kind": "'tool_call'",
-        "run_id": "k.run_id",
-        "tool_call_id": "k.tool_call_id",
-        **dict(TOOL_CALL_COLUMNS),
-        "updated_at": "max(coalesce(pp.applied_at, ''), coalesce(pj.applied_at, ''), "
-        "coalesce(lg.applied_at, ''), coalesce(dl.applied_at, ''))",
-    }
-    verdict = {
-        "kind": "'verdict'",
-        "run_id": "v.run_id",
-        **_VERDICT_SHARED,
-        **dict(VERDICT_COLUMNS),
-        "updated_at": "v.applied_at",
-    }
-    joins = "\n".join(
-        f"LEFT JOIN tool_call_station {alias} ON {alias}.run_id = k.run_id "
-        f"AND {alias}.tool_call_id = k.tool_call_id AND {alias}.station = '{station}'"
-        for alias, station in (
-            ("pp", "postprocess"),
-            ("pj", "project"),
-            ("lg", "ledger"),
-            ("dl", "dead-letter"),
-        )
-    )
-    return (
-        "CREATE VIEW tool_invocation AS\nSELECT "  # noqa: S608 - built from the constant column lists
-        + ", ".join(f"{tool_call.get(n, 'NULL')} AS {n}" for n in names)
-        + "\nFROM (SELECT DISTINCT run_id, tool_call_id FROM tool_call_station) AS k\n"
-        + joins
-        + "\nUNION ALL\nSELECT "
-        + ", ".join(f"{verdict.get(n, 'NULL')} AS {n}" for n in names)
-        + "\nFROM guard_verdict AS v"
-    )
+class AuditStoreBusy(InfrastructureError):
+    """The audit database is busy, unreachable or failing; nothing of the batch was stored: retry."""
+
+
+class Unstorable(Exception):  # noqa: N818 - internal signal, never leaves this package
+    """One record holds a value the databases cannot (an integer beyond 64 bits); it is skipped."""
+
+
+def is_dsn(target: str | Path) -> bool:
+    """Whether ``target`` is a PostgreSQL DSN (``postgresql://`` or ``postgres://``) rather than a file."""
+    return isinstance(target, str) and target.split("://", 1)[0].lower() in ("postgresql", "postgres")
 
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
-
-
-class AuditStoreBusy(InfrastructureError):
-    """The audit database is busy or its disk failed; nothing of the batch was stored, retry it."""
-
-
-_UNSTORABLE = (
-    OverflowError,
-    ValueError,
-    TypeError,
-    sqlite3.IntegrityError,
-    sqlite3.InterfaceError,
-    sqlite3.DataError,
-)
-"""What one record can raise that no retry will cure (an integer beyond SQLite's 64 bits, ...)."""
 
 
 def check_record(doc: Any) -> AuditRecord:
@@ -349,49 +171,80 @@ class ApplyStats:
         return self.seen - self.inserted - self.malformed
 
 
-class AuditStore:
-    """The audit tables in one SQLite file; one writer (the sink), any number of readers."""
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
-    def __init__(self, conn: sqlite3.Connection, path: str) -> None:
-        self.conn = conn
-        self.path = path
+
+def _stamp(value: Any) -> str | None:
+    """A stored time as the ISO 8601 text SQLite keeps (UTC, milliseconds)."""
+    if isinstance(value, datetime):
+        return value.astimezone(UTC).isoformat(timespec="milliseconds")
+    return None if value is None or value == "" else str(value)
+
+
+def _json_list(value: Any) -> list[Any]:
+    """A JSON list column: text in SQLite, already parsed from ``jsonb`` in PostgreSQL."""
+    parsed = codec.loads(value) if isinstance(value, str | bytes) else value
+    return parsed if isinstance(parsed, list) else []
+
+
+def _json_or_text(value: Any) -> Any:
+    """A figure stored as JSON text (an object, say) parsed back; a plain string stays as it is."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return codec.loads(value)
+    except codec.JSONDecodeError:
+        return value
+
+
+class AuditStore(ABC):
+    """The audit tables in one database; one writer (the sink), any number of readers.
+
+    :meth:`apply` stores a batch in one transaction, committed before it returns, so the sink can
+    commit its Kafka offsets after it (a crash in between only replays the batch, which dedupes).
+    """
+
+    backend: ClassVar[str]
+    """``sqlite`` or ``postgresql``."""
+
+    def __init__(self, where: str, *, readonly: bool, versions: Sequence[int]) -> None:
+        self.where = where
+        """The database as it may be printed (a path, or a DSN without its password)."""
+        self.readonly = readonly
+        self.versions = list(versions)
+        """The schema versions the database has (after migrating, for the writer)."""
         self.stats = ApplyStats()
 
-    @classmethod
-    def open(cls, path: str | Path, *, readonly: bool = False) -> AuditStore:
-        """Open (and, for writing, create) the audit database at ``path``.
+    @staticmethod
+    def open(target: str | Path, *, readonly: bool = False) -> AuditStore:
+        """Open the audit database ``target``: a SQLite path, or a ``postgresql://`` DSN.
+
+        For writing it is created if need be and migrated to the latest schema; a reader migrates nothing.
 
         Raises:
-            ConfigurationError: the file cannot be opened or is not an SQLite database.
+            ConfigurationError: the database cannot be used as it is (the message says what to change).
+            AuditStoreBusy: a PostgreSQL server cannot be reached now (retriable).
         """
-        where = str(path)
-        try:
-            if readonly:
-                if not Path(where).is_file():
-                    raise ConfigurationError(f"no audit database at {where}; run `evidence-chain audit-sink`")
-                conn = sqlite3.connect(f"{Path(where).resolve().as_uri()}?mode=ro", uri=True)
-                conn.execute("PRAGMA busy_timeout=5000")
-            else:
-                # The sink applies batches in a worker thread (asyncio.to_thread), one at a time.
-                conn = sqlite3.connect(where, isolation_level=None, check_same_thread=False)
-                conn.execute("PRAGMA busy_timeout=5000")
-                conn.execute("PRAGMA journal_mode=WAL")
-                # FULL: a committed batch survives power loss before its Kafka offsets are committed.
-                conn.execute("PRAGMA synchronous=FULL")
-                conn.executescript(_SCHEMA)
-                conn.execute("DROP VIEW IF EXISTS tool_invocation")
-                conn.execute(_view_sql())
-        except sqlite3.Error as exc:
-            raise ConfigurationError(
-                f"cannot use {where} as the audit database ({exc}); set EC_AUDIT_DB (or --db) to a "
-                "writable SQLite file"
-            ) from exc
-        conn.row_factory = sqlite3.Row
-        return cls(conn, where)
+        if is_dsn(target):
+            from streams.audit_postgres import PostgresAuditStore
 
-    def close(self) -> None:
-        """Close the connection (a WAL checkpoint happens on the last close)."""
-        self.conn.close()
+            return PostgresAuditStore.connect(str(target), readonly=readonly)
+        from streams.audit_sqlite import SqliteAuditStore
+
+        return SqliteAuditStore.connect(target, readonly=readonly)
+
+    @staticmethod
+    def from_settings(settings: Settings, *, readonly: bool = False) -> AuditStore:
+        """The database of ``EC_AUDIT_DSN`` when it is set, else the SQLite file ``EC_AUDIT_DB``.
+
+        Raises:
+            ConfigurationError: the database cannot be used as it is.
+            AuditStoreBusy: a PostgreSQL server cannot be reached now (retriable).
+        """
+        return AuditStore.open(target_of(settings), readonly=readonly)
+
+    # --- writing -----------------------------------------------------------------------------------
 
     def decode(self, values: Iterable[tuple[str, bytes | None]]) -> list[AuditRecord]:
         """Decode ``(where, value)`` pairs of the ``audit`` topic.
@@ -416,57 +269,60 @@ class AuditStore:
         """Store the records whose ``event_id`` is new, all in one transaction; returns how many.
 
         A record seen before changes nothing. A record that cannot be stored (malformed, or with a
-        value SQLite cannot hold, such as an integer beyond 64 bits) is logged, counted as
+        value the database cannot hold, such as an integer beyond 64 bits) is logged, counted as
         malformed and skipped; the rest of the batch is stored.
 
         Raises:
-            AuditStoreBusy: the database is busy or the disk failed; nothing was stored.
+            AuditStoreBusy: the database is busy, unreachable or the disk failed; nothing was stored.
+            ConfigurationError: the store was opened read-only.
         """
-        applied_at = datetime.now(UTC).isoformat(timespec="milliseconds")
-        inserted = malformed = 0
-        cur = self.conn.cursor()
-        try:
-            cur.execute("BEGIN IMMEDIATE")
+        if self.readonly:
+            raise ConfigurationError(f"{self.where} was opened read-only; only the audit sink writes to it")
+        now = datetime.now(UTC)
+        applied_at = now.replace(microsecond=now.microsecond // 1000 * 1000)
+        rows: list[dict[str, Any]] = []
+        malformed = 0
+        for candidate in records:
             try:
-                for candidate in records:
-                    try:
-                        record = check_record(candidate)
-                    except MalformedAudit as exc:
-                        malformed += 1
-                        log.warning("malformed audit record skipped: %s", exc)
-                        continue
-                    cur.execute("SAVEPOINT one_record")
-                    try:
-                        if self._insert(cur, record, applied_at):
-                            inserted += 1
-                    except _UNSTORABLE as exc:
-                        cur.execute("ROLLBACK TO one_record")
-                        malformed += 1
-                        log.warning(
-                            "audit record %s cannot be stored, skipped: %s: %s",
-                            str(record.get("event_id"))[:200],
-                            type(exc).__name__,
-                            exc,
-                        )
-                    cur.execute("RELEASE one_record")
-                cur.execute("COMMIT")
-            except BaseException:
-                if self.conn.in_transaction:
-                    cur.execute("ROLLBACK")
-                raise
-        except sqlite3.OperationalError as exc:
-            raise AuditStoreBusy(f"storing {len(records)} audit records in {self.path}: {exc}") from exc
+                record = check_record(candidate)
+            except MalformedAudit as exc:
+                malformed += 1
+                log.warning("malformed audit record skipped: %s", exc)
+                continue
+            try:
+                rows.append(self._row(self._storable(record), applied_at))
+            except Unstorable as exc:
+                malformed += 1
+                log.warning(
+                    "audit record %s cannot be stored, skipped: %s", str(record["event_id"])[:200], exc
+                )
+        inserted, unstorable = self._write(rows) if rows else (0, 0)
         self.stats.seen += len(records)
         self.stats.inserted += inserted
-        self.stats.malformed += malformed
+        self.stats.malformed += malformed + unstorable
         return inserted
 
-    def _insert(self, cur: sqlite3.Cursor, record: AuditRecord, applied_at: str) -> bool:
-        """Store one record unless its event_id is known; returns whether it was new."""
+    def _storable(self, record: AuditRecord) -> AuditRecord:
+        """The record as this database can hold it (PostgreSQL replaces NUL characters)."""
+        return record
+
+    @staticmethod
+    def _row(record: AuditRecord, applied_at: datetime) -> dict[str, Any]:
+        """The values of one record for the three tables (each backend takes what it needs).
+
+        Raises:
+            Unstorable: an integer beyond 64 bits, or fields JSON cannot hold.
+        """
         origin = read_origin(record["origin"])
         fields = record["fields"]
         dead_letter = record["station"] == Station.DEAD_LETTER
         attempt = fields.get("attempt")
+        try:
+            fields_json = codec.dumps(fields).decode()
+            codes_json = codec.dumps(fields.get("violation_codes") or []).decode()
+            cited_json = codec.dumps(fields.get("cited_tool_call_ids") or []).decode()
+        except codec.JSONEncodeError as exc:
+            raise Unstorable(f"{type(exc).__name__}: {exc}") from exc
         row = {
             **{k: record[k] for k in ("event_id", "run_id", "tool_call_id", "station")},
             "origin_topic": origin["topic"] if origin else None,
@@ -475,64 +331,146 @@ class AuditStore:
             **{f"source_{k}": v for k, v in record["source"].items()},
             "source_timestamp": record["source_timestamp"],
             "processed_at": record["processed_at"],
-            "fields": codec.dumps(fields).decode(),
+            "fields": fields_json,
             "applied_at": applied_at,
             "tiebreak": _CHAIN_RANK.get(str(fields.get("station")), 0) if dead_letter else 0,
             "draft_id": _text(fields.get("draft_id")),
             "attempt": attempt if _is_int(attempt) else None,
             "verdict": _text(fields.get("verdict")),
-            "violation_codes": codec.dumps(fields.get("violation_codes") or []).decode(),
-            "cited_tool_call_ids": codec.dumps(fields.get("cited_tool_call_ids") or []).decode(),
+            "violation_codes": codes_json,
+            "cited_tool_call_ids": cited_json,
+            "is_verdict": record["station"] == Station.GUARD,
+            "is_station": record["station"] != Station.GUARD
+            and record["run_id"] is not None
+            and record["tool_call_id"] is not None,
         }
-        cur.execute(_INSERT_EVENT, row)
-        if cur.rowcount != 1:
-            return False  # a replay: the same event_id changes nothing
-        if record["station"] == Station.GUARD:
-            cur.execute(_INSERT_VERDICT, row)
-        elif record["run_id"] is not None and record["tool_call_id"] is not None:
-            cur.execute(_UPSERT_STATION, row)
-        return True
+        for name in _INT_COLUMNS:
+            value = row[name]
+            if value is not None and value not in _INT64:
+                raise Unstorable(f"{name} {str(value)[:40]} does not fit a 64-bit integer")
+        return row
 
+    @abstractmethod
+    def _write(self, rows: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
+        """Store ``rows`` in one transaction and commit; returns (new events, rows that could not be stored).
+
+        Raises:
+            AuditStoreBusy: nothing was stored; retry.
+        """
+
+    # --- reading -----------------------------------------------------------------------------------
+
+    @abstractmethod
+    def close(self) -> None:
+        """Close the connection."""
+
+    @abstractmethod
     def counts(self) -> dict[str, int]:
         """Rows per table: ``events``, ``tool_calls`` (distinct run/tool call pairs), ``verdicts``."""
-        one = self.conn.execute(
-            "SELECT (SELECT count(*) FROM audit_events), "
-            "(SELECT count(*) FROM (SELECT DISTINCT run_id, tool_call_id FROM tool_call_station)), "
-            "(SELECT count(*) FROM guard_verdict)"
-        ).fetchone()
-        return {"events": one[0], "tool_calls": one[1], "verdicts": one[2]}
 
+    @abstractmethod
     def event_ids(self) -> set[str]:
         """Every stored ``event_id`` (for checks and tests)."""
-        return {row[0] for row in self.conn.execute("SELECT event_id FROM audit_events")}
+
+    @abstractmethod
+    def _trail_rows(self, run_id: str) -> list[dict[str, Any]]:
+        """The ``tool_invocation`` rows of one run, ordered by kind, origin, tool call, event id."""
+
+    @abstractmethod
+    def _summary_rows(self, limit: int) -> tuple[list[dict[str, Any]], int, int]:
+        """The newest ``limit`` rows of ``run_summary``, the number of runs, and verdicts without a run id."""
+
+    @abstractmethod
+    def _guard_fields(self, run_id: str) -> list[tuple[str, str]]:
+        """``(event_id, fields as JSON text)`` of every guard audit record of one run."""
 
     def run_trail(self, run_id: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """The ``tool_invocation`` rows of one run: tool calls (in origin order) and verdicts."""
-        rows = self.conn.execute(
-            "SELECT * FROM tool_invocation WHERE run_id = ? "
-            "ORDER BY kind, origin_partition, origin_offset, tool_call_id, event_id",
-            (run_id,),
-        ).fetchall()
         tool_calls, verdicts = [], []
-        for row in rows:
+        for row in self._trail_rows(run_id):
             item = dict(row)
             kind = item.pop("kind")
+            item["updated_at"] = _stamp(item["updated_at"])
             if kind == "tool_call":
                 for name in ("low_quality", "truncated"):
                     item[name] = None if item[name] is None else bool(item[name])
-                if item["retrieval_trace"] is not None:
-                    item["retrieval_trace"] = codec.loads(item["retrieval_trace"])
+                item["retrieval_trace"] = _json_or_text(item["retrieval_trace"])
                 tool_calls.append(
                     {k: item[k] for k in ("run_id", "tool_call_id", *dict(TOOL_CALL_COLUMNS), "updated_at")}
                 )
             else:
-                item["violation_codes"] = codec.loads(item["violation_codes"])
-                item["cited_tool_call_ids"] = codec.loads(item["cited_tool_call_ids"])
+                item["violation_codes"] = _json_list(item["violation_codes"])
+                item["cited_tool_call_ids"] = _json_list(item["cited_tool_call_ids"])
                 verdicts.append(
-                    {k: item[k] for k in ("run_id", *dict(VERDICT_COLUMNS), *_VERDICT_SHARED, "updated_at")}
+                    {k: item[k] for k in ("run_id", *dict(VERDICT_COLUMNS), *VERDICT_SHARED, "updated_at")}
                 )
         return tool_calls, verdicts
 
+    def run_overview(self, limit: int = 500) -> dict[str, Any]:
+        """The newest ``limit`` runs (by the latest origin timestamp of any of their records) with counts.
 
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
+        Raises:
+            ConfigurationError: the database predates the ``run_summary`` view (schema version 2).
+        """
+        if max(self.versions, default=0) < 2:
+            raise ConfigurationError(
+                f"the audit database {self.where} is at schema version {max(self.versions, default=0)}; "
+                "the run list needs version 2: start `evidence-chain audit-sink` once, it migrates at start"
+            )
+        rows, total, orphans = self._summary_rows(limit)
+        runs = [
+            {
+                "run_id": row["run_id"],
+                "tool_calls": int(row["tool_calls"]),
+                "dead_letters": int(row["dead_letters"]),
+                "verdicts": {
+                    outcome: int(row[f"{outcome.lower()}_verdicts"]) for outcome in VERDICT_OUTCOMES
+                },
+                "verdict_count": int(row["verdicts"]),
+                "events": int(row["events"]),
+                "first_source_timestamp": row["first_source_timestamp"],
+                "last_source_timestamp": row["last_source_timestamp"],
+                "last_applied_at": _stamp(row["last_applied_at"]),
+            }
+            for row in rows
+        ]
+        return {"runs": runs, "run_count": total, "verdicts_without_run_id": orphans}
+
+    def violation_details(self, run_id: str) -> dict[str, list[dict[str, Any]]]:
+        """Per guard ``event_id`` of the run, its violations with the tool calls each concerns, when the
+        audit record carries them (``fields.violations``: ``[{code, path, tool_call_ids}]``).
+
+        Records that carry only ``violation_codes`` (SPEC 5) have no entry here.
+        """
+        details: dict[str, list[dict[str, Any]]] = {}
+        for event, text in self._guard_fields(run_id):
+            fields = _json_or_text(text)
+            listed = fields.get("violations") if isinstance(fields, dict) else None
+            if not isinstance(listed, list):
+                continue
+            details[event] = [
+                {
+                    "code": item["code"],
+                    "path": _text(item.get("path")),
+                    "tool_call_ids": [t for t in item.get("tool_call_ids") or [] if isinstance(t, str)],
+                }
+                for item in listed
+                if isinstance(item, dict) and isinstance(item.get("code"), str)
+            ]
+        return details
+
+
+def target_of(settings: Settings) -> str:
+    """The database the settings name: ``EC_AUDIT_DSN`` when set, else ``EC_AUDIT_DB`` (a secret inside)."""
+    if settings.audit_dsn is not None:
+        return settings.audit_dsn.get_secret_value()
+    return settings.audit_db
+
+
+def describe(settings: Settings) -> str:
+    """The audit database as it may be printed: the SQLite path, or the DSN without its password."""
+    if settings.audit_dsn is not None:
+        from streams.cli.display import redact_url
+
+        return redact_url(settings.audit_dsn.get_secret_value())
+    return settings.audit_db

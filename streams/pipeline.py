@@ -49,7 +49,7 @@ from streams.messages import Headers, Output, Record
 from streams.settings import Settings
 from streams.stations.adapt import adapt, contract_anomaly, parse_object, validate_raw_hits
 from streams.stations.assemble import assemble, failed_lookup
-from streams.stations.guard import EvidenceGuard, violation_events
+from streams.stations.guard import EvidenceGuard, violation_events, violation_links
 from streams.stations.ledger import conflict_error, ledger_entry
 from streams.stations.ledger_view import LedgerKey, LedgerLookup
 from streams.stations.pack import pack
@@ -441,6 +441,8 @@ def guard_station(record: Record, settings: Settings) -> PendingRead:
             "verdict": verdict["verdict"],
             "violation_codes": [v["code"] for v in verdict["violations"]],
             "cited_tool_call_ids": plan.cited,
+            # beyond SPEC 5's figures (additive): which tool call each violation is about, for the trail
+            "violations": violation_links(plan, verdict["violations"]),
         }
         return Outcome(Station.GUARD, origin, verdict["run_id"], None, tuple(outputs), None, fields, verdict)
 

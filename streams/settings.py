@@ -2,7 +2,7 @@
 
 Nested limits use ``__``: ``EC_PROJECTION__MAX_ITEMS=8``, ``EC_POSTPROCESS__RETURN_N=5``.
 Units are in the names (``ledger_ttl_seconds``, ``max_bytes``) as in aiokafka's settings. Secrets
-(``EC_REDIS_URL`` may hold a password) are ``SecretStr``: never printed, never logged.
+(``EC_REDIS_URL`` and ``EC_AUDIT_DSN`` may hold a password) are ``SecretStr``: never printed, never logged.
 """
 
 from __future__ import annotations
@@ -138,6 +138,11 @@ class Settings(BaseSettings):
 
     # Audit sink
     audit_db: str = Field("evidence-chain-audit.db", description="SQLite file of the tool_invocation table.")
+    audit_dsn: SecretStr | None = Field(
+        None,
+        description="PostgreSQL database of the audit tables instead of audit_db: "
+        "postgresql://user:pass@host:port/db (the psycopg package); never printed.",
+    )
 
     # The rules
     input: InputLimits = InputLimits()
@@ -159,6 +164,21 @@ class Settings(BaseSettings):
     def _some_agent(cls, value: frozenset[Station]) -> frozenset[Station]:
         if not value or Station.DEAD_LETTER in value:
             raise ValueError(f"choose agents from {', '.join(AGENT_NAMES)}")
+        return value
+
+    @field_validator("audit_dsn")
+    @classmethod
+    def _postgres_url(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None:
+            return None
+        if not value.get_secret_value().strip():
+            return None  # EC_AUDIT_DSN= (empty) means SQLite, as if it were unset
+        scheme = value.get_secret_value().split("://", 1)[0].lower()
+        if scheme not in ("postgresql", "postgres"):
+            # Never the value itself in the message: it may hold a password.
+            raise ValueError(
+                "must be a postgresql://user:pass@host:port/db URL (unset it to use EC_AUDIT_DB)"
+            )
         return value
 
     def topic(self, name: str) -> str:

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# The local stack: one Kafka broker (KRaft) and one Redis, all state under .local/.
+# The local stack: one Kafka broker (KRaft) and one Redis, all state under .local/; PostgreSQL on request.
 #
-#   deploy/local/stack.sh up       start what is not running, wait until both answer (idempotent)
-#   deploy/local/stack.sh down     stop both; waits for exit, SIGKILL after a timeout
-#   deploy/local/stack.sh status   show what runs; exit 0 when all answer, 3 when something is stopped
-#   deploy/local/stack.sh clean    down, then delete .local state except downloads (jars, tool venv)
+#   deploy/local/stack.sh up           start what is not running, wait until it answers (idempotent);
+#                                      PostgreSQL too when EC_STACK_POSTGRES=1
+#   deploy/local/stack.sh up-postgres  start only PostgreSQL (for the audit sink's PostgreSQL backend)
+#   deploy/local/stack.sh down         stop everything; waits for exit, SIGKILL after a timeout
+#   deploy/local/stack.sh status       show what runs; exit 0 when all answer, 3 when something is stopped
+#   deploy/local/stack.sh clean        down, then delete .local state except downloads (jars, tool venv)
 #
-# EC_KAFKA_BOOTSTRAP / EC_REDIS_URL set in the environment: that service is external, nothing is started.
-# See docs/local-stack.md.
+# EC_KAFKA_BOOTSTRAP / EC_REDIS_URL / EC_TEST_POSTGRES_DSN set in the environment: that service is
+# external, nothing is started. See docs/local-stack.md.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -17,9 +19,11 @@ source "$here/lib.sh"
 source "$here/kafka.sh"
 # shellcheck source=deploy/local/redis.sh
 source "$here/redis.sh"
+# shellcheck source=deploy/local/postgres.sh
+source "$here/postgres.sh"
 
 usage() {
-    sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
@@ -27,17 +31,22 @@ cmd_up() {
     mkdir -p "$LOCAL_DIR"
     redis_up
     kafka_up
+    if [[ ${EC_STACK_POSTGRES:-} == 1 ]]; then
+        postgres_up
+    fi
 }
 
 cmd_down() {
     kafka_down
     redis_down
+    postgres_down
 }
 
 cmd_status() {
     local rc=0 r
     kafka_status || { r=$?; ((r > rc)) && rc=$r; }
     redis_status || { r=$?; ((r > rc)) && rc=$r; }
+    postgres_status || { r=$?; ((r > rc)) && rc=$r; }
     return "$rc"
 }
 
@@ -54,6 +63,10 @@ cmd_clean() {
 (($# == 1)) || usage
 case $1 in
     up) cmd_up ;;
+    up-postgres)
+        mkdir -p "$LOCAL_DIR"
+        postgres_up
+        ;;
     down) cmd_down ;;
     status) cmd_status ;;
     clean) cmd_clean ;;

@@ -1,8 +1,10 @@
-"""``audit-sink`` and ``inspect``: the audit topic into SQLite, and the trail of one run for a person.
+"""``audit-sink`` and ``inspect``: the audit topic into the audit database, and the trail of one run.
 
-``inspect`` reads the audit database (``EC_AUDIT_DB`` or ``--db``) that ``audit-sink`` writes, and the
-Redis ledger for what each agent was shown (status and sha256) when Redis answers; without Redis it
-says so and shows the audit trail alone.
+The database is the SQLite file ``EC_AUDIT_DB`` or, when ``EC_AUDIT_DSN`` is set, that PostgreSQL
+database; ``--db`` takes either (a path, or a ``postgresql://`` DSN — prefer the variable for a DSN
+with a password: a command line is visible to every user of the machine). ``inspect`` reads what
+``audit-sink`` writes, and the Redis ledger for what each agent was shown (status and sha256) when
+Redis answers; without Redis it says so and shows the audit trail alone.
 """
 
 from __future__ import annotations
@@ -11,13 +13,13 @@ import argparse
 import asyncio
 import logging
 import logging.config
-import sqlite3
 import sys
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import SecretStr
 from rich import box
 from rich.console import Console
 from rich.table import Table
@@ -25,13 +27,17 @@ from rich.text import Text
 
 from streams import codec
 from streams.audit_sink import SinkStats, run_sink, serving
-from streams.audit_store import AuditStore
+from streams.audit_store import AuditStore, describe, is_dsn
 from streams.cli.display import cell, console, printable, redact_url
 from streams.errors import ConfigurationError, RedisUnavailable, Refused
 from streams.ledger_store import RedisLedgerStore
 from streams.logs import logging_config
 from streams.settings import Settings, get_settings
 
+_DB_HELP = (
+    "SQLite file, or a postgresql:// DSN (default: EC_AUDIT_DSN when set, else EC_AUDIT_DB); "
+    "prefer EC_AUDIT_DSN for a DSN with a password"
+)
 _LEDGER_FIELDS = ("status", "evidence_status", "projection_sha256", "failure_reason", "event_id")
 _VERDICT_STYLE = {"PASS": "green", "REJECT": "yellow", "FALLBACK": "red"}
 
@@ -40,13 +46,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``audit-sink`` and ``inspect``."""
     sink = sub.add_parser(
         "audit-sink",
-        help="consume the audit topic into the tool_invocation table (SQLite)",
+        help="consume the audit topic into the tool_invocation table (SQLite or PostgreSQL)",
         description="Consume <prefix>audit in consumer group <app_id>-audit-sink into the SQLite file "
-        "EC_AUDIT_DB, idempotent by event_id (a replay adds no rows). Stops on SIGINT/SIGTERM.",
+        "EC_AUDIT_DB, or the PostgreSQL database EC_AUDIT_DSN, idempotent by event_id (a replay adds "
+        "no rows); creates and migrates the schema at start. Stops on SIGINT/SIGTERM.",
     )
-    sink.add_argument("--db", metavar="PATH", help="SQLite file (default: EC_AUDIT_DB)")
+    sink.add_argument("--db", metavar="PATH|DSN", help=_DB_HELP)
     sink.add_argument("--once", action="store_true", help="drain what the topic holds now, then exit")
-    sink.add_argument("--batch-size", type=int, default=500, help="records per SQLite transaction")
+    sink.add_argument("--batch-size", type=int, default=500, help="records per database transaction")
     sink.add_argument("--loglevel", default="info", choices=("debug", "info", "warning", "error"))
     sink.set_defaults(handler=run_audit_sink)
 
@@ -58,14 +65,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "written by audit-sink, and the Redis ledger when it answers.",
     )
     inspect.add_argument("run_id", metavar="RUN_ID")
-    inspect.add_argument("--db", metavar="PATH", help="SQLite file (default: EC_AUDIT_DB)")
+    inspect.add_argument("--db", metavar="PATH|DSN", help=_DB_HELP)
     inspect.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
     inspect.set_defaults(handler=run_inspect)
 
 
-def _settings(db: str | None) -> Settings:
+def settings_with_db(db: str | None) -> Settings:
+    """The settings, with ``--db`` (a SQLite path, or a PostgreSQL DSN) in place of the environment's."""
     settings = get_settings()
-    return settings.model_copy(update={"audit_db": db}) if db else settings
+    if not db:
+        return settings
+    if is_dsn(db):
+        return settings.model_copy(update={"audit_dsn": SecretStr(db)})
+    return settings.model_copy(update={"audit_db": db, "audit_dsn": None})
 
 
 async def _serve_and_sink(settings: Settings, batch_size: int, once: bool) -> SinkStats:
@@ -78,7 +90,7 @@ def run_audit_sink(args: argparse.Namespace) -> int:
     """The ``audit-sink`` command; prints what it stored when it stops."""
     if args.batch_size < 1:
         raise ConfigurationError(f"--batch-size must be at least 1, not {args.batch_size}")
-    settings = _settings(args.db)
+    settings = settings_with_db(args.db)
     logging.config.dictConfig(logging_config(settings.log_format, args.loglevel))
     stats = asyncio.run(_serve_and_sink(settings, args.batch_size, args.once))
     replays = stats.read - stats.inserted - stats.malformed
@@ -87,27 +99,25 @@ def run_audit_sink(args: argparse.Namespace) -> int:
         f"audit-sink: read {stats.read} records: {stats.inserted} new events, {replays} replays dropped, "
         f"{stats.malformed} malformed"
     )
-    print(
-        f"{settings.audit_db}: {counts.get('events', 0)} events, {counts.get('tool_calls', 0)} tool calls, "
-        f"{counts.get('verdicts', 0)} verdicts"
-    )
+    if counts:
+        print(
+            f"{describe(settings)}: {counts['events']} events, {counts['tool_calls']} tool calls, "
+            f"{counts['verdicts']} verdicts"
+        )
+    else:
+        print(f"{describe(settings)}: the totals could not be read (see the log)")
     return 0
 
 
 def run_inspect(args: argparse.Namespace) -> int:
     """The ``inspect`` command: exit 1 when the audit database knows nothing of the run."""
-    settings = _settings(args.db)
+    settings = settings_with_db(args.db)
     tool_calls: list[dict[str, Any]] = []
     drafts: list[dict[str, Any]] = []
-    if Path(settings.audit_db).is_file():
-        store = AuditStore.open(settings.audit_db, readonly=True)
+    if settings.audit_dsn is not None or Path(settings.audit_db).is_file():
+        store = AuditStore.from_settings(settings, readonly=True)
         try:
             tool_calls, drafts = store.run_trail(args.run_id)
-        except sqlite3.Error as exc:
-            raise ConfigurationError(
-                f"cannot read {settings.audit_db} ({exc}); is it an audit database written by "
-                "`evidence-chain audit-sink`? Point EC_AUDIT_DB or --db at one"
-            ) from exc
         finally:
             store.close()
     if not tool_calls and not drafts:
@@ -115,7 +125,7 @@ def run_inspect(args: argparse.Namespace) -> int:
             f"no audit records for run {args.run_id}; is the audit sink running (evidence-chain audit-sink)?",
             file=sys.stderr,
         )
-        print(f"(audit database: {settings.audit_db})", file=sys.stderr)
+        print(f"(audit database: {describe(settings)})", file=sys.stderr)
         return 1
     entries, ledger_error = asyncio.run(
         _ledger_entries(settings, args.run_id, [t["tool_call_id"] for t in tool_calls])

@@ -8,7 +8,8 @@ does the read in between (at most two Redis round trips), so the same rules run 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,6 +53,36 @@ class _Citation:
     message: str
     result: RagToolResult | None = None
     sha256: str = ""
+
+
+_ITEM_PATH = re.compile(r"analysis\[(\d+)\](?:\.tool_call_ids\[(\d+)\])?")
+MAX_LINKS = 32
+"""Most violations linked in one audit record (a hostile draft cannot inflate it; SPEC 4 A.1)."""
+MAX_LINKED_IDS = 8
+
+
+def violation_links(plan: GuardPlan, violations: Sequence[Violation]) -> list[dict[str, Any]]:
+    """The violations with the tool call ids each is about, for the audit trail.
+
+    ``analysis[i].tool_call_ids[j]`` is about that one citation; any other path inside
+    ``analysis[i]`` is about the item's citations; a path elsewhere is about none.
+    """
+    draft: Mapping[str, Any] = plan.draft or {}
+    items = list(draft.get("analysis") or [])
+    out = []
+    for violation in violations[:MAX_LINKS]:
+        found = _ITEM_PATH.match(violation["path"])
+        ids: list[str] = []
+        if found and int(found.group(1)) < len(items) and isinstance(items[int(found.group(1))], dict):
+            cited = [c for c in items[int(found.group(1))].get("tool_call_ids") or [] if isinstance(c, str)]
+            if found.group(2) is None:
+                ids = cited
+            elif int(found.group(2)) < len(cited):
+                ids = [cited[int(found.group(2))]]
+        out.append(
+            {"code": violation["code"], "path": violation["path"], "tool_call_ids": ids[:MAX_LINKED_IDS]}
+        )
+    return out
 
 
 def _violation(code: ViolationCode, path: str, message: str) -> Violation:

@@ -1,5 +1,5 @@
 """The audit sink on the real broker: one row per event, replays add none, a SIGKILL loses nothing,
-and ``inspect`` shows a run's whole trail (with the Redis ledger)."""
+and ``inspect`` shows a run's whole trail (with the Redis ledger) — each test on SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
@@ -9,26 +9,29 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from aiokafka import AIOKafkaConsumer
 from aiokafka.admin import AIOKafkaAdminClient
+from pydantic import SecretStr
 
 from models.events import AuditRecord
 from models.ledger import LedgerEntry
 from models.vocab import Station
 from streams import codec
-from streams.audit_sink import run_sink
+from streams.audit_sink import SinkStats, run_sink
 from streams.audit_store import AuditStore
 from streams.envelope import audit_record, event_id
 from streams.kafka import TOPIC_NAMES, ensure_topics
 from streams.messages import Record
 from streams.runner import wall_clock
 from streams.settings import Settings
-from tests.integration.helpers import CLI, publish, redis_store
+from tests.integration.audit_db import BACKENDS, admin_dsn, audit_target, fresh_database
+from tests.integration.helpers import CLI, CuttableProxy, publish, redis_store
 from tests.streams.conftest import origin_of
 
 pytestmark = pytest.mark.timeout(120)
@@ -109,15 +112,33 @@ def values(records: list[AuditRecord]) -> list[bytes]:
     return [codec.dumps(r) for r in records]
 
 
+@pytest.fixture(scope="session")
+def postgres_admin() -> str:
+    """The PostgreSQL server of the session (see tests/integration/audit_db.py)."""
+    return admin_dsn()
+
+
+@pytest.fixture(params=BACKENDS)
+def audit_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """This test's own audit database: a SQLite file, or a fresh PostgreSQL database (dropped after)."""
+    admin = request.getfixturevalue("postgres_admin") if request.param == "postgresql" else None
+    with audit_target(request.param, tmp_path, admin) as target:
+        yield target
+
+
 @pytest.fixture
-async def settings(kafka_bootstrap: str, unique_prefix: str, tmp_path: Path) -> AsyncIterator[Settings]:
+async def settings(
+    kafka_bootstrap: str, unique_prefix: str, tmp_path: Path, audit_database: str
+) -> AsyncIterator[Settings]:
     """Settings isolated by topic prefix and app id, with the nine topics created (and deleted after)."""
+    postgres = audit_database.startswith("postgresql://")
     settings = Settings(
         kafka_bootstrap=kafka_bootstrap,
         topic_prefix=unique_prefix,
         app_id=f"{unique_prefix}app",
         ns=unique_prefix.rstrip("-"),
         audit_db=str(tmp_path / "audit.db"),
+        audit_dsn=SecretStr(audit_database) if postgres else None,
         topic_partitions=3,
         broker_session_timeout_seconds=6,
         broker_heartbeat_seconds=1,
@@ -142,6 +163,7 @@ def sink_env(settings: Settings, redis_url: str = "") -> dict[str, str]:
         EC_TOPIC_PREFIX=settings.topic_prefix,
         EC_APP_ID=settings.app_id,
         EC_AUDIT_DB=settings.audit_db,
+        EC_AUDIT_DSN=settings.audit_dsn.get_secret_value() if settings.audit_dsn else "",
         EC_NS=settings.ns,
         EC_TOPIC_PARTITIONS=str(settings.topic_partitions),
         EC_BROKER_SESSION_TIMEOUT_SECONDS="6",
@@ -154,14 +176,16 @@ def sink_env(settings: Settings, redis_url: str = "") -> dict[str, str]:
     return env
 
 
-def stored_ids(db: str) -> set[str]:
-    if not Path(db).is_file():
+def stored_ids(settings: Settings) -> set[str]:
+    """The event ids in the test's audit database (none while the sink has not created its tables)."""
+    if settings.audit_dsn is None and not Path(settings.audit_db).is_file():
         return set()
-    store = AuditStore.open(db, readonly=True)
     try:
-        return store.event_ids()
+        store = AuditStore.from_settings(settings, readonly=True)
     except Exception:  # noqa: BLE001 - the sink may not have created the tables yet
         return set()
+    try:
+        return store.event_ids()
     finally:
         store.close()
 
@@ -192,7 +216,7 @@ async def test_each_event_is_stored_once_and_a_replay_adds_no_rows(settings: Set
     assert second.counts == first.counts
 
 
-async def test_a_crash_between_the_sqlite_and_the_offset_commit_only_replays(
+async def test_a_crash_between_the_database_and_the_offset_commit_only_replays(
     settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     records = many_runs(settings.topic_prefix, runs=3, calls=3)  # 30 events
@@ -203,19 +227,19 @@ async def test_a_crash_between_the_sqlite_and_the_offset_commit_only_replays(
         pass
 
     async def crash(self: AIOKafkaConsumer, offsets: object = None) -> None:
-        raise Crash("the process died after the SQLite commit, before the offset commit")
+        raise Crash("the process died after the database commit, before the offset commit")
 
     monkeypatch.setattr(AIOKafkaConsumer, "commit", crash)
     with pytest.raises(Crash):
         await run_sink(settings, once=True, handle_signals=False)
-    before = stored_ids(settings.audit_db)
-    assert before and before <= expected  # the first batch is stored: SQLite commits first
+    before = stored_ids(settings)
+    assert before and before <= expected  # the first batch is stored: the database commits first
     monkeypatch.undo()
 
     again = await run_sink(settings, once=True, handle_signals=False)
     assert again.read == len(records)  # no offset was committed: everything is read again
     assert again.inserted == len(expected - before)  # and what was stored is dropped
-    assert stored_ids(settings.audit_db) == expected
+    assert stored_ids(settings) == expected
 
 
 async def test_a_stop_event_ends_the_sink_after_its_batch(settings: Settings) -> None:
@@ -223,7 +247,7 @@ async def test_a_stop_event_ends_the_sink_after_its_batch(settings: Settings) ->
     await publish(settings.kafka_bootstrap, settings.topic("audit"), values(records))
     stop = asyncio.Event()
     task = asyncio.create_task(run_sink(settings, stop, handle_signals=False))
-    await wait_until(lambda: len(stored_ids(settings.audit_db)) == len(records), 30)
+    await wait_until(lambda: len(stored_ids(settings)) == len(records), 30)
     stop.set()
     stats = await asyncio.wait_for(task, 15)
     assert stats.inserted == len(records) == stats.counts["events"]
@@ -257,13 +281,13 @@ async def test_sigkill_mid_stream_loses_nothing_and_duplicates_nothing(
     sink = start()
     publisher = asyncio.create_task(publish_slowly())
     try:
-        await wait_until(lambda: len(stored_ids(settings.audit_db)) >= 600, 30, poll=0.05)
-        assert 0 < len(stored_ids(settings.audit_db)) < len(expected), log_path.read_text()
+        await wait_until(lambda: len(stored_ids(settings)) >= 600, 30, poll=0.05)
+        assert 0 < len(stored_ids(settings)) < len(expected), log_path.read_text()
         os.killpg(sink.pid, signal.SIGKILL)
         sink.wait(10)
         sink = start()
         await publisher
-        await wait_until(lambda: stored_ids(settings.audit_db) == expected, 45)
+        await wait_until(lambda: stored_ids(settings) == expected, 45)
         os.killpg(sink.pid, signal.SIGTERM)
         assert sink.wait(20) == 0, log_path.read_text()
     finally:
@@ -272,7 +296,7 @@ async def test_sigkill_mid_stream_loses_nothing_and_duplicates_nothing(
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(sink.pid, signal.SIGKILL)
             sink.wait(10)
-    store = AuditStore.open(settings.audit_db, readonly=True)
+    store = AuditStore.from_settings(settings, readonly=True)
     try:
         assert store.event_ids() == expected  # nothing missing, nothing foreign
         assert store.counts() == {"events": len(expected), "tool_calls": 1000, "verdicts": 100}
@@ -381,3 +405,62 @@ async def test_inspect_without_redis_says_so_and_goes_on(settings: Settings) -> 
     doc = codec.loads(shown.stdout)
     assert "could not be read" in doc["ledger_error"]
     assert [c["tool_call_id"] for c in doc["tool_calls"]] == ["call_0"]
+
+
+async def test_a_postgresql_outage_holds_the_sink_and_loses_nothing(
+    kafka_bootstrap: str, unique_prefix: str, tmp_path: Path, postgres_admin: str
+) -> None:
+    """The server is unreachable at start, then again mid-stream: the sink waits, reconnects, stores
+    every event once, and commits no offset for a batch it has not stored."""
+    records = many_runs(unique_prefix, runs=20, calls=3)  # 200 events
+    expected = {r["event_id"] for r in records}
+    with fresh_database(postgres_admin) as dsn:
+        parts = urlsplit(dsn)
+        proxy = CuttableProxy(parts.hostname or "127.0.0.1", parts.port or 5432)
+        port = await proxy.start()
+        await proxy.cut()  # down before the sink starts
+        through = urlunsplit(
+            (parts.scheme, f"{parts.username}:{parts.password}@127.0.0.1:{port}", parts.path, "", "")
+        )
+        settings = Settings(
+            kafka_bootstrap=kafka_bootstrap,
+            topic_prefix=unique_prefix,
+            app_id=f"{unique_prefix}app",
+            audit_dsn=SecretStr(through),
+            topic_partitions=3,
+            broker_session_timeout_seconds=6,
+            broker_heartbeat_seconds=1,
+            broker_rebalance_timeout_seconds=10,
+            retry_initial_backoff_ms=100,
+            retry_max_backoff_ms=500,
+        )
+        direct = settings.model_copy(update={"audit_dsn": SecretStr(dsn)})
+        await ensure_topics(settings)
+        try:
+            await publish(kafka_bootstrap, settings.topic("audit"), values(records[:100]))
+            stats = SinkStats()
+            stop = asyncio.Event()
+            task = asyncio.create_task(
+                run_sink(settings, stop, handle_signals=False, batch_size=25, stats=stats)
+            )
+            assert await wait_until(lambda: stats.holding, 15)  # waiting for the database, not crashed
+            assert not task.done() and stored_ids(direct) == set()
+            await proxy.restore()
+            assert await wait_until(lambda: stored_ids(direct) == {r["event_id"] for r in records[:100]}, 30)
+            await proxy.cut()  # and again, mid-stream
+            await publish(kafka_bootstrap, settings.topic("audit"), values(records[100:]))
+            assert await wait_until(lambda: stats.holding, 15)
+            await proxy.restore()
+            assert await wait_until(lambda: stored_ids(direct) == expected, 30)
+            stop.set()
+            done = await asyncio.wait_for(task, 20)
+            assert done.counts == {"events": len(expected), "tool_calls": 60, "verdicts": 20}
+        finally:
+            stop.set()
+            await proxy.cut()
+            admin = AIOKafkaAdminClient(bootstrap_servers=kafka_bootstrap)
+            await admin.start()
+            try:
+                await admin.delete_topics([settings.topic(name) for name in TOPIC_NAMES])
+            finally:
+                await admin.close()

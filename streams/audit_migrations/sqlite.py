@@ -1,0 +1,153 @@
+"""The audit schema's versions for SQLite, and :func:`migrate`, which brings a file up to date.
+
+Version 1 is the schema the sink wrote before versions existed; such a file (the three tables, no
+``schema_migrations``) is adopted as version 1 without running anything, then migrated on.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime
+
+from streams.audit_migrations import Migration, pending
+from streams.audit_migrations.views import RUN_SUMMARY_SQL, tool_invocation_sql
+from streams.errors import ConfigurationError
+
+_V1_TABLES = ("audit_events", "tool_call_station", "guard_verdict")
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        1,
+        "audit tables and the tool_invocation view",
+        (
+            """CREATE TABLE audit_events (
+                event_id         TEXT PRIMARY KEY,
+                run_id           TEXT,
+                tool_call_id     TEXT,
+                station          TEXT NOT NULL,
+                origin_topic     TEXT,
+                origin_partition INTEGER,
+                origin_offset    INTEGER,
+                source_topic     TEXT NOT NULL,
+                source_partition INTEGER NOT NULL,
+                source_offset    INTEGER NOT NULL,
+                source_timestamp INTEGER,
+                processed_at     TEXT NOT NULL,
+                fields           TEXT NOT NULL,
+                applied_at       TEXT NOT NULL
+            )""",
+            "CREATE INDEX audit_events_run ON audit_events (run_id)",
+            """CREATE TABLE tool_call_station (
+                run_id           TEXT NOT NULL,
+                tool_call_id     TEXT NOT NULL,
+                station          TEXT NOT NULL,
+                event_id         TEXT NOT NULL,
+                origin_topic     TEXT,
+                origin_partition INTEGER,
+                origin_offset    INTEGER,
+                source_timestamp INTEGER,
+                tiebreak         INTEGER NOT NULL,
+                processed_at     TEXT NOT NULL,
+                fields           TEXT NOT NULL,
+                applied_at       TEXT NOT NULL,
+                PRIMARY KEY (run_id, tool_call_id, station)
+            )""",
+            """CREATE TABLE guard_verdict (
+                event_id            TEXT PRIMARY KEY,
+                run_id              TEXT,
+                draft_id            TEXT,
+                attempt             INTEGER,
+                verdict             TEXT,
+                violation_codes     TEXT NOT NULL,
+                cited_tool_call_ids TEXT NOT NULL,
+                origin_topic        TEXT,
+                origin_partition    INTEGER,
+                origin_offset       INTEGER,
+                source_timestamp    INTEGER,
+                processed_at        TEXT NOT NULL,
+                applied_at          TEXT NOT NULL
+            )""",
+            "CREATE INDEX guard_verdict_run ON guard_verdict (run_id)",
+            tool_invocation_sql("sqlite"),
+        ),
+    ),
+    Migration(2, "run_summary view", (RUN_SUMMARY_SQL,)),
+)
+
+_CREATE_VERSIONS = """
+CREATE TABLE IF NOT EXISTS schema_migrations (
+    version    INTEGER PRIMARY KEY,
+    name       TEXT NOT NULL,
+    applied_at TEXT NOT NULL
+)
+"""
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def versions(conn: sqlite3.Connection) -> list[int]:
+    """The versions a database has: from ``schema_migrations``, ``[1]`` for a file from before versions
+    existed, ``[]`` for one without audit tables."""
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if "schema_migrations" in tables:
+        return sorted(row[0] for row in conn.execute("SELECT version FROM schema_migrations"))
+    return [1] if set(_V1_TABLES) <= tables else []
+
+
+def _adopt(conn: sqlite3.Connection, where: str) -> set[int]:
+    """``{1}`` after recording a file from before versions existed as version 1; ``set()`` for a new one.
+
+    Raises:
+        ConfigurationError: the file has some of the audit tables but not all.
+    """
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    present = [t for t in _V1_TABLES if t in tables]
+    if not present:
+        return set()
+    if len(present) < len(_V1_TABLES):
+        raise ConfigurationError(
+            f"{where} holds the audit tables {', '.join(present)} but not all of "
+            f"{', '.join(_V1_TABLES)}; it is not an audit database this code can migrate: point "
+            "EC_AUDIT_DB (or --db) at another file"
+        )
+    # Written by the sink before versions existed: that schema is version 1.
+    conn.execute(
+        "INSERT INTO schema_migrations (version, name, applied_at) VALUES (1, ?, ?)",
+        (f"{MIGRATIONS[0].name} (adopted: created before versioned migrations)", _now()),
+    )
+    return {1}
+
+
+def migrate(conn: sqlite3.Connection, where: str) -> list[int]:
+    """Apply the missing versions to ``conn`` (autocommit mode) in one transaction; returns those applied.
+
+    ``BEGIN IMMEDIATE`` takes the database's write lock before anything is read, so a second sink
+    starting at the same moment waits (``busy_timeout``) and then finds nothing left to do.
+
+    Raises:
+        ConfigurationError: the file has only some of the audit tables, or a version newer than this code.
+        sqlite3.Error: the file cannot be written (the caller explains it).
+    """
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute(_CREATE_VERSIONS)
+        applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")} or _adopt(
+            conn, where
+        )
+        done = []
+        for step in pending(MIGRATIONS, applied, where):
+            for statement in step.statements:
+                conn.execute(statement)
+            conn.execute(
+                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                (step.version, step.name, _now()),
+            )
+            done.append(step.version)
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return done

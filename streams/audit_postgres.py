@@ -1,0 +1,323 @@
+"""The audit store in PostgreSQL (``EC_AUDIT_DSN=postgresql://user:pass@host:port/db``), with psycopg 3.
+
+The same tables, views and rules as the SQLite backend (:mod:`streams.audit_store`). A batch is one
+statement per record, pipelined by ``executemany`` inside one transaction that commits before
+:meth:`PostgresAuditStore.apply` returns; each statement inserts the event and, only when it was new,
+its verdict or station row, so the dedupe by ``event_id`` and the "latest by origin order" rule are
+exactly SQLite's. PostgreSQL text cannot hold NUL: a ``U+0000`` anywhere in a record is stored as
+``U+FFFD``. The DSN's password is never printed: messages name the database as
+:func:`streams.cli.display.redact_url` shows it.
+
+psycopg's errors are translated here: unreachable, shutting down, a lost connection → the retriable
+:class:`AuditStoreBusy` (the writer reconnects on its next batch); a wrong password, database or
+schema → :class:`ConfigurationError`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, cast
+
+from models.events import AuditRecord
+from streams import codec
+from streams.audit_migrations import pending
+from streams.audit_migrations import postgres as migrations
+from streams.audit_store import AuditStore, AuditStoreBusy
+from streams.errors import ConfigurationError
+
+try:
+    import psycopg
+    from psycopg.rows import dict_row
+    from psycopg.types.json import set_json_loads
+except ModuleNotFoundError as exc:  # pragma: no cover - depends on the installation
+    raise ConfigurationError(
+        "EC_AUDIT_DSN names a PostgreSQL database, but psycopg is not installed: "
+        "pip install 'evidence-chain[postgres]' (or unset EC_AUDIT_DSN to use SQLite)"
+    ) from exc
+
+log = logging.getLogger(__name__)
+
+# One statement per record. Data-modifying CTEs always run to completion and see the same snapshot:
+# the verdict or station row is written only when the event was new (`FROM ins` is then one row).
+_APPLY = """
+WITH ins AS (
+    INSERT INTO audit_events (event_id, run_id, tool_call_id, station, origin_topic, origin_partition,
+        origin_offset, source_topic, source_partition, source_offset, source_timestamp, processed_at,
+        fields, applied_at)
+    VALUES (%(event_id)s::text, %(run_id)s::text, %(tool_call_id)s::text, %(station)s::text,
+        %(origin_topic)s::text, %(origin_partition)s::bigint, %(origin_offset)s::bigint,
+        %(source_topic)s::text, %(source_partition)s::bigint, %(source_offset)s::bigint,
+        %(source_timestamp)s::bigint, %(processed_at)s::text, %(fields)s::jsonb, %(applied_at)s::timestamptz)
+    ON CONFLICT (event_id) DO NOTHING
+    RETURNING 1
+), verdict AS (
+    INSERT INTO guard_verdict (event_id, run_id, draft_id, attempt, verdict, violation_codes,
+        cited_tool_call_ids, origin_topic, origin_partition, origin_offset, source_timestamp, processed_at,
+        applied_at)
+    SELECT %(event_id)s::text, %(run_id)s::text, %(draft_id)s::text, %(attempt)s::bigint, %(verdict)s::text,
+        %(violation_codes)s::jsonb, %(cited_tool_call_ids)s::jsonb, %(origin_topic)s::text,
+        %(origin_partition)s::bigint, %(origin_offset)s::bigint, %(source_timestamp)s::bigint,
+        %(processed_at)s::text, %(applied_at)s::timestamptz
+    FROM ins WHERE %(is_verdict)s::boolean
+    ON CONFLICT (event_id) DO NOTHING
+), station AS (
+    INSERT INTO tool_call_station AS t (run_id, tool_call_id, station, event_id, origin_topic,
+        origin_partition, origin_offset, source_timestamp, tiebreak, processed_at, fields, applied_at)
+    SELECT %(run_id)s::text, %(tool_call_id)s::text, %(station)s::text, %(event_id)s::text,
+        %(origin_topic)s::text, %(origin_partition)s::bigint, %(origin_offset)s::bigint,
+        %(source_timestamp)s::bigint, %(tiebreak)s::integer, %(processed_at)s::text, %(fields)s::jsonb,
+        %(applied_at)s::timestamptz
+    FROM ins WHERE %(is_station)s::boolean
+    ON CONFLICT (run_id, tool_call_id, station) DO UPDATE SET
+        (event_id, origin_topic, origin_partition, origin_offset, source_timestamp, tiebreak, processed_at,
+         fields, applied_at) =
+        (EXCLUDED.event_id, EXCLUDED.origin_topic, EXCLUDED.origin_partition, EXCLUDED.origin_offset,
+         EXCLUDED.source_timestamp, EXCLUDED.tiebreak, EXCLUDED.processed_at, EXCLUDED.fields,
+         EXCLUDED.applied_at)
+    WHERE CASE
+        WHEN EXCLUDED.origin_offset IS NOT NULL AND t.origin_offset IS NOT NULL
+             AND EXCLUDED.origin_topic = t.origin_topic AND EXCLUDED.origin_partition = t.origin_partition
+            THEN (EXCLUDED.origin_offset, EXCLUDED.tiebreak) > (t.origin_offset, t.tiebreak)
+        WHEN EXCLUDED.source_timestamp IS NOT NULL AND t.source_timestamp IS NOT NULL
+            THEN (EXCLUDED.source_timestamp, EXCLUDED.tiebreak) > (t.source_timestamp, t.tiebreak)
+        ELSE true
+    END
+)
+SELECT count(*) FROM ins
+"""
+
+# A server-side FATAL at connect is a wrong password, role or database, unless it is one of these.
+_TRANSIENT_FATAL = (
+    "starting up",
+    "shutting down",
+    "too many",
+    "recovery",
+    "terminating",
+    "not yet accepting",
+)
+_UNSTORABLE = (psycopg.DataError, psycopg.IntegrityError)
+_UNREACHABLE = (psycopg.OperationalError, psycopg.InterfaceError, psycopg.InternalError)
+
+Connection = psycopg.Connection[Any]
+
+
+def _no_nul(value: Any) -> Any:
+    """``value`` with every NUL character (which PostgreSQL text and jsonb refuse) replaced by U+FFFD."""
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd") if "\x00" in value else value
+    if isinstance(value, dict):
+        return {_no_nul(k): _no_nul(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_no_nul(v) for v in value]
+    return value
+
+
+class PostgresAuditStore(AuditStore):
+    """The audit tables in one PostgreSQL database; one writer (the sink), any number of readers."""
+
+    backend = "postgresql"
+
+    def __init__(self, dsn: str, conn: Connection, *, readonly: bool, versions: Sequence[int]) -> None:
+        from streams.cli.display import redact_url
+
+        super().__init__(redact_url(dsn), readonly=readonly, versions=versions)
+        self._dsn = dsn
+        self._conn: Connection | None = conn
+
+    @classmethod
+    def connect(cls, dsn: str, *, readonly: bool = False) -> PostgresAuditStore:
+        """Connect (and, for writing, migrate) the audit database ``dsn``.
+
+        Raises:
+            ConfigurationError: wrong password, role, database or schema (retrying cannot help).
+            AuditStoreBusy: the server cannot be reached now.
+        """
+        conn = _connect(dsn, readonly=readonly)
+        where = _redacted(dsn)
+        try:
+            with _errors(f"preparing the audit database {where}"):
+                versions = _prepare(conn, where, readonly=readonly)
+        except BaseException:
+            conn.close()
+            raise
+        return cls(dsn, conn, readonly=readonly, versions=versions)
+
+    def close(self) -> None:
+        """Close the connection."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def _live(self) -> Connection:
+        """The connection, opened again if the last one was lost (the writer lives through outages)."""
+        if self._conn is None or self._conn.closed or self._conn.broken:
+            if self._conn is not None:
+                self._conn.close()
+            self._conn = None
+            self._conn = _connect(self._dsn, readonly=self.readonly)
+        return self._conn
+
+    def _storable(self, record: AuditRecord) -> AuditRecord:
+        return cast(AuditRecord, _no_nul(record))
+
+    def _write(self, rows: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
+        with _errors(f"storing {len(rows)} audit records in {self.where}", writing=True):
+            conn = self._live()
+            try:
+                with conn.transaction(), conn.cursor() as cur:
+                    cur.executemany(_APPLY, rows, returning=True)
+                    inserted = 0
+                    while True:
+                        got = cur.fetchone()
+                        inserted += int(got[0]) if got else 0
+                        if not cur.nextset():
+                            break
+                return inserted, 0
+            except _UNSTORABLE as exc:
+                log.warning(
+                    "a record of a batch of %d cannot be stored (%s: %s); storing them one by one",
+                    len(rows),
+                    type(exc).__name__,
+                    exc,
+                )
+            return self._write_each(conn, rows)
+
+    @staticmethod
+    def _write_each(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
+        """The slow path: one savepoint per record, so one that cannot be stored is skipped alone."""
+        inserted = unstorable = 0
+        with conn.transaction(), conn.cursor() as cur:
+            for row in rows:
+                try:
+                    with conn.transaction():
+                        cur.execute(_APPLY, row)
+                        got = cur.fetchone()
+                        inserted += int(got[0]) if got else 0
+                except _UNSTORABLE as exc:
+                    unstorable += 1
+                    log.warning(
+                        "audit record %s cannot be stored, skipped: %s: %s",
+                        str(row["event_id"])[:200],
+                        type(exc).__name__,
+                        exc,
+                    )
+        return inserted, unstorable
+
+    def _read(self, sql: bytes, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        with _errors(f"reading the audit database {self.where}"):
+            conn = self._live()
+            with conn.cursor(row_factory=dict_row) as cur:
+                cur.execute(sql, params)
+                return cur.fetchall()
+
+    def counts(self) -> dict[str, int]:
+        (one,) = self._read(
+            b"SELECT (SELECT count(*) FROM audit_events) AS events, "
+            b"(SELECT count(*) FROM (SELECT DISTINCT run_id, tool_call_id FROM tool_call_station) AS k) "
+            b"AS tool_calls, (SELECT count(*) FROM guard_verdict) AS verdicts"
+        )
+        return {name: int(value) for name, value in one.items()}
+
+    def event_ids(self) -> set[str]:
+        return {row["event_id"] for row in self._read(b"SELECT event_id FROM audit_events")}
+
+    def _trail_rows(self, run_id: str) -> list[dict[str, Any]]:
+        # SQLite's order: NULLs first, strings by code point.
+        return self._read(
+            b'SELECT * FROM tool_invocation WHERE run_id = %s ORDER BY kind COLLATE "C", '
+            b"origin_partition NULLS FIRST, origin_offset NULLS FIRST, "
+            b'tool_call_id COLLATE "C" NULLS FIRST, event_id COLLATE "C" NULLS FIRST',
+            (run_id,),
+        )
+
+    def _summary_rows(self, limit: int) -> tuple[list[dict[str, Any]], int, int]:
+        rows = self._read(
+            b"SELECT * FROM run_summary ORDER BY last_source_timestamp DESC NULLS LAST, "
+            b'last_applied_at DESC, run_id COLLATE "C" LIMIT %s',
+            (limit,),
+        )
+        (totals,) = self._read(
+            b"SELECT (SELECT count(*) FROM run_summary) AS runs, "
+            b"(SELECT count(*) FROM guard_verdict WHERE run_id IS NULL) AS orphans"
+        )
+        return rows, int(totals["runs"]), int(totals["orphans"])
+
+    def _guard_fields(self, run_id: str) -> list[tuple[str, str]]:
+        rows = self._read(
+            b"SELECT event_id, fields::text AS fields FROM audit_events "
+            b"WHERE run_id = %s AND station = 'guard'",
+            (run_id,),
+        )
+        return [(row["event_id"], row["fields"]) for row in rows]
+
+
+def _prepare(conn: Connection, where: str, *, readonly: bool) -> list[int]:
+    """Migrate (a writer) or check (a reader) the schema; returns the versions the database has.
+
+    Raises:
+        ConfigurationError: a reader found no audit tables, or the schema is newer than this code.
+    """
+    if not readonly:
+        applied = migrations.migrate(conn, where)
+        if applied:
+            log.info("audit database %s: applied schema versions %s", where, applied)
+        return migrations.versions(conn)
+    versions = migrations.versions(conn)
+    if not versions:
+        raise ConfigurationError(
+            f"the database {where} holds no audit tables yet; start `evidence-chain audit-sink` with "
+            "EC_AUDIT_DSN pointing at it (it creates them)"
+        )
+    pending(migrations.MIGRATIONS, versions, where)  # refuses a newer schema
+    return versions
+
+
+def _redacted(dsn: str) -> str:
+    from streams.cli.display import redact_url
+
+    return redact_url(dsn)
+
+
+def _connect(dsn: str, *, readonly: bool) -> Connection:
+    """A connection in autocommit mode (writes use explicit transactions); a reader's is read-only.
+
+    Raises:
+        ConfigurationError: the server refused the password, role or database.
+        AuditStoreBusy: the server cannot be reached or is not accepting connections now.
+    """
+    where = _redacted(dsn)
+    try:
+        conn = psycopg.connect(
+            dsn, autocommit=True, connect_timeout=10, application_name="evidence-chain audit"
+        )
+    except psycopg.Error as exc:
+        text = str(exc)
+        if "FATAL:" in text and not any(word in text for word in _TRANSIENT_FATAL):
+            raise ConfigurationError(
+                f"the PostgreSQL server refused the audit database {where}: {text.strip()}; "
+                "check EC_AUDIT_DSN (user, password, database name)"
+            ) from exc
+        raise AuditStoreBusy(f"cannot reach the audit database {where}: {text.strip()}") from exc
+    # Rows read back the same Python values as from SQLite: jsonb through the project's JSON codec.
+    set_json_loads(codec.loads, conn)
+    if readonly:
+        conn.execute("SET default_transaction_read_only = on")
+    return conn
+
+
+@contextmanager
+def _errors(what: str, *, writing: bool = False) -> Iterator[None]:
+    """psycopg's errors as this project's: unreachable → AuditStoreBusy, the rest → ConfigurationError."""
+    try:
+        yield
+    except _UNREACHABLE as exc:
+        raise AuditStoreBusy(f"{what}: {type(exc).__name__}: {exc}".strip()) from exc
+    except psycopg.Error as exc:
+        hint = (
+            "the audit tables may have been changed by hand; restart `evidence-chain audit-sink` to migrate"
+            if writing
+            else "is it a database `evidence-chain audit-sink` wrote? Check EC_AUDIT_DSN"
+        )
+        raise ConfigurationError(f"{what}: {type(exc).__name__}: {exc} ({hint})") from exc

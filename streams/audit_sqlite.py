@@ -1,0 +1,237 @@
+"""The audit store in one SQLite file (``EC_AUDIT_DB``), the default backend of :class:`AuditStore`.
+
+WAL mode, so ``inspect`` and ``serve`` read while the sink writes; ``synchronous=FULL``, so a committed
+batch survives power loss before its Kafka offsets are committed.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from streams.audit_migrations import pending
+from streams.audit_migrations import sqlite as migrations
+from streams.audit_store import AuditStore, AuditStoreBusy
+from streams.errors import ConfigurationError
+
+log = logging.getLogger(__name__)
+
+_INSERT_EVENT = """
+INSERT OR IGNORE INTO audit_events (event_id, run_id, tool_call_id, station, origin_topic, origin_partition,
+    origin_offset, source_topic, source_partition, source_offset, source_timestamp, processed_at, fields,
+    applied_at)
+VALUES (:event_id, :run_id, :tool_call_id, :station, :origin_topic, :origin_partition, :origin_offset,
+    :source_topic, :source_partition, :source_offset, :source_timestamp, :processed_at, :fields, :applied_at)
+"""
+_INSERT_VERDICT = """
+INSERT OR IGNORE INTO guard_verdict (event_id, run_id, draft_id, attempt, verdict, violation_codes,
+    cited_tool_call_ids, origin_topic, origin_partition, origin_offset, source_timestamp, processed_at,
+    applied_at)
+VALUES (:event_id, :run_id, :draft_id, :attempt, :verdict, :violation_codes, :cited_tool_call_ids,
+    :origin_topic, :origin_partition, :origin_offset, :source_timestamp, :processed_at, :applied_at)
+"""
+# Only a strictly newer record (see streams.audit_store) replaces a station's row.
+_UPSERT_STATION = """
+INSERT INTO tool_call_station (run_id, tool_call_id, station, event_id, origin_topic, origin_partition,
+    origin_offset, source_timestamp, tiebreak, processed_at, fields, applied_at)
+VALUES (:run_id, :tool_call_id, :station, :event_id, :origin_topic, :origin_partition, :origin_offset,
+    :source_timestamp, :tiebreak, :processed_at, :fields, :applied_at)
+ON CONFLICT (run_id, tool_call_id, station) DO UPDATE SET
+    (event_id, origin_topic, origin_partition, origin_offset, source_timestamp, tiebreak, processed_at,
+     fields, applied_at) =
+    (excluded.event_id, excluded.origin_topic, excluded.origin_partition, excluded.origin_offset,
+     excluded.source_timestamp, excluded.tiebreak, excluded.processed_at, excluded.fields,
+     excluded.applied_at)
+WHERE CASE
+    WHEN excluded.origin_offset IS NOT NULL AND tool_call_station.origin_offset IS NOT NULL
+         AND excluded.origin_topic = tool_call_station.origin_topic
+         AND excluded.origin_partition = tool_call_station.origin_partition
+        THEN (excluded.origin_offset, excluded.tiebreak)
+             > (tool_call_station.origin_offset, tool_call_station.tiebreak)
+    WHEN excluded.source_timestamp IS NOT NULL AND tool_call_station.source_timestamp IS NOT NULL
+        THEN (excluded.source_timestamp, excluded.tiebreak)
+             > (tool_call_station.source_timestamp, tool_call_station.tiebreak)
+    ELSE 1
+END
+"""
+
+_UNSTORABLE = (
+    OverflowError,
+    ValueError,
+    TypeError,
+    sqlite3.IntegrityError,
+    sqlite3.InterfaceError,
+    sqlite3.DataError,
+)
+"""What one record can still raise that no retry will cure (the rows are checked before, this is the net)."""
+
+
+def _unusable(where: str, exc: sqlite3.Error) -> ConfigurationError:
+    return ConfigurationError(
+        f"cannot use {where} as the audit database ({exc}); set EC_AUDIT_DB (or --db) to a "
+        "writable SQLite file"
+    )
+
+
+class SqliteAuditStore(AuditStore):
+    """The audit tables in one SQLite file; one writer (the sink), any number of readers."""
+
+    backend = "sqlite"
+
+    def __init__(
+        self, conn: sqlite3.Connection, path: str, *, readonly: bool, versions: Sequence[int]
+    ) -> None:
+        super().__init__(path, readonly=readonly, versions=versions)
+        self.conn = conn
+        self.path = path
+
+    @classmethod
+    def connect(cls, path: str | Path, *, readonly: bool = False) -> SqliteAuditStore:
+        """Open (and, for writing, create and migrate) the audit database at ``path``.
+
+        Raises:
+            ConfigurationError: the file cannot be opened, is not an SQLite database, or has a schema
+                this code cannot use.
+            AuditStoreBusy: another process holds the file's write lock (retriable).
+        """
+        where = str(path)
+        try:
+            if readonly:
+                if not Path(where).is_file():
+                    raise ConfigurationError(f"no audit database at {where}; run `evidence-chain audit-sink`")
+                conn = sqlite3.connect(f"{Path(where).resolve().as_uri()}?mode=ro", uri=True)
+                conn.execute("PRAGMA busy_timeout=5000")
+                versions = migrations.versions(conn)
+                if not versions:
+                    conn.close()
+                    raise ConfigurationError(
+                        f"{where} holds no audit tables yet; is it the file that "
+                        "`evidence-chain audit-sink` writes?"
+                    )
+                pending(migrations.MIGRATIONS, versions, where)  # refuses a newer schema
+            else:
+                # The sink applies batches in a worker thread (asyncio.to_thread), one at a time.
+                conn = sqlite3.connect(where, isolation_level=None, check_same_thread=False)
+                conn.execute("PRAGMA busy_timeout=5000")
+                conn.execute("PRAGMA journal_mode=WAL")
+                # FULL: a committed batch survives power loss before its Kafka offsets are committed.
+                conn.execute("PRAGMA synchronous=FULL")
+                applied = migrations.migrate(conn, where)
+                if applied:
+                    log.info("audit database %s: applied schema versions %s", where, applied)
+                versions = migrations.versions(conn)
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                # Another process holds the file's write lock (some lock changes do not wait for
+                # busy_timeout): retriable, the sink holds and opens it again.
+                raise AuditStoreBusy(
+                    f"the audit database {where} is locked by another process ({exc})"
+                ) from exc
+            raise _unusable(where, exc) from exc
+        except sqlite3.Error as exc:
+            raise _unusable(where, exc) from exc
+        conn.row_factory = sqlite3.Row
+        return cls(conn, where, readonly=readonly, versions=versions)
+
+    def close(self) -> None:
+        """Close the connection (a WAL checkpoint happens on the last close)."""
+        self.conn.close()
+
+    def _write(self, rows: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
+        inserted = unstorable = 0
+        cur = self.conn.cursor()
+        try:
+            cur.execute("BEGIN IMMEDIATE")
+            try:
+                for row in rows:
+                    cur.execute("SAVEPOINT one_record")
+                    try:
+                        if self._insert(cur, row):
+                            inserted += 1
+                    except _UNSTORABLE as exc:
+                        cur.execute("ROLLBACK TO one_record")
+                        unstorable += 1
+                        log.warning(
+                            "audit record %s cannot be stored, skipped: %s: %s",
+                            str(row["event_id"])[:200],
+                            type(exc).__name__,
+                            exc,
+                        )
+                    cur.execute("RELEASE one_record")
+                cur.execute("COMMIT")
+            except BaseException:
+                if self.conn.in_transaction:
+                    cur.execute("ROLLBACK")
+                raise
+        except sqlite3.OperationalError as exc:
+            raise AuditStoreBusy(f"storing {len(rows)} audit records in {self.path}: {exc}") from exc
+        return inserted, unstorable
+
+    @staticmethod
+    def _insert(cur: sqlite3.Cursor, row: Mapping[str, Any]) -> bool:
+        """Store one record unless its event_id is known; returns whether it was new."""
+        values = {**row, "applied_at": row["applied_at"].isoformat(timespec="milliseconds")}
+        cur.execute(_INSERT_EVENT, values)
+        if cur.rowcount != 1:
+            return False  # a replay: the same event_id changes nothing
+        if row["is_verdict"]:
+            cur.execute(_INSERT_VERDICT, values)
+        elif row["is_station"]:
+            cur.execute(_UPSERT_STATION, values)
+        return True
+
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        try:
+            return self.conn.execute(sql, params).fetchall()
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise AuditStoreBusy(f"reading {self.path}: {exc}") from exc
+            raise self._unreadable(exc) from exc
+        except sqlite3.Error as exc:
+            raise self._unreadable(exc) from exc
+
+    def _unreadable(self, exc: sqlite3.Error) -> ConfigurationError:
+        return ConfigurationError(
+            f"cannot read {self.path} ({exc}); is it an audit database written by "
+            "`evidence-chain audit-sink`? Point EC_AUDIT_DB or --db at one"
+        )
+
+    def counts(self) -> dict[str, int]:
+        (one,) = self._read(
+            "SELECT (SELECT count(*) FROM audit_events), "
+            "(SELECT count(*) FROM (SELECT DISTINCT run_id, tool_call_id FROM tool_call_station)), "
+            "(SELECT count(*) FROM guard_verdict)"
+        )
+        return {"events": one[0], "tool_calls": one[1], "verdicts": one[2]}
+
+    def event_ids(self) -> set[str]:
+        return {row[0] for row in self._read("SELECT event_id FROM audit_events")}
+
+    def _trail_rows(self, run_id: str) -> list[dict[str, Any]]:
+        rows = self._read(
+            "SELECT * FROM tool_invocation WHERE run_id = ? "
+            "ORDER BY kind, origin_partition, origin_offset, tool_call_id, event_id",
+            (run_id,),
+        )
+        return [dict(row) for row in rows]
+
+    def _summary_rows(self, limit: int) -> tuple[list[dict[str, Any]], int, int]:
+        rows = self._read(
+            "SELECT * FROM run_summary "
+            "ORDER BY last_source_timestamp DESC NULLS LAST, last_applied_at DESC, run_id LIMIT ?",
+            (limit,),
+        )
+        (totals,) = self._read(
+            "SELECT (SELECT count(*) FROM run_summary), "
+            "(SELECT count(*) FROM guard_verdict WHERE run_id IS NULL)"
+        )
+        return [dict(row) for row in rows], totals[0], totals[1]
+
+    def _guard_fields(self, run_id: str) -> list[tuple[str, str]]:
+        rows = self._read(
+            "SELECT event_id, fields FROM audit_events WHERE run_id = ? AND station = 'guard'", (run_id,)
+        )
+        return [(row[0], row[1]) for row in rows]

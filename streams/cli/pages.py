@@ -1,0 +1,277 @@
+"""The pages ``evidence-chain serve`` shows people: the run list and one run's trail, as HTML and JSON.
+
+Pure functions from what the audit store reads to a document; no I/O. Every value from a record
+reaches the HTML through :func:`text` (``html.escape`` with quotes, control characters shown
+escaped as the CLI shows them), every id in a URL through :func:`urllib.parse.quote`, so a hostile
+``draft_id`` such as ``<script>`` is text on the page, never markup. The pages need no JavaScript,
+and the server's Content-Security-Policy forbids scripts anyway.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from html import escape
+from typing import Any
+from urllib.parse import quote
+
+from streams.audit_store import VERDICT_OUTCOMES
+from streams.cli.display import printable
+
+STYLE = """
+body { font: 15px/1.45 system-ui, sans-serif; margin: 1.5rem auto; max-width: 80rem; padding: 0 1rem;
+       color: #1d1d1f; }
+h1 { font-size: 1.4rem; } h2 { font-size: 1.15rem; margin-top: 2rem; } h3 { font-size: 1rem; }
+table { border-collapse: collapse; width: 100%; font-size: 0.9rem; }
+th, td { text-align: left; padding: 0.3rem 0.5rem; border-bottom: 1px solid #ddd; vertical-align: top; }
+th { background: #f4f4f6; } td.n { text-align: right; font-variant-numeric: tabular-nums; }
+tr:target { background: #fff6d5; } code, .mono { font-family: ui-monospace, monospace; font-size: 0.85rem; }
+.verdict { font-weight: 600; padding: 0 0.35rem; border-radius: 3px; }
+.verdict-PASS { background: #dff3e3; } .verdict-REJECT { background: #fdf0cf; }
+.verdict-FALLBACK { background: #f9d9d9; } .bad { color: #a40000; } .dim { color: #777; }
+.wide { overflow-x: auto; }
+article.draft { border: 1px solid #ddd; border-radius: 4px; padding: 0.2rem 1rem 0.6rem; margin: 1rem 0; }
+"""
+STYLE_HASH = "sha256-" + base64.b64encode(hashlib.sha256(STYLE.encode()).digest()).decode()
+"""The Content-Security-Policy source that allows exactly :data:`STYLE`."""
+
+_DASH = "—"
+
+
+def text(value: Any) -> str:
+    """``value`` as HTML text: None as a dash, booleans as yes/no, controls escaped, then ``html.escape``."""
+    if value is None:
+        return _DASH
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return escape(printable(value), quote=True)
+
+
+def run_href(run_id: str) -> str:
+    """The path of a run's page (the id percent-encoded, ``/`` included)."""
+    return f"/runs/{quote(run_id, safe='')}"
+
+
+def call_anchor(tool_call_id: str) -> str:
+    """The element id of a tool call's row on its run's page."""
+    return f"call-{tool_call_id}"
+
+
+def _when(epoch_ms: Any) -> str:
+    if not isinstance(epoch_ms, int) or isinstance(epoch_ms, bool):
+        return _DASH
+    try:
+        return datetime.fromtimestamp(epoch_ms / 1000, UTC).isoformat(timespec="seconds")
+    except (OverflowError, ValueError, OSError):
+        return text(epoch_ms)
+
+
+def _page(title: str, body: str) -> str:
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{text(title)} · evidence-chain</title>\n<style>{STYLE}</style>\n</head>\n"
+        f"<body>\n{body}\n</body>\n</html>\n"
+    )
+
+
+def error_page(title: str, message: str) -> str:
+    """A page that says what went wrong and what to do (the message is text, never markup)."""
+    return _page(
+        title,
+        f'<h1>{text(title)}</h1>\n<p class="bad">{text(message)}</p>\n<p><a href="/runs">all runs</a></p>',
+    )
+
+
+# --- the run list ------------------------------------------------------------------------------------
+
+
+def runs_document(overview: Mapping[str, Any]) -> dict[str, Any]:
+    """The run list as JSON: :meth:`AuditStore.run_overview` plus each run's page."""
+    return {**overview, "runs": [{**run, "href": run_href(run["run_id"])} for run in overview["runs"]]}
+
+
+def runs_page(overview: Mapping[str, Any], where: str) -> str:
+    """The run list, newest first, with counts of tool calls, dead letters and verdicts by outcome."""
+    runs: Sequence[Mapping[str, Any]] = overview["runs"]
+    rows = "\n".join(
+        f'<tr class="run" data-run-id="{text(run["run_id"])}">'
+        f'<td class="run-id mono"><a href="{escape(run_href(run["run_id"]))}">{text(run["run_id"])}</a></td>'
+        f'<td class="n tool-calls">{run["tool_calls"]}</td>'
+        f'<td class="n dead-letters">{run["dead_letters"]}</td>'
+        + "".join(f'<td class="n verdicts-{o}">{run["verdicts"][o]}</td>' for o in VERDICT_OUTCOMES)
+        + f'<td class="when">{_when(run["last_source_timestamp"])}</td>'
+        f'<td class="when dim">{text(run["last_applied_at"])}</td></tr>'
+        for run in runs
+    )
+    shown = f"{len(runs)} of {overview['run_count']}" if len(runs) < overview["run_count"] else str(len(runs))
+    orphans = overview["verdicts_without_run_id"]
+    body = (
+        "<h1>Runs</h1>\n"
+        f"<p>{shown} run{'' if overview['run_count'] == 1 else 's'} in "
+        f'<span class="mono">{text(where)}</span>, newest first (by the latest origin time of any of '
+        'their records). <a href="/runs?format=json">JSON</a></p>\n'
+        '<form action="/runs" method="get"><label>Run id <input name="run_id" size="40"></label> '
+        '<button type="submit">Show</button></form>\n'
+        '<table id="runs">\n<thead><tr><th>run</th><th>tool calls</th><th>dead letters</th>'
+        + "".join(f"<th>{o}</th>" for o in VERDICT_OUTCOMES)
+        + "<th>latest origin (UTC)</th><th>stored</th></tr></thead>\n"
+        f"<tbody>\n{rows}\n</tbody>\n</table>\n"
+        + (
+            f'<p class="dim">{orphans} verdicts carry no readable run id and belong to no run here.</p>'
+            if orphans
+            else ""
+        )
+        + (
+            ""
+            if runs
+            else "<p>No runs yet: is the audit sink running (<code>evidence-chain audit-sink</code>)?</p>"
+        )
+    )
+    return _page("Runs", body)
+
+
+# --- one run -------------------------------------------------------------------------------------------
+
+
+def run_document(
+    run_id: str,
+    tool_calls: Sequence[Mapping[str, Any]],
+    verdicts: Sequence[Mapping[str, Any]],
+    details: Mapping[str, Sequence[Mapping[str, Any]]],
+) -> dict[str, Any]:
+    """One run's trail as JSON: each tool call with its anchor, each draft with its violations.
+
+    A violation lists the tool calls it concerns when the guard's audit record says so
+    (``fields.violations``); a record with only ``violation_codes`` gives codes without them.
+    """
+    calls = [
+        {k: v for k, v in call.items() if k != "run_id"} | {"anchor": call_anchor(call["tool_call_id"])}
+        for call in tool_calls
+    ]
+    drafts = []
+    for verdict in verdicts:
+        listed = details.get(str(verdict["event_id"]))
+        if listed is None:
+            listed = [
+                {"code": code, "path": None, "tool_call_ids": []} for code in verdict["violation_codes"]
+            ]
+        drafts.append(
+            {k: v for k, v in verdict.items() if k != "run_id"}
+            | {"violations": [dict(v) | {"index": i} for i, v in enumerate(listed)]}
+        )
+    return {
+        "run_id": run_id,
+        "tool_calls": calls,
+        "drafts": drafts,
+        "tool_calls_with_dead_letter": sum(1 for c in tool_calls if c.get("dead_letter_reason")),
+    }
+
+
+def _call_ref(tool_call_id: Any, recorded: set[str]) -> str:
+    """A link to the tool call's row when the run has one, else the id as text saying it has none."""
+    if isinstance(tool_call_id, str) and tool_call_id in recorded:
+        href = "#" + quote(call_anchor(tool_call_id), safe="")
+        return f'<a class="call-ref mono" href="{escape(href)}">{text(tool_call_id)}</a>'
+    return (
+        f'<span class="call-ref mono unrecorded" title="no audit record of this tool call in this run">'
+        f'{text(tool_call_id)}</span> <span class="dim">(no audit record in this run)</span>'
+    )
+
+
+def _refs(ids: Iterable[Any], recorded: set[str]) -> str:
+    return ", ".join(_call_ref(t, recorded) for t in ids)
+
+
+def _sha(sha: Any) -> str:
+    """The first 12 hex digits of a sha256, the whole of it on hover (as ``inspect`` shortens it)."""
+    if not isinstance(sha, str) or len(sha) <= 12:
+        return text(sha)
+    return f'<span title="{text(sha)}">{text(sha[:12])}…</span>'
+
+
+def _tool_call_row(call: Mapping[str, Any]) -> str:
+    tcid = call["tool_call_id"]
+    if call.get("postprocess_status") == "FAILED":
+        flow = f'<span class="bad">FAILED {text(call.get("postprocess_failure_reason") or "")}</span>'
+    else:
+        hits, blocks = call.get("candidate_count"), call.get("evidence_block_count")
+        flow = f"{text('?' if hits is None else hits)}→{text('?' if blocks is None else blocks)}"
+    if call.get("project_status") == "FAILED":
+        projection = f'<span class="bad">FAILED {text(call.get("project_failure_reason") or "")}</span>'
+    else:
+        projection = (
+            f"{text(call.get('evidence_status'))}, {text(call.get('returned_count'))} returned"
+            + (", truncated" if call.get("truncated") else "")
+            + f", {text(call.get('projection_bytes'))} bytes"
+        )
+    outcome = call.get("ledger_outcome")
+    ledger = text(call.get("ledger_status")) + (f"/{text(outcome)}" if outcome else "")
+    letter = (
+        f'<span class="bad">{text(call["dead_letter_reason"])}</span> '
+        f"at {text(call.get('dead_letter_station'))}: {text(call.get('dead_letter_error'))}"
+        if call.get("dead_letter_reason")
+        else _DASH
+    )
+    return (
+        f'<tr class="tool-call" id="{text(call_anchor(tcid))}">'
+        f'<td class="mono">{text(tcid)}</td>'
+        f'<td class="n">{text(call.get("origin_partition"))}@{text(call.get("origin_offset"))}</td>'
+        f"<td>{flow}</td><td>{text(call.get('relevance_level'))}</td>"
+        f'<td class="projection">{projection}</td>'
+        f'<td class="mono sha">{_sha(call.get("projection_sha256"))}</td>'
+        f'<td class="ledger">{ledger}</td><td class="mono dim">{text(call.get("ledger_key"))}</td>'
+        f'<td class="dead-letter">{letter}</td></tr>'
+    )
+
+
+def _draft(index: int, draft: Mapping[str, Any], recorded: set[str]) -> str:
+    verdict = str(draft.get("verdict"))
+    klass = f"verdict verdict-{verdict}" if verdict in VERDICT_OUTCOMES else "verdict"
+    items = []
+    for violation in draft["violations"]:
+        where = f' <span class="path mono">{text(violation["path"])}</span>' if violation.get("path") else ""
+        about = violation.get("tool_call_ids") or []
+        refs = f" → {_refs(about, recorded)}" if about else ""
+        items.append(
+            f'<li class="violation"><code class="code">{text(violation["code"])}</code>{where}{refs}</li>'
+        )
+    violations = (
+        f'<ol class="violations">{"".join(items)}</ol>' if items else '<p class="dim">no violations</p>'
+    )
+    cited = draft.get("cited_tool_call_ids") or []
+    return (
+        f'<article class="draft" id="draft-{index}" data-event-id="{text(draft.get("event_id"))}">'
+        f'<h3>draft <span class="draft-id mono">{text(draft.get("draft_id"))}</span> · attempt '
+        f'<span class="attempt">{text(draft.get("attempt"))}</span> · '
+        f'<span class="{klass}">{text(draft.get("verdict"))}</span></h3>'
+        f'<p class="cites">cites: {_refs(cited, recorded) if cited else _DASH}</p>'
+        f"{violations}"
+        f'<p class="dim">origin {text(draft.get("origin_partition"))}@{text(draft.get("origin_offset"))}, '
+        f"{_when(draft.get('source_timestamp'))}</p></article>"
+    )
+
+
+def run_page(document: Mapping[str, Any]) -> str:
+    """One run: each tool call with what the ledger recorded and the projection's figures, each draft
+    with its verdict, and every violation's tool calls linked to their rows."""
+    run_id, calls, drafts = document["run_id"], document["tool_calls"], document["drafts"]
+    recorded = {c["tool_call_id"] for c in calls}
+    rows = "\n".join(_tool_call_row(c) for c in calls)
+    body = (
+        f'<p><a href="/runs">all runs</a> · <a href="{escape(run_href(run_id))}?format=json">JSON</a></p>\n'
+        f'<h1>Run <span class="mono" id="run-id">{text(run_id)}</span></h1>\n'
+        f"<p>{len(calls)} tool calls, {document['tool_calls_with_dead_letter']} with a dead letter, "
+        f"{len(drafts)} drafts.</p>\n"
+        '<h2>Tool calls</h2>\n<div class="wide"><table id="tool-calls">\n'
+        "<thead><tr><th>tool call</th><th>origin</th>"
+        "<th>hits→blocks</th><th>level</th><th>projection shown</th><th>sha256</th><th>ledger</th>"
+        "<th>ledger key</th><th>dead letter</th></tr></thead>\n"
+        f"<tbody>\n{rows}\n</tbody>\n</table></div>\n"
+        '<h2>Drafts</h2>\n<section id="drafts">\n'
+        + ("\n".join(_draft(i, d, recorded) for i, d in enumerate(drafts)) or '<p class="dim">no drafts</p>')
+        + "\n</section>"
+    )
+    return _page(f"Run {run_id}", body)

@@ -1,0 +1,497 @@
+"""``evidence-chain serve`` over an audit database filled by the real stations from the golden cases,
+on SQLite and PostgreSQL: the JSON variants over plain HTTP, and the pages in a real headless Chromium
+(Debian's ``chromium`` and ``chromium-driver``, installed by ``make browser``) as a person sees them.
+
+The golden run is the guard's (``tests/data/golden/guard``, run ``run-g``): its ledger entries go through
+the ledger station (the one whose projection was tampered with is refused there and dead-lettered, then
+put into the ledger as Redis would hold it after tampering), then every golden draft through the guard,
+plus two hostile ones: a draft whose ``draft_id`` is markup and one whose ``run_id`` is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, unquote, urlsplit
+
+import pytest
+
+from models.vocab import Station
+from streams import codec
+from streams.audit_store import AuditStore
+from streams.envelope import audit_record, event_id
+from streams.ledger_memory import MemoryLedgerStore
+from streams.messages import Record
+from streams.runner import wall_clock
+from streams.settings import Settings
+from tests.integration.audit_db import BACKENDS, admin_dsn, audit_target
+from tests.integration.helpers import CLI
+from tests.streams.conftest import FakeSink, golden_lines, handle, origin_of, records
+
+pytestmark = pytest.mark.timeout(180)
+
+RUN = "run-g"
+HOSTILE_DRAFT_ID = "<script>alert(1)</script><img src=x onerror=alert(2)>"
+HOSTILE_RUN_ID = '<i>run</i>"><b>x</b>'
+
+
+@dataclass(frozen=True)
+class Golden:
+    """The audit topic's values after the golden run, and what a person should find on the pages."""
+
+    values: list[bytes]
+    orphans: int
+    """Verdicts without a readable run id (unparsable drafts, the hostile-run draft)."""
+    runs_by_recency: list[str]
+    tool_calls: set[str]
+    dead_letters: int
+    drafts: Counter[tuple[str, str, tuple[str, ...]]]
+    """(draft_id or "—", verdict, sorted violation codes) of each of run-g's drafts."""
+
+
+def _hostile_drafts() -> list[bytes]:
+    passing = codec.loads(golden_lines("guard", "drafts.jsonl")[0])  # the golden PASS draft
+    return [
+        codec.dumps({**passing, "draft_id": HOSTILE_DRAFT_ID}),
+        codec.dumps({**passing, "run_id": HOSTILE_RUN_ID, "draft_id": "d-hostile-run"}),
+    ]
+
+
+async def _golden_run() -> Golden:
+    settings = Settings(topic_prefix="t.")
+    sink, ledger = FakeSink(), MemoryLedgerStore()
+    # The pipe cases: postprocess → project → ledger, runs run-golden-1 ... (no drafts).
+    await handle(
+        Station.POSTPROCESS, settings, sink, records("t.raw-hits", golden_lines("pipe", "input.jsonl"))
+    )
+    lookups = [m.value for m in sink.on("t.postprocessed")]
+    await handle(Station.PROJECT, settings, sink, records("t.postprocessed", lookups))
+    await handle(
+        Station.LEDGER,
+        settings,
+        sink,
+        records("t.projected", [m.value for m in sink.on("t.projected")]),
+        ledger,
+    )
+    # The guard's ledger, written by the ledger station as `projected` records of partition 1.
+    entries = [codec.loads(line) for line in golden_lines("guard", "ledger.jsonl")]
+    projected = [
+        codec.dumps(
+            {
+                "run_id": e["run_id"],
+                "tool_call_id": e["tool_call_id"],
+                "status": "OK" if e["status"] == "READY" else "FAILED",
+                "projection": e["projection"],
+                "projection_sha256": e["projection_sha256"],
+                "failure_reason": None,
+                "origin": origin_of("t.raw-hits", 1, 500 + i, 1_700_000_500_000 + i),
+            }
+        )
+        for i, e in enumerate(entries)
+    ]
+    await handle(
+        Station.LEDGER, settings, sink, records("t.projected", projected, partition=1, start=500), ledger
+    )
+    refused = len(entries) - ledger.load(entries)  # the station refused some; Redis holds them anyway
+    assert refused < len(entries)
+    drafts = [*golden_lines("guard", "drafts.jsonl"), *_hostile_drafts()]
+    await handle(Station.GUARD, settings, sink, records("t.diagnosis-drafts", drafts, start=1000), ledger)
+
+    audits = [codec.loads(m.value) for m in sink.on("t.audit")]
+    # The audit never names an invalid run id (the hostile-run draft is a verdict without one); a
+    # record written by some other producer could, so one is added as it would arrive.
+    foreign = dict(next(a for a in audits if a["station"] == "guard" and a["run_id"] == RUN))
+    foreign.update(
+        run_id=HOSTILE_RUN_ID, event_id="guard:foreign-producer", source_timestamp=1_600_000_000_000
+    )
+    audits.append(foreign)
+    verdicts = sink.values("t.verdicts")
+    # The set-up reproduces the golden verdicts (codes compared as the golden README says).
+    expected = [codec.loads(line) for line in golden_lines("guard", "expected_verdicts.jsonl")]
+    for got, want in zip(verdicts, expected, strict=False):
+        assert (got["verdict"], sorted(v["code"] for v in got["violations"])) == (
+            want["verdict"],
+            sorted(v["code"] for v in want["violations"]),
+        ), want["draft_id"]
+    latest: dict[str, int] = {}
+    for a in audits:
+        if a["run_id"] is not None:
+            latest[a["run_id"]] = max(latest.get(a["run_id"], 0), a["source_timestamp"] or 0)
+    return Golden(
+        values=[codec.dumps(a) for a in audits],
+        orphans=sum(1 for a in audits if a["station"] == "guard" and a["run_id"] is None),
+        runs_by_recency=sorted(latest, key=lambda run: (-latest[run], run)),
+        tool_calls={a["tool_call_id"] for a in audits if a["run_id"] == RUN and a["tool_call_id"]},
+        dead_letters=len(
+            {a["event_id"] for a in audits if a["run_id"] == RUN and a["station"] == "dead-letter"}
+        ),
+        drafts=Counter(
+            (
+                v["draft_id"] if v["draft_id"] is not None else "—",
+                v["verdict"],
+                tuple(sorted(x["code"] for x in v["violations"])),
+            )
+            for v in verdicts
+            if v["run_id"] == RUN
+        ),
+    )
+
+
+@pytest.fixture(scope="module")
+def golden() -> Golden:
+    return asyncio.run(_golden_run())
+
+
+@pytest.fixture(scope="session")
+def postgres_admin() -> str:
+    return admin_dsn()
+
+
+@pytest.fixture(params=BACKENDS)
+def database(request: pytest.FixtureRequest, tmp_path: Path, golden: Golden) -> Iterator[str]:
+    """A fresh audit database of each backend holding the golden run."""
+    admin = request.getfixturevalue("postgres_admin") if request.param == "postgresql" else None
+    with audit_target(request.param, tmp_path, admin) as target:
+        store = AuditStore.open(target)
+        try:
+            store.apply_values((f"t.audit[0]@{i}", v) for i, v in enumerate(golden.values))
+        finally:
+            store.close()
+        yield target
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def serving(target: str, tmp_path: Path) -> Iterator[str]:
+    """``evidence-chain serve`` on a free port over ``target``; its base URL. The DSN goes by environment."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EC_")}
+    env["EC_AUDIT_DSN" if target.startswith("postgresql://") else "EC_AUDIT_DB"] = target
+    port = _free_port()
+    log = tmp_path / "serve.log"
+    with log.open("wb") as out:
+        server = subprocess.Popen(  # noqa: S603 - our own console script
+            [CLI, "serve", "--port", str(port)], env=env, stdout=out, stderr=subprocess.STDOUT
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            if server.poll() is not None:
+                pytest.fail(f"serve exited with {server.returncode}: {log.read_text()}")
+            try:
+                with urllib.request.urlopen(f"{base}/runs?format=json", timeout=5):  # noqa: S310 - local
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"serve did not answer within 30 s: {log.read_text()}")
+                time.sleep(0.2)
+        yield base
+    finally:
+        server.terminate()
+        try:
+            server.wait(15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(5)
+    if target.startswith("postgresql://"):  # it says where it reads, without the password
+        password = urlsplit(target).password
+        assert "postgresql://****@" in log.read_text() and password and password not in log.read_text()
+
+
+def get(url: str) -> tuple[int, str, bytes]:
+    """(status, content type, body) of a GET, errors included."""
+    try:
+        with urllib.request.urlopen(url, timeout=10) as answer:  # noqa: S310 - local test server
+            return answer.status, answer.headers.get_content_type(), answer.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.headers.get_content_type(), exc.read()
+
+
+# --- JSON, plain HTTP --------------------------------------------------------------------------------
+
+
+def test_the_json_variants_carry_the_runs_and_the_golden_trail(
+    database: str, golden: Golden, tmp_path: Path
+) -> None:
+    with serving(database, tmp_path) as base:
+        status, kind, body = get(f"{base}/runs?format=json")
+        assert (status, kind) == (200, "application/json")
+        runs = codec.loads(body)
+        assert [r["run_id"] for r in runs["runs"]] == golden.runs_by_recency
+        (run,) = [r for r in runs["runs"] if r["run_id"] == RUN]
+        outcomes = Counter(verdict for _, verdict, _ in golden.drafts.elements())
+        assert run["verdicts"] == {o: outcomes[o] for o in ("PASS", "REJECT", "FALLBACK")}
+        assert (run["tool_calls"], run["dead_letters"]) == (len(golden.tool_calls), golden.dead_letters)
+        assert run["href"] == f"/runs/{RUN}"
+        (hostile,) = [r for r in runs["runs"] if r["run_id"] == HOSTILE_RUN_ID]
+        assert hostile["href"] == "/runs/" + quote(HOSTILE_RUN_ID, safe="")
+        assert runs["verdicts_without_run_id"] == golden.orphans >= 3
+
+        status, kind, body = get(f"{base}/runs/{RUN}?format=json")
+        assert (status, kind) == (200, "application/json")
+        trail = codec.loads(body)
+        assert {c["tool_call_id"] for c in trail["tool_calls"]} == golden.tool_calls
+        assert all(c["anchor"] == f"call-{c['tool_call_id']}" for c in trail["tool_calls"])
+        assert (
+            Counter(
+                (d["draft_id"] or "—", d["verdict"], tuple(sorted(v["code"] for v in d["violations"])))
+                for d in trail["drafts"]
+            )
+            == golden.drafts
+        )
+        for draft in trail["drafts"]:
+            assert [v["index"] for v in draft["violations"]] == list(range(len(draft["violations"])))
+        tampered = [c for c in trail["tool_calls"] if c["dead_letter_reason"]]
+        assert tampered and all(c["dead_letter_reason"] == "SCHEMA_VIOLATION" for c in tampered)
+
+        status, kind, body = get(f"{base}/runs/{quote(HOSTILE_RUN_ID, safe='')}?format=json")
+        assert status == 200 and codec.loads(body)["run_id"] == HOSTILE_RUN_ID
+
+        status, kind, body = get(f"{base}/runs/run-nobody?format=json")
+        assert (status, kind) == (404, "application/json")
+        assert "no audit records for run run-nobody" in codec.loads(body)["error"]
+        status, _, body = get(f"{base}/runs?format=json&limit=0")
+        assert status == 400 and b"limit must be" in body
+        assert [r["run_id"] for r in codec.loads(get(f"{base}/runs?format=json&limit=2")[2])["runs"]] == (
+            golden.runs_by_recency[:2]
+        )
+
+
+class _Links(HTMLParser):
+    """Every element id, every ``href`` of a violation's links, and every tag, of one page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+        self.tags: Counter[str] = Counter()
+        self.violation_links: list[tuple[str, str]] = []
+        self.fragment_links: list[str] = []
+        self._violation: str | None = None
+        self._code = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        self.tags[tag] += 1
+        if found.get("id"):
+            self.ids.add(str(found["id"]))
+        classes = str(found.get("class") or "").split()
+        if tag == "li" and "violation" in classes:
+            self._violation = ""
+        if tag == "code" and self._violation == "":
+            self._code = True
+        href = str(found.get("href") or "")
+        if tag == "a" and href.startswith("#"):
+            self.fragment_links.append(href)
+        if tag == "a" and self._violation is not None:
+            self.violation_links.append((self._violation, href))
+
+    def handle_data(self, data: str) -> None:
+        if self._code:
+            self._violation = data
+            self._code = False
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "li":
+            self._violation = None
+
+
+def test_violations_that_name_their_tool_calls_link_to_them(database: str, tmp_path: Path) -> None:
+    """A guard audit record with ``fields.violations`` (code, path, tool calls): each links to its row."""
+    origin = origin_of("t.diagnosis-drafts", 0, 5000, 1_700_000_900_000)
+    record = audit_record(
+        station=Station.GUARD,
+        event=event_id(Station.GUARD, origin),
+        run_id=RUN,
+        tool_call_id=None,
+        origin=origin,
+        record=Record("t.diagnosis-drafts", 0, 5000, None, None, b""),
+        fields={
+            "draft_id": "d-detailed",
+            "attempt": 1,
+            "verdict": "REJECT",
+            "violation_codes": ["NORMAL_CITES_NO_EVIDENCE", "CITATION_NOT_FOUND", "LIMITATIONS_MISSING"],
+            "cited_tool_call_ids": ["call_x2", "call_nope"],
+            "violations": [
+                {
+                    "code": "NORMAL_CITES_NO_EVIDENCE",
+                    "path": "analysis[0].tool_call_ids[0]",
+                    "tool_call_ids": ["call_x2"],
+                },
+                {
+                    "code": "CITATION_NOT_FOUND",
+                    "path": "analysis[1].tool_call_ids[0]",
+                    "tool_call_ids": ["<b>nope</b>"],
+                },
+                {"code": "LIMITATIONS_MISSING", "path": "limitations", "tool_call_ids": []},
+            ],
+        },
+        processed_at=wall_clock(),
+    )
+    store = AuditStore.open(database)
+    try:
+        assert store.apply([record]) == 1
+    finally:
+        store.close()
+    with serving(database, tmp_path) as base:
+        status, kind, body = get(f"{base}/runs/{RUN}")
+        assert (status, kind) == (200, "text/html")
+        page = _Links()
+        page.feed(body.decode())
+        assert ("NORMAL_CITES_NO_EVIDENCE", "#call-call_x2") in page.violation_links
+        assert "call-call_x2" in page.ids
+        assert page.fragment_links
+        for href in page.fragment_links:
+            assert unquote(href.removeprefix("#")) in page.ids  # no link points nowhere
+        assert "&lt;b&gt;nope&lt;/b&gt;" in body.decode() and page.tags["b"] == 0  # text, not markup
+        (detailed,) = [
+            d
+            for d in codec.loads(get(f"{base}/runs/{RUN}?format=json")[2])["drafts"]
+            if d["draft_id"] == "d-detailed"
+        ]
+        assert [(v["code"], v["path"], v["tool_call_ids"]) for v in detailed["violations"]] == [
+            ("NORMAL_CITES_NO_EVIDENCE", "analysis[0].tool_call_ids[0]", ["call_x2"]),
+            ("CITATION_NOT_FOUND", "analysis[1].tool_call_ids[0]", ["<b>nope</b>"]),
+            ("LIMITATIONS_MISSING", "limitations", []),
+        ]
+
+
+# --- a real browser ----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Headless Chromium through chromedriver (Debian's packages; `make browser` installs them)."""
+    from selenium import webdriver
+
+    chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
+    if chromium is None or driver_path is None:
+        pytest.fail(
+            "the browser tests need Debian's chromium and chromium-driver: run `make browser` "
+            "(apt-get install chromium chromium-driver)",
+            pytrace=False,
+        )
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
+        options.add_argument(argument)
+    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=driver_path))
+    driver.set_page_load_timeout(30)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def _no_alert(driver: Any) -> bool:
+    from selenium.common.exceptions import NoAlertPresentException
+
+    try:
+        driver.switch_to.alert  # noqa: B018 - raises when there is none
+    except NoAlertPresentException:
+        return True
+    return False
+
+
+def test_a_person_sees_the_runs_and_the_golden_trail_in_a_browser(
+    database: str, golden: Golden, tmp_path: Path, browser: Any
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    with serving(database, tmp_path) as base:
+        browser.get(f"{base}/")
+        rows = browser.find_elements(By.CSS_SELECTOR, "#runs tr.run")
+        assert [r.get_attribute("data-run-id") for r in rows] == golden.runs_by_recency  # newest first
+        (row,) = [r for r in rows if r.get_attribute("data-run-id") == RUN]
+        outcomes = Counter(verdict for _, verdict, _ in golden.drafts.elements())
+        assert [
+            row.find_element(By.CSS_SELECTOR, f"td.{c}").text
+            for c in ("tool-calls", "dead-letters", "verdicts-PASS", "verdicts-REJECT", "verdicts-FALLBACK")
+        ] == [
+            str(n)
+            for n in (
+                len(golden.tool_calls),
+                golden.dead_letters,
+                outcomes["PASS"],
+                outcomes["REJECT"],
+                outcomes["FALLBACK"],
+            )
+        ]
+        # The hostile run id is a row like any other, its markup shown as text.
+        (hostile,) = [r for r in rows if r.get_attribute("data-run-id") == HOSTILE_RUN_ID]
+        assert hostile.find_element(By.CSS_SELECTOR, "td.run-id a").text == HOSTILE_RUN_ID
+        assert browser.find_elements(By.CSS_SELECTOR, "#runs i, #runs b") == []
+
+        row.find_element(By.CSS_SELECTOR, "td.run-id a").click()  # to the golden run's page
+        assert browser.current_url == f"{base}/runs/{RUN}"
+        assert browser.find_element(By.ID, "run-id").text == RUN
+        calls = browser.find_elements(By.CSS_SELECTOR, "#tool-calls tr.tool-call")
+        assert {c.get_attribute("id") for c in calls} == {f"call-{t}" for t in golden.tool_calls}
+        seen = Counter(
+            (
+                d.find_element(By.CSS_SELECTOR, ".draft-id").text,
+                d.find_element(By.CSS_SELECTOR, ".verdict").text,
+                tuple(sorted(c.text for c in d.find_elements(By.CSS_SELECTOR, "li.violation code.code"))),
+            )
+            for d in browser.find_elements(By.CSS_SELECTOR, "article.draft")
+        )
+        assert seen == golden.drafts  # every golden verdict, with its violation codes, as a person reads it
+
+        # Every link to a tool call lands on a row that exists; following one goes there.
+        links = browser.find_elements(By.CSS_SELECTOR, 'a[href^="#call-"]')
+        assert links
+        for link in links:
+            anchor = unquote(link.get_attribute("href").split("#", 1)[1])
+            assert browser.find_elements(By.ID, anchor), anchor
+        (cite,) = [
+            d
+            for d in browser.find_elements(By.CSS_SELECTOR, "article.draft")
+            if d.find_element(By.CSS_SELECTOR, ".draft-id").text == "d-cite"
+        ]
+        refs = cite.find_elements(By.CSS_SELECTOR, ".cites .call-ref")
+        linked = {r.text for r in refs if r.tag_name == "a"}
+        unrecorded = {r.text for r in refs if "unrecorded" in (r.get_attribute("class") or "")}
+        assert linked == {"call_failed", "call_x2", "call_x1"}  # run-g's own tool calls
+        assert unrecorded == {"call_nope", "call_foreign", "call_moved"}  # another run's, or nobody's
+        # the guard records which tool call each violation is about: those violations link to it
+        about = [
+            v
+            for v in cite.find_elements(By.CSS_SELECTOR, "li.violation")
+            if v.find_elements(By.CSS_SELECTOR, 'a[href^="#call-"], .call-ref')
+        ]
+        assert len(about) >= 3, [v.text for v in cite.find_elements(By.CSS_SELECTOR, "li.violation")]
+        failed = [r for r in refs if r.text == "call_failed"][0]
+        failed.click()
+        assert browser.current_url.endswith("#call-call_failed")
+        assert browser.find_element(By.ID, "call-call_failed").is_displayed()
+
+        # The hostile draft id is visible text; nothing it holds became an element or ran.
+        (shown,) = [
+            e for e in browser.find_elements(By.CSS_SELECTOR, ".draft-id") if e.text == HOSTILE_DRAFT_ID
+        ]
+        assert shown.is_displayed()
+        assert browser.find_elements(By.CSS_SELECTOR, "script, img") == []
+        assert _no_alert(browser)
+        assert "<script>alert(1)" not in browser.page_source
+
+        browser.get(f"{base}/runs/{quote(HOSTILE_RUN_ID, safe='')}")
+        assert browser.find_element(By.ID, "run-id").text == HOSTILE_RUN_ID
+        assert browser.find_elements(By.CSS_SELECTOR, "#run-id i, #run-id b") == []
+        assert _no_alert(browser)
