@@ -27,7 +27,7 @@ from streams.ledger_store import RedisLedgerStore
 from streams.messages import Record
 from streams.pipeline import Outcome, PendingWrite, chain
 from streams.settings import Settings
-from tests.integration.helpers import publish
+from tests.integration.helpers import checked, publish
 
 REPO = Path(__file__).resolve().parents[2]
 TEXT = "网关超时先检查上游配置，再看连接池。Check proxy_read_timeout and upstream latency. "
@@ -231,7 +231,8 @@ class Run:
         await publish(self.kafka, self.topic(topic), values)
 
     async def read(self, topic: str, **options: Any) -> list[bytes]:
-        return await kafka_read_topic(self.settings, self.topic(topic), **options)
+        """A topic's values; those of topics we produce checked against their schemas."""
+        return checked(self.topic(topic), await kafka_read_topic(self.settings, self.topic(topic), **options))
 
     async def entries_found(self, keys: list[tuple[str, str]]) -> int:
         store = RedisLedgerStore.from_settings(self.settings)

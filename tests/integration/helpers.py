@@ -17,10 +17,12 @@ from typing import Any
 from aiokafka import AIOKafkaProducer
 
 from models.ledger import LEDGER_ENTRY_FIELDS
+from models.vocab import Topic
 from streams import codec
 from streams.kafka import read_topic as kafka_read_topic
 from streams.ledger_store import RedisLedgerStore
 from streams.settings import Settings
+from tests.contracts import validate
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
 CLI = str(Path(sys.executable).with_name("evidence-chain"))
@@ -40,9 +42,22 @@ def redis_store(
     return RedisLedgerStore.from_settings(settings)
 
 
+PRODUCED = tuple(t for t in Topic if t not in (Topic.RAW_HITS, Topic.DIAGNOSIS_DRAFTS))
+"""The topics our agents produce: every message a test reads from one is checked against its schema."""
+
+
+def checked(topic: str, values: list[bytes]) -> list[bytes]:
+    """``values`` of a full topic name, each validated against ``docs/schemas`` when we produce it."""
+    kind = next((t for t in PRODUCED if topic.endswith(f"-{t.value}") or topic.endswith(f".{t.value}")), None)
+    if kind is not None:
+        for value in values:
+            validate(kind, value)
+    return values
+
+
 async def read_topic(kafka: str, topic: str, **options: Any) -> list[bytes]:
-    """Every value of a full topic name (see ``streams.kafka.read_topic``)."""
-    return await kafka_read_topic(Settings(kafka_bootstrap=kafka), topic, **options)
+    """Every value of a full topic name (see ``streams.kafka.read_topic``), contract-checked."""
+    return checked(topic, await kafka_read_topic(Settings(kafka_bootstrap=kafka), topic, **options))
 
 
 async def load_golden_ledger(redis_url: str, ns: str) -> None:
