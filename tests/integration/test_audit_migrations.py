@@ -232,11 +232,18 @@ def test_sinks_that_start_together_apply_each_step_once(target: str) -> None:
 
     def start() -> None:
         barrier.wait()
-        try:
-            store = AuditStore.open(target)
-        except BaseException as exc:  # noqa: BLE001 - collected and asserted below
-            failures.append(exc)
-            return
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                store = AuditStore.open(target)
+                break
+            except AuditStoreBusy:  # SQLite: another starter holds the lock; the sink retries, so do we
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+            except BaseException as exc:  # noqa: BLE001 - collected and asserted below
+                failures.append(exc)
+                return
         opened.append(store.versions)
         store.close()
 
