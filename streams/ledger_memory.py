@@ -2,13 +2,14 @@
 
 Same semantics as the Redis store (``streams.ledger_store``): the first entry for a key wins; a
 repeat with the same hash and status is DUPLICATE, anything else CONFLICT; a missing entry is
-reported as owned by another run when another run holds that tool call id. No I/O.
+reported as owned by another run when another run holds that tool call id — found in an index by
+tool call id (as the Redis store keeps an owners set per tool call id), never by a scan. No I/O.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from typing import Any, cast
 
 from models.ledger import LEDGER_ENTRY_FIELDS, LedgerEntry, WriteResult
@@ -16,6 +17,60 @@ from models.vocab import LedgerOutcome
 from streams.errors import RedisUnavailable
 from streams.ledger_keys import ledger_key
 from streams.stations.ledger_view import LedgerKey, LedgerLookup
+
+
+class LedgerEntries(MutableMapping[LedgerKey, LedgerEntry]):
+    """The entries by ``(run_id, tool_call_id)``, with the runs holding each tool call id beside them.
+
+    A mapping like the dict it replaces (tests seed and compare it directly); every change goes
+    through ``__setitem__``/``__delitem__``, so the index cannot drift from the entries. Without the
+    index, each citation ``verify --ledger`` cannot find scanned the whole ledger.
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[LedgerKey, LedgerEntry] = {}
+        self._runs: dict[str, set[str]] = {}
+
+    def runs_holding(self, tool_call_id: str) -> frozenset[str]:
+        """The run ids that hold an entry for this tool call id (an index lookup)."""
+        return frozenset(self._runs.get(tool_call_id, ()))
+
+    def held_by_another_run(self, run_id: str, tool_call_id: str) -> bool:
+        """Whether a run other than ``run_id`` holds an entry for this tool call id."""
+        runs = self._runs.get(tool_call_id)
+        if not runs:
+            return False
+        return len(runs) > 1 or run_id not in runs
+
+    def __getitem__(self, key: LedgerKey) -> LedgerEntry:
+        return self._entries[key]
+
+    def get(self, key: LedgerKey, default: Any = None) -> Any:
+        # the dict's own get: Mapping's goes through __getitem__ and a KeyError per miss
+        return self._entries.get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._entries
+
+    def __setitem__(self, key: LedgerKey, entry: LedgerEntry) -> None:
+        self._entries[key] = entry
+        self._runs.setdefault(key[1], set()).add(key[0])
+
+    def __delitem__(self, key: LedgerKey) -> None:
+        del self._entries[key]
+        runs = self._runs[key[1]]
+        runs.discard(key[0])
+        if not runs:
+            del self._runs[key[1]]
+
+    def __iter__(self) -> Iterator[LedgerKey]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __repr__(self) -> str:
+        return f"LedgerEntries({self._entries!r})"
 
 
 class MemoryLedgerStore:
@@ -30,7 +85,7 @@ class MemoryLedgerStore:
         self.ns = ns
         self.ttl_ms = ttl_seconds * 1000
         self.clock = clock
-        self.entries: dict[LedgerKey, LedgerEntry] = {}
+        self.entries = LedgerEntries()
         self.reads = 0
         self.writes = 0
         self.down = False
@@ -91,7 +146,7 @@ class MemoryLedgerStore:
         out: dict[LedgerKey, LedgerLookup] = {}
         for run_id, tool_call_id in keys:
             entry = self.entries.get((run_id, tool_call_id))
-            foreign = entry is None and any(t == tool_call_id and r != run_id for r, t in self.entries)
+            foreign = entry is None and self.entries.held_by_another_run(run_id, tool_call_id)
             out[(run_id, tool_call_id)] = LedgerLookup(
                 cast(Mapping[str, Any], entry) if entry else None, foreign
             )
