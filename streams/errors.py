@@ -16,6 +16,10 @@
     │   └── RedisRefused               e.g. NOPERM, a script error
     ├── HoldExpired                    an outage outlasted EC_MAX_HOLD_SECONDS: the worker exits
     ├── RecordsSkipped                 records were never delivered to an agent: the worker exits
+    ├── LedgerIntegrityError           a stored projection does not hash to its projection_sha256
+    ├── ReplyTimeout                   retriable=True: no reply in time; nothing left waiting
+    │   ├── LookupTimeout              no ledger entry for a lookup (client, gateway 504)
+    │   └── CheckTimeout               no verdict for a draft (client, gateway 504)
     └── InfrastructureError            retriable=True: hold the batch, back off, try again
         ├── KafkaUnavailable           the broker cannot be reached or did not acknowledge
         └── RedisUnavailable           Redis cannot be reached, is loading, read-only, out of
@@ -113,6 +117,24 @@ class HoldExpired(EvidenceChainError):
 
 class RecordsSkipped(EvidenceChainError):
     """Records the broker holds never reached an agent (dropped on the way): exit and read them again."""
+
+
+class LedgerIntegrityError(EvidenceChainError):
+    """A READY entry whose projection does not hash to its ``projection_sha256``: never shown."""
+
+
+class ReplyTimeout(EvidenceChainError):
+    """No reply arrived in time; the request left nothing behind and sending it again is safe."""
+
+    retriable = True
+
+
+class LookupTimeout(ReplyTimeout):
+    """No ledger entry for a lookup within its timeout."""
+
+
+class CheckTimeout(ReplyTimeout):
+    """No verdict for a draft within its timeout."""
 
 
 class InfrastructureError(EvidenceChainError):

@@ -371,3 +371,19 @@ class RedisLedgerStore:
                 foreign = bool(owners.get(tool_call_id, set()) - {run_id})
                 out[(run_id, tool_call_id)] = LedgerLookup(None, foreign)
         return out
+
+    async def read_entries(self, keys: Sequence[LedgerKey]) -> list[LedgerEntry | None]:
+        """Entries as stored, one per key (None where there is none), in one pipeline.
+
+        Raises:
+            RedisUnavailable, RedisRefused: as :func:`redis_errors` maps them.
+        """
+        if not keys:
+            return []
+        with redis_errors(f"reading {len(keys)} ledger entries"):
+            async with self.client.pipeline(transaction=False) as pipe:
+                for run_id, tool_call_id in keys:
+                    pipe.hgetall(ledger_key(self.ns, run_id, tool_call_id))
+                hashes = await pipe.execute()
+        self.round_trips += 1
+        return [from_hash(fields) if fields else None for fields in hashes]

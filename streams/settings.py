@@ -136,6 +136,18 @@ class Settings(BaseSettings):
     ns: str = Field("ec", description="Redis key namespace of the ledger.")
     ledger_ttl_seconds: int = Field(7 * 24 * 3600, ge=1, description="Lifetime of a ledger entry.")
 
+    # The agent's side: the client and the HTTP gateway
+    gateway_timeout_ms: int = Field(
+        10_000, ge=1, description="How long a lookup or check waits for its reply (client and gateway)."
+    )
+    gateway_host: str = Field(
+        "127.0.0.1", description="Address the gateway listens on; not loopback needs EC_GATEWAY_TOKEN."
+    )
+    gateway_port: int = Field(8080, ge=0, le=65535, description="Port of the gateway.")
+    gateway_token: SecretStr | None = Field(
+        None, description="Bearer token every /v1 request must carry; never printed."
+    )
+
     # Audit sink
     audit_db: str = Field("evidence-chain-audit.db", description="SQLite file of the tool_invocation table.")
     audit_dsn: SecretStr | None = Field(

@@ -1,0 +1,418 @@
+"""The agent harness's client: a tool call's ledger entry and a draft's verdict, over Kafka.
+
+``lookup`` produces one ``raw-hits`` record and returns the ledger entry for its
+``(run_id, tool_call_id)`` **as stored** — the exact projection bytes the model must be shown, or
+FAILED with the reason. ``check`` produces one draft and returns its verdict as on the ``verdicts``
+topic. Replies are read from the partition the request's key maps to (:mod:`streams.client.readers`),
+with no consumer group and no commits.
+
+Retries are safe by construction: the ledger is write-once, so a second record for a key the ledger
+holds ends as DUPLICATE (same bytes) or CONFLICT (no change), and the entry that comes back is
+always the first one. A lookup first asks Redis and returns at once when the entry is there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+from aiokafka import AIOKafkaProducer
+from aiokafka.partitioner import DefaultPartitioner
+
+from models.ids import is_valid_id
+from models.ledger import LEDGER_ENTRY_FIELDS, LedgerEntry
+from models.vocab import LedgerStatus, Topic
+from streams import codec
+from streams.client.readers import PartitionReader, ReaderPool, Waiter
+from streams.errors import (
+    CheckTimeout,
+    InvalidId,
+    KafkaUnavailable,
+    LedgerIntegrityError,
+    LookupTimeout,
+    OversizedInput,
+    RejectedInput,
+)
+from streams.hashing import sha256_hex
+from streams.kafka import kafka_errors, new_producer
+from streams.ledger_store import RedisLedgerStore
+from streams.settings import Settings, get_settings
+from streams.stations.adapt import validate_raw_hits
+from streams.stations.guard import EvidenceGuard
+from streams.stations.ledger_view import LedgerKey
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerReply:
+    """One ledger entry as stored: what the model must be shown for one tool call."""
+
+    entry: LedgerEntry
+    from_ledger: bool
+    """True when Redis already held the entry (no record was produced)."""
+
+    @property
+    def run_id(self) -> str:
+        return self.entry["run_id"]
+
+    @property
+    def tool_call_id(self) -> str:
+        return self.entry["tool_call_id"]
+
+    @property
+    def status(self) -> str:
+        """``READY`` or ``FAILED``."""
+        return str(self.entry["status"])
+
+    @property
+    def projection(self) -> str | None:
+        """The exact text the model must be shown (never re-serialized); None when FAILED."""
+        return self.entry["projection"]
+
+    @property
+    def projection_bytes(self) -> bytes | None:
+        """:attr:`projection` as the UTF-8 bytes ``projection_sha256`` is computed over."""
+        return None if self.entry["projection"] is None else self.entry["projection"].encode("utf-8")
+
+    @property
+    def projection_sha256(self) -> str | None:
+        return self.entry["projection_sha256"]
+
+    @property
+    def failure_reason(self) -> str | None:
+        return None if self.entry["failure_reason"] is None else str(self.entry["failure_reason"])
+
+    def as_answer(self) -> dict[str, Any]:
+        """The gateway's answer: ids, status, and the projection with its hash or the failure reason."""
+        answer: dict[str, Any] = {
+            "run_id": self.run_id,
+            "tool_call_id": self.tool_call_id,
+            "status": self.status,
+        }
+        if self.status == LedgerStatus.READY:
+            answer["projection_sha256"] = self.projection_sha256
+            answer["projection"] = self.projection
+        else:
+            answer["failure_reason"] = self.failure_reason
+        return answer
+
+
+@dataclass(frozen=True, slots=True)
+class VerdictReply:
+    """A draft's verdict: its exact bytes on the ``verdicts`` topic and their decoded value."""
+
+    raw: bytes
+    verdict: dict[str, Any]
+
+    @property
+    def kind(self) -> str:
+        """``PASS``, ``REJECT`` or ``FALLBACK``."""
+        return str(self.verdict["verdict"])
+
+
+def _as_bytes(value: bytes | bytearray | memoryview | str | Mapping[str, Any]) -> bytes:
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, bytearray | memoryview):
+        return bytes(value)
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    return codec.dumps(value)
+
+
+def stored_entry(value: Mapping[str, Any]) -> LedgerEntry:
+    """An entry with exactly the ledger fields, in their order (a ledger event or a Redis hash)."""
+    return {name: value.get(name) for name in LEDGER_ENTRY_FIELDS}  # type: ignore[return-value]
+
+
+def check_integrity(entry: LedgerEntry) -> None:
+    """Refuse to hand the model bytes that do not hash to the entry's ``projection_sha256``.
+
+    Raises:
+        LedgerIntegrityError: a READY entry without a projection, or one whose bytes were altered.
+    """
+    if entry["status"] != LedgerStatus.READY:
+        return
+    projection = entry["projection"]
+    if projection is None or sha256_hex(projection.encode("utf-8")) != entry["projection_sha256"]:
+        raise LedgerIntegrityError(
+            f"the ledger entry {entry['run_id']}/{entry['tool_call_id']} does not hash to its "
+            "projection_sha256: it was altered after it was written; do not show it, report it"
+        )
+
+
+def draft_key(raw: bytes, guard: EvidenceGuard) -> bytes:
+    """The key a draft is produced under, so its verdict comes back on the same partition.
+
+    The guard keys a verdict by the run_id it read when that is a valid id, else by the draft
+    record's own key; so a draft is keyed by the run_id the guard's own first step reads, or by its
+    SHA-256 when that is not a valid id.
+    """
+    run_id = guard.plan(raw).run_id
+    if run_id is not None and is_valid_id(run_id):
+        return run_id.encode("ascii")
+    return sha256_hex(raw).encode("ascii")
+
+
+class EntryReads:
+    """Ledger reads of concurrent requests coalesced: one pipeline per turn of the event loop.
+
+    Hundreds of lookups in flight cost a handful of Redis round trips and connections, not one each.
+    """
+
+    def __init__(self, store: Callable[[], RedisLedgerStore]) -> None:
+        self._store = store
+        self._pending: list[tuple[LedgerKey, asyncio.Future[LedgerEntry | None]]] = []
+        self._flushing: asyncio.Task[None] | None = None
+
+    async def read(self, key: LedgerKey) -> LedgerEntry | None:
+        """The entry as stored, or None.
+
+        Raises:
+            RedisUnavailable, RedisRefused: Redis does not answer or refused.
+        """
+        future: asyncio.Future[LedgerEntry | None] = asyncio.get_running_loop().create_future()
+        self._pending.append((key, future))
+        if self._flushing is None:
+            self._flushing = asyncio.create_task(self._flush())
+        return await future
+
+    async def _flush(self) -> None:
+        await asyncio.sleep(0)  # let the requests of this turn join the pipeline
+        batch, self._pending, self._flushing = self._pending, [], None
+        try:
+            found = await self._store().read_entries([key for key, _ in batch])
+        except Exception as exc:  # noqa: BLE001 - handed to every caller of this batch
+            for _, future in batch:
+                if not future.done():
+                    future.set_exception(exc)
+            return
+        for (_, future), entry in zip(batch, found, strict=True):
+            if not future.done():
+                future.set_result(entry)
+
+
+class EvidenceChainClient:
+    """Lookups and checks against a running evidence-chain, from the same settings as the workers.
+
+    Use it as an async context manager (or call :meth:`start` and :meth:`close`)::
+
+        async with EvidenceChainClient() as client:
+            shown = await client.lookup(raw_hits_record)     # show shown.projection to the model
+            verdict = await client.check(draft)              # PASS / REJECT / FALLBACK
+    """
+
+    def __init__(self, settings: Settings | None = None, *, timeout_ms: int | None = None) -> None:
+        self.settings = settings or get_settings()
+        self.timeout_ms = timeout_ms or self.settings.gateway_timeout_ms
+        self._producer: AIOKafkaProducer | None = None
+        self._store: RedisLedgerStore | None = None
+        self._readers = ReaderPool(self.settings)
+        self._partitioner = DefaultPartitioner()
+        self._guard = EvidenceGuard(self.settings.guard)
+        self._entries = EntryReads(lambda: self.store)
+        self._partitions: dict[str, list[int]] = {}
+
+    async def __aenter__(self) -> EvidenceChainClient:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    async def start(self) -> None:
+        """Connect to Kafka and Redis.
+
+        Raises:
+            KafkaUnavailable: the broker cannot be reached.
+        """
+        if self._producer is None:
+            producer = new_producer(self.settings, linger_ms=0)
+            with kafka_errors(f"starting the client's producer on {self.settings.kafka_bootstrap}"):
+                await producer.start()
+            self._producer = producer
+        if self._store is None:
+            self._store = RedisLedgerStore.from_settings(self.settings)
+
+    async def close(self) -> None:
+        """Stop the readers and close the connections."""
+        await self._readers.stop()
+        if self._producer is not None:
+            producer, self._producer = self._producer, None
+            await producer.stop()
+        if self._store is not None:
+            store, self._store = self._store, None
+            await store.close()
+
+    @property
+    def readers(self) -> list[PartitionReader]:
+        """The partition readers started so far (one per topic partition in use)."""
+        return self._readers.readers
+
+    @property
+    def producer(self) -> AIOKafkaProducer:
+        if self._producer is None:
+            raise RuntimeError("EvidenceChainClient.start() was not awaited")
+        return self._producer
+
+    @property
+    def store(self) -> RedisLedgerStore:
+        if self._store is None:
+            raise RuntimeError("EvidenceChainClient.start() was not awaited")
+        return self._store
+
+    async def ping(self) -> None:
+        """One round trip to Redis and one metadata request to Kafka (readiness).
+
+        Raises:
+            KafkaUnavailable, RedisUnavailable: one of them does not answer.
+        """
+        await self.store.ping()
+        with kafka_errors("asking Kafka for the topics"):
+            await self._partition_of(Topic.RAW_HITS, b"-", refresh=True)
+
+    async def entry(self, run_id: str, tool_call_id: str) -> LedgerReply | None:
+        """The entry the ledger holds for one tool call, as stored, or None.
+
+        Raises:
+            RejectedInput: an id that is not valid (it can have no entry).
+            RedisUnavailable: Redis does not answer.
+        """
+        for name, value in (("run_id", run_id), ("tool_call_id", tool_call_id)):
+            if not is_valid_id(value):
+                raise InvalidId(f"bad {name}: must be 1-128 characters of [A-Za-z0-9._-]")
+        found = await self._entries.read((run_id, tool_call_id))
+        if found is None:
+            return None
+        entry = stored_entry(found)
+        check_integrity(entry)
+        return LedgerReply(entry, from_ledger=True)
+
+    async def lookup(
+        self,
+        record: bytes | bytearray | memoryview | str | Mapping[str, Any],
+        *,
+        timeout_ms: int | None = None,
+    ) -> LedgerReply:
+        """Produce one ``raw-hits`` record (unless the ledger holds its key) and return its entry.
+
+        A record with valid ids always gets an entry: READY with the projection, or FAILED with
+        the reason (a schema violation, an oversized value, ...). A retried lookup returns the same
+        entry: the ledger is write-once.
+
+        Raises:
+            RejectedInput: the record's ids cannot be read or are not valid (its ``reason`` is the
+                dead-letter reason, MALFORMED_JSON or INVALID_ID): it could never have an entry.
+            LookupTimeout: no entry within the timeout; nothing is left waiting, a retry is safe.
+            LedgerIntegrityError: the stored projection does not match its hash.
+            KafkaUnavailable, RedisUnavailable: a service does not answer.
+        """
+        raw = _as_bytes(record)
+        run_id, tool_call_id = self._ids_of(raw)
+        key = run_id.encode("ascii")
+        timeout_s = (timeout_ms or self.timeout_ms) / 1000
+        waiter: Waiter | None = None
+        reader: PartitionReader | None = None
+        try:
+            async with asyncio.timeout(timeout_s):
+                partition = await self._partition_of(Topic.RAW_HITS, key)
+                reader = await self._readers.reader(self.settings.topic(Topic.LEDGER), partition)
+                waiter = reader.add(
+                    key, lambda v: isinstance(v, dict) and v.get("tool_call_id") == tool_call_id
+                )
+                # Registered first, then asked: an entry written before the waiter is in Redis.
+                held = await self.entry(run_id, tool_call_id)
+                if held is not None:
+                    return held
+                await self._send(Topic.RAW_HITS, raw, key, partition)
+                reply = await waiter.future
+        except TimeoutError as exc:
+            raise LookupTimeout(
+                f"no ledger entry for {run_id}/{tool_call_id} within {timeout_s * 1000:.0f} ms; "
+                "the workers may be behind or stopped — retrying the same record is safe"
+            ) from exc
+        finally:
+            if reader is not None and waiter is not None:
+                reader.discard(waiter)
+        entry = stored_entry(reply.value)
+        check_integrity(entry)
+        return LedgerReply(entry, from_ledger=False)
+
+    async def check(
+        self,
+        draft: bytes | bytearray | memoryview | str | Mapping[str, Any],
+        *,
+        timeout_ms: int | None = None,
+    ) -> VerdictReply:
+        """Produce one draft and return its verdict as on the ``verdicts`` topic.
+
+        The verdict is found by ``draft_sha256``, the hash of the exact bytes sent. Every draft gets
+        one, an unparsable one too.
+
+        Raises:
+            CheckTimeout: no verdict within the timeout; nothing is left waiting, a retry is safe.
+            KafkaUnavailable: the broker does not answer.
+        """
+        raw = _as_bytes(draft)
+        digest = sha256_hex(raw)
+        key = draft_key(raw, self._guard)
+        timeout_s = (timeout_ms or self.timeout_ms) / 1000
+        waiter: Waiter | None = None
+        reader: PartitionReader | None = None
+        try:
+            async with asyncio.timeout(timeout_s):
+                partition = await self._partition_of(Topic.DIAGNOSIS_DRAFTS, key)
+                reader = await self._readers.reader(self.settings.topic(Topic.VERDICTS), partition)
+                waiter = reader.add(key, lambda v: isinstance(v, dict) and v.get("draft_sha256") == digest)
+                await self._send(Topic.DIAGNOSIS_DRAFTS, raw, key, partition)
+                reply = await waiter.future
+        except TimeoutError as exc:
+            raise CheckTimeout(
+                f"no verdict for draft {digest[:12]}… within {timeout_s * 1000:.0f} ms; the guard may be "
+                "behind or stopped — sending the same draft again is safe"
+            ) from exc
+        finally:
+            if reader is not None and waiter is not None:
+                reader.discard(waiter)
+        return VerdictReply(reply.raw, reply.value)
+
+    # --- internals ---------------------------------------------------------------------------------
+
+    def _ids_of(self, raw: bytes) -> tuple[str, str]:
+        """The record's ids, as the postprocess station reads them; refuse one that has none."""
+        try:
+            record = validate_raw_hits(raw, self.settings.input)
+        except OversizedInput as exc:
+            if exc.run_id is None or exc.tool_call_id is None:
+                raise
+            return exc.run_id, exc.tool_call_id
+        except RejectedInput as exc:
+            refused = exc.as_rejection()
+            if refused["run_id"] is None or refused["tool_call_id"] is None:
+                raise
+            return refused["run_id"], refused["tool_call_id"]
+        return record["run_id"], record["tool_call_id"]
+
+    async def _partition_of(self, topic: str, key: bytes, *, refresh: bool = False) -> int:
+        """The partition the producer's own partitioner (murmur2 of the key) picks."""
+        name = self.settings.topic(topic)
+        known = None if refresh else self._partitions.get(name)
+        if known is None:
+            with kafka_errors(f"asking Kafka for the partitions of {name}"):
+                found = await self.producer.partitions_for(name)
+            if not found:
+                raise KafkaUnavailable(f"topic {name} has no partitions yet; is the worker running?")
+            known = self._partitions[name] = sorted(found)
+        return int(self._partitioner(key, known, known))
+
+    async def _send(self, topic: str, raw: bytes, key: bytes, partition: int) -> None:
+        name = self.settings.topic(topic)
+        with kafka_errors(f"producing to {name}[{partition}]"):
+            delivered = await self.producer.send(name, raw, key=key, partition=partition)
+            await delivered
+
+

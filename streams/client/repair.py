@@ -1,0 +1,160 @@
+"""What goes back to the model after a verdict: a repair prompt for REJECT, the fixed report for FALLBACK.
+
+The design note's loop (§9): a draft whose citations or structure break a rule goes back to the
+model with the violations and what to change ("evidence-repair-prompt"); a draft that still fails
+on its last attempt is replaced by the fixed FALLBACK report. One instruction per violation code,
+in Chinese as the design note's prompts are, English on request. The instructions are fixed text:
+nothing from the draft is echoed except the code and the path (a path is built by the guard from
+item indexes and field names, never from the model's words), so the prompt cannot carry an
+injection back into the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from models.vocab import FALLBACK_LIMITATION, VerdictKind, ViolationCode
+
+Language = Literal["zh", "en"]
+
+Code = ViolationCode
+
+_ZH_UNVERIFIABLE = "账本中该工具调用的结果无法校验：不要引用它，改用其他证据或写入 limitations。"
+_EN_UNVERIFIABLE = (
+    "The ledger's result for this tool call cannot be verified: do not cite it; use other evidence or "
+    "state it in limitations."
+)
+
+INSTRUCTIONS: dict[Language, dict[ViolationCode, str]] = {
+    "zh": {
+        Code.DRAFT_UNPARSABLE: "输出必须是一个合法的 JSON 对象，名字不得重复，draft_id 为 1-128 个字符，"
+        "每个 analysis/action_plan 条目都有字符串 id，各字段类型符合 DiagnosisDraft 的 schema。",
+        Code.DRAFT_TOO_LARGE: "草稿过大：缩短内容，analysis 与 action_plan 各不超过 100 条，"
+        "每个引用列表不超过 50 项，全文引用的工具调用不超过 50 个。",
+        Code.RUN_ID_MISSING: "run_id 必须是本次运行的 id（1-128 个字符，仅 [A-Za-z0-9._-]），原样填写。",
+        Code.ANALYSIS_EMPTY: "analysis 至少需要一条分析，每条都要引用支撑它的工具调用。",
+        Code.ID_DUPLICATE: "analysis 与 action_plan 的 id 共用一个命名空间，每个 id 只能使用一次。",
+        Code.CONTENT_EMPTY: "content 不能为空或只有空白字符，写出实际内容。",
+        Code.ANALYSIS_KIND_INVALID: "kind 只能是 NORMAL 或 NEGATIVE_OBSERVATION。",
+        Code.ANALYSIS_CITATION_MISSING: "这条分析没有引用任何工具调用："
+        "在 tool_call_ids 中填写支撑它的工具调用 id。",
+        Code.REFERENCE_MISSING: "结论或行动项必须在 based_on_analysis_ids 中列出它依据的分析 id。",
+        Code.REFERENCE_UNKNOWN_ANALYSIS: "based_on_analysis_ids 只能引用本草稿中存在的 analysis 条目 id。",
+        Code.LIMITATIONS_MISSING: "limitations 必填：至少写一条非空的局限说明。",
+        Code.CITATION_NOT_FOUND: "引用的工具调用在账本中不存在：只引用本次运行中真实调用过的工具调用 id。",
+        Code.CITATION_NOT_READY: "引用的工具调用没有可用结果（失败或未就绪）：删除该引用，或改用其他证据。",
+        Code.CITATION_CROSS_RUN: "引用的工具调用属于其他运行：只能引用本次运行自己的工具调用。",
+        Code.NORMAL_CITES_NO_EVIDENCE: "NORMAL 分析引用了 NO_EVIDENCE 的结果：改为 NEGATIVE_OBSERVATION，"
+        "或改引用查到证据的工具调用。",
+        Code.NEGATIVE_CITES_EVIDENCE: "NEGATIVE_OBSERVATION 引用了查到证据（EVIDENCE_FOUND）的结果："
+        "改为 NORMAL 并依据证据内容书写，或删除该引用。",
+        Code.CITATION_DOCUMENT_UNKNOWN: "document_ids 只能填写所引用工具调用结果中出现过的 "
+        "document_id，逐字照抄。",
+        Code.LEDGER_PAYLOAD_INVALID: _ZH_UNVERIFIABLE,
+        Code.LEDGER_PAYLOAD_UNKNOWN_FIELD: _ZH_UNVERIFIABLE,
+        Code.LEDGER_PAYLOAD_TAMPERED: "账本中该工具调用的结果校验失败：不要引用它，"
+        "改用其他证据或写入 limitations。",
+    },
+    "en": {
+        Code.DRAFT_UNPARSABLE: "Output one valid JSON object with no repeated names, a draft_id of 1-128 "
+        "characters, a string id on every analysis and action item, and every field of the type the "
+        "DiagnosisDraft schema gives.",
+        Code.DRAFT_TOO_LARGE: "The draft is too large: shorten it; at most 100 analysis and 100 action "
+        "items, 50 entries per citation list and 50 distinct tool calls in the whole draft.",
+        Code.RUN_ID_MISSING: "Set run_id to this run's id exactly (1-128 characters of [A-Za-z0-9._-]).",
+        Code.ANALYSIS_EMPTY: "Give at least one analysis item, each citing the tool calls that support it.",
+        Code.ID_DUPLICATE: "Analysis and action ids share one namespace: use each id once.",
+        Code.CONTENT_EMPTY: "Write the content: it must not be empty or only whitespace.",
+        Code.ANALYSIS_KIND_INVALID: "Set kind to NORMAL or NEGATIVE_OBSERVATION.",
+        Code.ANALYSIS_CITATION_MISSING: "This analysis cites no tool call: list the supporting tool call ids "
+        "in tool_call_ids.",
+        Code.REFERENCE_MISSING: "List the analysis ids this conclusion or action is based on in "
+        "based_on_analysis_ids.",
+        Code.REFERENCE_UNKNOWN_ANALYSIS: "based_on_analysis_ids may name only analysis ids of this draft.",
+        Code.LIMITATIONS_MISSING: "limitations is required: write at least one non-empty limitation.",
+        Code.CITATION_NOT_FOUND: "The cited tool call is not in the ledger: cite only tool calls this run "
+        "actually made.",
+        Code.CITATION_NOT_READY: "The cited tool call has no usable result (it failed): remove the citation "
+        "or use other evidence.",
+        Code.CITATION_CROSS_RUN: "The cited tool call belongs to another run: cite only this run's tool "
+        "calls.",
+        Code.NORMAL_CITES_NO_EVIDENCE: "A NORMAL item cites a NO_EVIDENCE result: make it a "
+        "NEGATIVE_OBSERVATION or cite a tool call that found evidence.",
+        Code.NEGATIVE_CITES_EVIDENCE: "A NEGATIVE_OBSERVATION cites a result that found evidence: make it "
+        "NORMAL and base it on that evidence, or remove the citation.",
+        Code.CITATION_DOCUMENT_UNKNOWN: "document_ids may hold only document_id values shown in the cited "
+        "tool calls' results, copied exactly.",
+        Code.LEDGER_PAYLOAD_INVALID: _EN_UNVERIFIABLE,
+        Code.LEDGER_PAYLOAD_UNKNOWN_FIELD: _EN_UNVERIFIABLE,
+        Code.LEDGER_PAYLOAD_TAMPERED: "The ledger's result for this tool call failed verification: do not "
+        "cite it; use other evidence or state it in limitations.",
+    },
+}
+"""One fixed instruction per violation code and language."""
+
+_FRAME: dict[Language, dict[str, str]] = {
+    "zh": {
+        "head": "你上一版诊断草稿（attempt {attempt}）未通过证据校验，共 {count} 处问题。"
+        "请逐条修正后重新输出完整的 DiagnosisDraft JSON，attempt 设为 {next_attempt}：",
+        "item": "{index}. [{code}] 位置 {path}：{instruction}",
+        "more": "（另有 {hidden} 处问题未列出，修正以上问题后会再次校验。）",
+        "tail": "只能引用本次运行的工具调用结果；证据不足时 conclusion 可以为 null，limitations 必填。",
+        "root": "（整个草稿）",
+    },
+    "en": {
+        "head": "Your diagnosis draft (attempt {attempt}) failed the evidence check with {count} problem(s). "
+        "Fix each one and output the whole DiagnosisDraft JSON again, with attempt {next_attempt}:",
+        "item": "{index}. [{code}] at {path}: {instruction}",
+        "more": "({hidden} more problem(s) not listed; the draft is checked again after these are fixed.)",
+        "tail": "Cite only this run's tool call results; with too little evidence conclusion may be null; "
+        "limitations is required.",
+        "root": "(the whole draft)",
+    },
+}
+
+
+def repair_prompt(verdict: Mapping[str, Any], language: Language = "zh") -> str | None:
+    """The text that goes back to the model for a verdict: None for PASS.
+
+    REJECT: per violation its code, path and the fixed instruction of what to change.
+    FALLBACK: the fixed report to publish instead of the draft (as JSON text: ``{"conclusion": null,
+    "limitations": [...]}``), since there is no attempt left.
+
+    Raises:
+        ValueError: ``verdict`` is not a verdict, or the language is not ``zh``/``en``.
+    """
+    if language not in INSTRUCTIONS:
+        raise ValueError(f"language must be 'zh' or 'en', not {language!r}")
+    kind = verdict.get("verdict")
+    if kind == VerdictKind.PASS:
+        return None
+    if kind == VerdictKind.FALLBACK:
+        from streams import codec
+
+        return codec.dumps(fallback_report(verdict)).decode("utf-8")
+    if kind != VerdictKind.REJECT:
+        raise ValueError(f"not a verdict: verdict is {kind!r}, expected PASS, REJECT or FALLBACK")
+    frame = _FRAME[language]
+    violations = list(verdict.get("violations") or [])
+    count = int(verdict.get("violation_count") or len(violations))
+    attempt = int(verdict.get("attempt") or 1)
+    lines = [frame["head"].format(attempt=attempt, count=count, next_attempt=attempt + 1)]
+    for index, violation in enumerate(violations, start=1):
+        code = ViolationCode(violation["code"])
+        path = violation.get("path") or frame["root"]
+        lines.append(
+            frame["item"].format(index=index, code=code, path=path, instruction=INSTRUCTIONS[language][code])
+        )
+    if count > len(violations):
+        lines.append(frame["more"].format(hidden=count - len(violations)))
+    lines.append(frame["tail"])
+    return "\n".join(lines)
+
+
+def fallback_report(verdict: Mapping[str, Any]) -> dict[str, Any]:
+    """The fixed report to publish for a FALLBACK verdict (the verdict's own, or SPEC 4's)."""
+    report = verdict.get("fallback_report")
+    if isinstance(report, Mapping):
+        return dict(report)
+    return {"conclusion": None, "limitations": [FALLBACK_LIMITATION]}
