@@ -1,0 +1,114 @@
+"""The agent loop of examples/agent_loop.py on the real broker, Redis and a real worker."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from examples.agent_loop import agent_loop
+from streams import codec
+from streams.client import EvidenceChainClient
+from streams.kafka import ensure_topics
+from streams.settings import Settings
+from tests.integration.helpers import Worker, worker_env
+
+REPO = Path(__file__).resolve().parents[2]
+FIXED_REPORT = {"conclusion": None, "limitations": ["自动诊断未通过证据校验，请结合日志、指标、告警人工排查"]}
+"""SPEC 4's fallback_report, written out here rather than imported."""
+
+
+@dataclass
+class Stack:
+    settings: Settings
+    env: dict[str, str]
+
+
+@pytest.fixture(scope="module")
+def stack(kafka_bootstrap: str, redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    prefix = f"t-{uuid.uuid4().hex[:8]}-"
+    env = worker_env(prefix, kafka_bootstrap, redis_url)
+    settings = Settings(
+        kafka_bootstrap=kafka_bootstrap,
+        redis_url=redis_url,
+        topic_prefix=prefix,
+        ns=env["EC_NS"],
+        app_id=env["EC_APP_ID"],
+        topic_partitions=3,
+        gateway_timeout_ms=30_000,
+    )
+    asyncio.run(ensure_topics(settings))
+    worker = Worker(env, Path(tmp_path_factory.mktemp("worker")) / "worker.log").start()
+    try:
+        yield Stack(settings, env)
+    finally:
+        worker.stop()
+
+
+def _codes(verdict: dict) -> list[tuple[str, str]]:
+    return [(v["code"], v["path"]) for v in verdict["violations"]]
+
+
+async def test_run_a_is_repaired_and_run_b_falls_back(stack: Stack) -> None:
+    printed = io.StringIO()
+    out = Console(file=printed, width=160, markup=False, emoji=False, highlight=False)
+    async with EvidenceChainClient(stack.settings) as client:
+        run_a, run_b = await agent_loop(client, out, tag="t")
+        # What the model was shown is what the ledger holds, byte for byte.
+        for tool_call_id, shown in run_a.shown.items():
+            held = await client.entry(run_a.run_id, tool_call_id)
+            assert held is not None and held.projection == shown.projection
+
+    views = {t: codec.loads(r.projection) for t, r in run_a.shown.items() if r.projection is not None}
+    assert {t: v["evidence_status"] for t, v in views.items()} == {
+        "call_a_gw": "EVIDENCE_FOUND",
+        "call_a_cert": "NO_EVIDENCE",
+    }
+
+    assert run_a.kinds == ["REJECT", "PASS"]
+    assert [v.verdict["attempt"] for v in run_a.verdicts] == [1, 2]  # stamped by the harness
+    assert _codes(run_a.verdicts[0].verdict) == [("CITATION_CROSS_RUN", "analysis[0].tool_call_ids[0]")]
+    repair = run_a.replies[0]
+    assert repair is not None
+    assert "[CITATION_CROSS_RUN]" in repair and "analysis[0].tool_call_ids[0]" in repair
+    assert run_a.replies[1] is None
+    assert run_a.drafts[1]["analysis"][0]["tool_call_ids"] == ["call_a_gw"]  # the fix the prompt asked for
+
+    assert run_b.kinds == ["REJECT", "FALLBACK"]
+    assert [v.verdict["attempt"] for v in run_b.verdicts] == [1, 2]
+    for verdict in run_b.verdicts:
+        assert _codes(verdict.verdict) == [("NORMAL_CITES_NO_EVIDENCE", "analysis[0].tool_call_ids[0]")]
+    assert run_b.replies[0] is not None and "[NORMAL_CITES_NO_EVIDENCE]" in run_b.replies[0]
+    assert run_b.replies[1] is not None and codec.loads(run_b.replies[1]) == FIXED_REPORT
+    assert run_b.verdicts[1].verdict["fallback_report"] == FIXED_REPORT
+
+    text = printed.getvalue()
+    for shown in ("REJECT → PASS", "REJECT → FALLBACK", "CITATION_CROSS_RUN @ analysis[0].tool_call_ids[0]"):
+        assert shown in text
+    assert "自动诊断未通过证据校验" in text  # the fixed report is printed
+
+
+def test_the_example_runs_as_a_module(stack: Stack) -> None:
+    """``python -m examples.agent_loop`` as the README and ``evidence-chain demo`` run it."""
+    env = {**os.environ, **stack.env}
+    done = subprocess.run(
+        [sys.executable, "-m", "examples.agent_loop", "--tag", "cli", "--language", "en", "--width", "150"],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "REJECT → PASS" in done.stdout and "REJECT → FALLBACK" in done.stdout
+    assert "The cited tool call belongs to another run" in done.stdout  # the English instruction
