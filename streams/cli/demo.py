@@ -3,7 +3,10 @@
 Starts a worker in a subprocess on a fresh topic prefix and ledger namespace, publishes the sample
 raw-hits records, waits until the ledger holds them (the agent is shown its tool result from the
 ledger before it writes a draft), publishes the sample drafts, and prints the ledger, the verdicts
-and the dead letters as tables.
+and the dead letters as tables. Then, on the same worker, the agent loop of
+``examples/agent_loop.py`` (lookups, drafts, repair prompts, a fallback), run as that example is run
+(``python -m examples.agent_loop``) so the demo shows exactly what a reader of the example gets;
+``--mode`` picks one of the two.
 """
 
 from __future__ import annotations
@@ -35,7 +38,9 @@ from streams.messages import Record
 from streams.pipeline import Outcome, run_station
 from streams.settings import Settings, get_settings
 
-SAMPLE = Path(__file__).resolve().parents[2] / "deploy" / "sample"
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "deploy" / "sample"
+AGENT_LOOP = ROOT / "examples" / "agent_loop.py"
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -45,6 +50,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     demo.add_argument("--drafts", default=str(SAMPLE / "drafts.jsonl"), metavar="FILE")
     demo.add_argument("--prefix", default=None, help="topic prefix (default: a fresh demo-<time>-)")
     demo.add_argument("--wait-seconds", type=float, default=120.0)
+    demo.add_argument(
+        "--mode",
+        choices=("all", "sample", "loop"),
+        default="all",
+        help="the sample's tables, the agent loop (examples/agent_loop.py), or both (default)",
+    )
     demo.set_defaults(handler=run_demo)
 
 
@@ -181,6 +192,24 @@ def show(outcome: dict[str, list[dict[str, Any]]], settings: Settings, console: 
     console.print(ledger, verdicts, letters)
 
 
+def _agent_loop(settings: Settings, *, width: int | None, timeout_ms: int) -> None:
+    """``python -m examples.agent_loop`` against this demo's worker: its settings in the environment.
+
+    Raises:
+        EvidenceChainError: the example is missing (not a checkout) or did not finish.
+    """
+    if not AGENT_LOOP.is_file():
+        raise ConfigurationError(f"{AGENT_LOOP} is missing: the agent loop runs from a checkout of the repo")
+    env = dict(os.environ)
+    env.update(EC_TOPIC_PREFIX=settings.topic_prefix, EC_APP_ID=settings.app_id, EC_NS=settings.ns)
+    argv = [sys.executable, "-m", "examples.agent_loop", "--timeout-ms", str(timeout_ms)]
+    argv += ["--width", str(width)] if width else []
+    sys.stdout.flush()
+    done = subprocess.run(argv, env=env, cwd=ROOT, check=False)  # noqa: S603 - our own example
+    if done.returncode != 0:
+        raise EvidenceChainError(f"the agent loop (examples/agent_loop.py) exited with {done.returncode}")
+
+
 def run_demo(args: argparse.Namespace) -> int:
     """The ``demo`` command."""
     base = get_settings()
@@ -190,17 +219,22 @@ def run_demo(args: argparse.Namespace) -> int:
     )
     raw, drafts = _lines(args.raw_hits), _lines(args.drafts)
     # A terminal decides its own width; a log or pipe gets one wide enough for the tables.
-    out = console() if sys.stdout.isatty() else console(width=140)
+    width = None if sys.stdout.isatty() else 140
+    out = console(width=width)
     asyncio.run(ensure_topics(settings))
     logs = Path(".local") if Path(".local").is_dir() else Path(tempfile.gettempdir())
     log_path = logs / f"{prefix}worker.log"
     out.print(f"starting the worker (agents: all; log: {log_path})")
     worker = _start_worker(settings, log_path)
     try:
-        outcome = asyncio.run(_demo(settings, raw, drafts, args.wait_seconds, out))
+        if args.mode in ("all", "sample"):
+            outcome = asyncio.run(_demo(settings, raw, drafts, args.wait_seconds, out))
+            show(outcome, settings, out)
+        if args.mode in ("all", "loop"):
+            out.print()
+            _agent_loop(settings, width=width, timeout_ms=int(args.wait_seconds * 1000))
     finally:
         _stop(worker)
-    show(outcome, settings, out)
     out.print(
         Text.assemble(
             "\nTopics are kept under the prefix ",
