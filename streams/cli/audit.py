@@ -122,7 +122,8 @@ def run_inspect(args: argparse.Namespace) -> int:
             store.close()
     if not tool_calls and not drafts:
         print(
-            f"no audit records for run {args.run_id}; is the audit sink running (evidence-chain audit-sink)?",
+            f"no audit records for run {printable(args.run_id)}; is the audit sink running "
+            "(evidence-chain audit-sink)?",
             file=sys.stderr,
         )
         print(f"(audit database: {describe(settings)})", file=sys.stderr)

@@ -2,7 +2,7 @@
 without their secrets.
 
 Strings from records (ids, errors, keys) reach Rich only as :class:`rich.text.Text`, never as markup,
-with C0/C1 control characters shown escaped (``\\x1b``), so a hostile ``draft_id`` of ``x[/]`` or an
+with control characters shown escaped (``\\x1b``, ``\\u202e``), so a hostile ``draft_id`` of ``x[/]`` or an
 ANSI escape stays visible text. Every URL printed goes through :func:`redact_url`.
 """
 
@@ -15,15 +15,20 @@ from urllib.parse import urlsplit, urlunsplit
 from rich.console import Console
 from rich.text import Text
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# C0 and C1 controls, the bidirectional controls (U+061C, U+200E, U+200F, U+202A-U+202E,
+# U+2066-U+2069: a U+202E makes "exe.txt" read "txt.exe") and the line and paragraph separators
+# (U+2028, U+2029: line breaks to some terminals and viewers, like the newline they stand for).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
 
 
 def _escape(match: re.Match[str]) -> str:
-    return f"\\x{ord(match.group(0)):02x}"
+    code = ord(match.group(0))
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
 def printable(value: Any) -> str:
-    """``str(value)`` with every C0/C1 control character (newlines and escapes included) escaped."""
+    """``str(value)`` with every control character escaped: C0/C1 (``\\x1b``, newlines included) and
+    the bidirectional controls and line separators (``\\u202e``), so none reorders or breaks the text."""
     return _CONTROL.sub(_escape, str(value))
 
 

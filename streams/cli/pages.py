@@ -1,10 +1,11 @@
 """The pages ``evidence-chain serve`` shows people: the run list and one run's trail, as HTML and JSON.
 
 Pure functions from what the audit store reads to a document; no I/O. Every value from a record
-reaches the HTML through :func:`text` (``html.escape`` with quotes, control characters shown
-escaped as the CLI shows them), every id in a URL through :func:`urllib.parse.quote`, so a hostile
-``draft_id`` such as ``<script>`` is text on the page, never markup. The pages need no JavaScript,
-and the server's Content-Security-Policy forbids scripts anyway.
+reaches the HTML through :func:`text` (``html.escape`` with quotes, control characters, the
+bidirectional ones included, shown escaped as the CLI shows them), every id in a URL through
+:func:`urllib.parse.quote`, so a hostile ``draft_id`` such as ``<script>`` is text on the page, never
+markup, and a U+202E cannot reorder it. The pages need no JavaScript, and the server's
+Content-Security-Policy forbids scripts anyway.
 """
 
 from __future__ import annotations
@@ -55,8 +56,8 @@ def run_href(run_id: str) -> str:
 
 
 def call_anchor(tool_call_id: str) -> str:
-    """The element id of a tool call's row on its run's page."""
-    return f"call-{tool_call_id}"
+    """The element id of a tool call's row on its run's page (controls escaped, as the id shows)."""
+    return f"call-{printable(tool_call_id)}"
 
 
 def _when(epoch_ms: Any) -> str:
