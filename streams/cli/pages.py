@@ -50,9 +50,17 @@ def text(value: Any) -> str:
     return escape(printable(value), quote=True)
 
 
-def run_href(run_id: str) -> str:
-    """The path of a run's page (the id percent-encoded, ``/`` included)."""
-    return f"/runs/{quote(run_id, safe='')}"
+DOT_SEGMENTS = (".", "..")
+"""Run ids no path can carry: browsers resolve ``/runs/.`` and ``/runs/%2E`` alike to ``/runs/``
+(the URL Standard treats ``%2e`` as a dot), so these runs are addressed as ``/runs?run_id=.``."""
+
+
+def run_href(run_id: str, *, as_json: bool = False) -> str:
+    """The address of a run's page: ``/runs/<id>`` (percent-encoded, ``/`` included), or
+    ``/runs?run_id=<id>`` for an id that is a dot segment; ``as_json`` adds ``format=json``."""
+    if run_id in DOT_SEGMENTS:
+        return f"/runs?run_id={quote(run_id, safe='')}" + ("&format=json" if as_json else "")
+    return f"/runs/{quote(run_id, safe='')}" + ("?format=json" if as_json else "")
 
 
 def call_anchor(tool_call_id: str) -> str:
@@ -262,7 +270,7 @@ def run_page(document: Mapping[str, Any]) -> str:
     recorded = {c["tool_call_id"] for c in calls}
     rows = "\n".join(_tool_call_row(c) for c in calls)
     body = (
-        f'<p><a href="/runs">all runs</a> · <a href="{escape(run_href(run_id))}?format=json">JSON</a></p>\n'
+        f'<p><a href="/runs">all runs</a> · <a href="{escape(run_href(run_id, as_json=True))}">JSON</a></p>\n'
         f'<h1>Run <span class="mono" id="run-id">{text(run_id)}</span></h1>\n'
         f"<p>{len(calls)} tool calls, {document['tool_calls_with_dead_letter']} with a dead letter, "
         f"{len(drafts)} drafts.</p>\n"

@@ -2,11 +2,19 @@
 
 ``GET /`` and ``/runs`` list the runs, newest first, with their counts; ``/runs/<run_id>`` shows one
 run's trail (:mod:`streams.cli.pages`). Add ``?format=json`` to either for the same data as JSON.
-``/runs?run_id=X`` redirects to X's page. Every request opens the database read-only, reads, and
-closes it (in a thread, so a slow database never blocks the loop), so the page keeps working while
-the sink writes and comes back by itself after a database outage. It binds 127.0.0.1 unless
-``--host`` says otherwise: the pages have no login, so put a proxy with authentication in front
-before exposing them.
+``/runs?run_id=X`` redirects to X's page (and shows it, for the runs ``.`` and ``..`` that no path
+can name). A query value out of its range (``limit``, ``format``) or given twice is a 400. Every
+request opens the database read-only, reads, and closes it (in a thread, so a slow database never
+blocks the loop), so the page keeps working while the sink writes and comes back by itself after a
+database outage.
+
+Connections are bounded (:class:`Limits`): a new one must send its first request head within
+``--header-timeout-seconds`` (aiohttp has no header-read timeout of its own), an idle one is closed
+after ``--keepalive-timeout-seconds`` (aiohttp's ``keepalive_timeout``, which also ends a later
+request head that never completes), and past ``--max-connections`` open at once a new one is answered
+503 and closed, so idle or half-open connections can neither pile up nor lock people out for long.
+It binds 127.0.0.1 unless ``--host`` says otherwise: the pages have no login, so put a proxy with
+authentication in front before exposing them.
 """
 
 from __future__ import annotations
@@ -16,12 +24,15 @@ import asyncio
 import contextlib
 import logging
 import logging.config
+import re
 import signal
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any, TypeVar, cast
 
 from aiohttp import web
+from aiohttp.typedefs import Handler, Middleware
 
 from streams import codec
 from streams.audit_store import AuditStore, AuditStoreBusy, describe
@@ -35,6 +46,23 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 MAX_RUNS = 5000
+_LIMIT = re.compile(r"[0-9]{1,4}")  # ASCII digits only (str.isdigit takes "²"); MAX_RUNS has 4 digits
+_FORMATS = ("html", "json")
+HEADER_TIMEOUT_SECONDS = 10.0
+"""How long a new connection may take to send its first request head before it is closed."""
+KEEPALIVE_TIMEOUT_SECONDS = 15.0
+"""How long a connection may sit idle (waiting for a request, or for the rest of its head)."""
+MAX_CONNECTIONS = 100
+"""Connections served at once; one more is answered 503 and closed."""
+REFUSED_LINGER_SECONDS = 1.0
+"""How long a refused connection stays open to read the request it sent (closing a socket with
+unread data resets it, and the client could lose the 503 before reading it)."""
+_REFUSED_BODY = b"too many open connections; try again shortly\n"
+_REFUSED = (
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
+    b"X-Content-Type-Options: nosniff\r\nRetry-After: 1\r\nConnection: close\r\n"
+    b"Content-Length: %d\r\n\r\n%s" % (len(_REFUSED_BODY), _REFUSED_BODY)
+)
 HEADERS = {
     # No script may run on these pages, whatever a record holds; only the page's own style applies.
     "Content-Security-Policy": (
@@ -65,8 +93,44 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="SQLite file, or a postgresql:// DSN (default: EC_AUDIT_DSN when set, else EC_AUDIT_DB); "
         "prefer EC_AUDIT_DSN for a DSN with a password",
     )
+    serve.add_argument(
+        "--header-timeout-seconds",
+        type=float,
+        default=HEADER_TIMEOUT_SECONDS,
+        help="close a new connection that has not sent a whole request head by then "
+        f"(default {HEADER_TIMEOUT_SECONDS:g})",
+    )
+    serve.add_argument(
+        "--keepalive-timeout-seconds",
+        type=float,
+        default=KEEPALIVE_TIMEOUT_SECONDS,
+        help=f"close a connection idle that long between requests (default {KEEPALIVE_TIMEOUT_SECONDS:g})",
+    )
+    serve.add_argument(
+        "--max-connections",
+        type=int,
+        default=MAX_CONNECTIONS,
+        help=f"connections served at once; more are answered 503 (default {MAX_CONNECTIONS})",
+    )
     serve.add_argument("--loglevel", default="info", choices=("debug", "info", "warning", "error"))
     serve.set_defaults(handler=run_serve)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How long a connection may wait and how many may be open (the ``serve`` options of those names)."""
+
+    header_timeout_seconds: float = HEADER_TIMEOUT_SECONDS
+    keepalive_timeout_seconds: float = KEEPALIVE_TIMEOUT_SECONDS
+    max_connections: int = MAX_CONNECTIONS
+
+    def __post_init__(self) -> None:
+        if not self.header_timeout_seconds > 0 or not self.keepalive_timeout_seconds > 0:
+            raise ConfigurationError(
+                "--header-timeout-seconds and --keepalive-timeout-seconds must be above 0"
+            )
+        if self.max_connections < 1:
+            raise ConfigurationError(f"--max-connections must be at least 1, not {self.max_connections}")
 
 
 def _reader(settings: Settings) -> Callable[[Callable[[AuditStore], T]], Awaitable[T]]:
@@ -87,6 +151,19 @@ def _reader(settings: Settings) -> Callable[[Callable[[AuditStore], T]], Awaitab
 
 def _wants_json(request: web.Request) -> bool:
     return request.query.get("format") == "json"
+
+
+def _query_problem(request: web.Request, accepted: tuple[str, ...]) -> str | None:
+    """What is wrong with the query values the page takes (``accepted``), or None; others are ignored."""
+    for name in accepted:
+        if len(request.query.getall(name, [])) > 1:
+            return f"{name} may be given once"
+    if request.query.get("format", "html") not in _FORMATS:
+        return "format must be json or html"
+    limit = request.query.get("limit") if "limit" in accepted else None
+    if limit is not None and not (_LIMIT.fullmatch(limit) and 1 <= int(limit) <= MAX_RUNS):
+        return f"limit must be a whole number from 1 to {MAX_RUNS}"
+    return None
 
 
 def _answer(request: web.Request, document: Any, html: Callable[[], str], status: int = 200) -> web.Response:
@@ -117,22 +194,29 @@ def build_app(settings: Settings) -> web.Application:
             return _problem(request, 503, "Audit database unusable", str(exc))
 
     async def runs(request: web.Request) -> web.Response:
+        problem = _query_problem(request, ("run_id", "limit", "format"))
+        if problem is not None:
+            return _problem(request, 400, "Bad request", problem)
         wanted = request.query.get("run_id", "").strip()
+        if wanted in pages.DOT_SEGMENTS:  # its only address: no path can name it
+            return await show_run(request, wanted)
         if wanted:
-            raise web.HTTPFound(pages.run_href(wanted))
-        raw = request.query.get("limit", "500")
-        if not raw.isdigit() or not 1 <= int(raw) <= MAX_RUNS:
-            return _problem(request, 400, "Bad request", f"limit must be a whole number from 1 to {MAX_RUNS}")
+            raise web.HTTPFound(pages.run_href(wanted, as_json=_wants_json(request)))
+        limit = int(request.query.get("limit", "500"))
 
         async def page() -> web.Response:
-            overview = await read(lambda store: store.run_overview(int(raw)))
+            overview = await read(lambda store: store.run_overview(limit))
             return _answer(request, pages.runs_document(overview), lambda: pages.runs_page(overview, where))
 
         return await guarded(request, page)
 
     async def run(request: web.Request) -> web.Response:
-        run_id = request.match_info["run_id"]
+        problem = _query_problem(request, ("format",))
+        if problem is not None:
+            return _problem(request, 400, "Bad request", problem)
+        return await show_run(request, request.match_info["run_id"])
 
+    async def show_run(request: web.Request, run_id: str) -> web.Response:
         async def page() -> web.Response:
             tool_calls, verdicts, details = await read(
                 lambda store: (*store.run_trail(run_id), store.violation_details(run_id))
@@ -155,17 +239,119 @@ def build_app(settings: Settings) -> web.Application:
     return app
 
 
-async def serve(settings: Settings, host: str, port: int, stop: asyncio.Event) -> None:
-    """Serve until ``stop`` is set.
+class _Gate:
+    """The listening socket's protocol factory: each connection is an aiohttp handler behind a
+    :class:`_Connection` that counts it, refuses it past the cap, and closes it when its first
+    request head is late (aiohttp's ``keepalive_timeout`` covers the connection after that)."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.handlers: Callable[[], asyncio.Protocol] = _no_handlers  # aiohttp's, once it is set up
+        self.limits = limits
+        self.connections = 0
+        self.refusing = False
+        self._heads_due: dict[asyncio.BaseTransport, asyncio.TimerHandle] = {}
+
+    def __call__(self) -> asyncio.Protocol:
+        return _Connection(self)
+
+    def await_head(self, transport: asyncio.Transport) -> None:
+        due = asyncio.get_running_loop().call_later(self.limits.header_timeout_seconds, transport.close)
+        self._heads_due[transport] = due
+
+    def head_arrived(self, transport: asyncio.BaseTransport | None) -> None:
+        if transport is not None and (due := self._heads_due.pop(transport, None)) is not None:
+            due.cancel()
+
+    def middleware(self) -> Middleware:
+        """The app's first step: aiohttp calls the app only once a request head is parsed, in time."""
+
+        @web.middleware
+        async def head_arrived(request: web.Request, handler: Handler) -> web.StreamResponse:
+            self.head_arrived(request.transport)
+            return await handler(request)
+
+        return head_arrived
+
+
+def _no_handlers() -> asyncio.Protocol:
+    raise ConfigurationError("serve: a connection came before the web server was set up")
+
+
+class _Connection(asyncio.Protocol):
+    """One accepted connection: handed to aiohttp when under the cap, else answered 503 and closed."""
+
+    def __init__(self, gate: _Gate) -> None:
+        self._gate = gate
+        self._handler: asyncio.Protocol | None = None
+        self._transport: asyncio.Transport | None = None
+        self._linger: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        gate, self._transport = self._gate, cast(asyncio.Transport, transport)
+        if gate.connections >= gate.limits.max_connections:
+            if not gate.refusing:
+                log.warning(
+                    "%d connections open (--max-connections): refusing new ones with 503 until one closes",
+                    gate.connections,
+                )
+            gate.refusing = True
+            self._transport.write(_REFUSED)
+            loop = asyncio.get_running_loop()
+            self._linger = loop.call_later(REFUSED_LINGER_SECONDS, self._transport.close)
+            return
+        gate.connections += 1
+        self._handler = gate.handlers()
+        self._handler.connection_made(transport)
+        gate.await_head(self._transport)
+
+    def data_received(self, data: bytes) -> None:
+        if self._handler is not None:
+            self._handler.data_received(data)
+        elif self._transport is not None:
+            self._transport.close()  # its request is read: closing now sends no reset
+
+    def eof_received(self) -> bool | None:
+        return None if self._handler is None else self._handler.eof_received()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._handler is None:
+            if self._linger is not None:
+                self._linger.cancel()
+            return
+        gate = self._gate
+        gate.connections -= 1
+        gate.refusing = gate.refusing and gate.connections >= gate.limits.max_connections
+        gate.head_arrived(self._transport)  # forget its deadline
+        self._handler.connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        if self._handler is not None:
+            self._handler.pause_writing()
+
+    def resume_writing(self) -> None:
+        if self._handler is not None:
+            self._handler.resume_writing()
+
+
+async def serve(
+    settings: Settings, host: str, port: int, stop: asyncio.Event, limits: Limits | None = None
+) -> None:
+    """Serve until ``stop`` is set, within ``limits`` (the defaults when None).
 
     Raises:
         ConfigurationError: the port cannot be bound.
     """
-    runner = web.AppRunner(build_app(settings))
+    gate = _Gate(limits or Limits())
+    app = build_app(settings)
+    app.middlewares.append(gate.middleware())
+    runner = web.AppRunner(app, keepalive_timeout=gate.limits.keepalive_timeout_seconds)
     await runner.setup()
+    listener: asyncio.Server | None = None
     try:
+        if runner.server is not None:  # setup() sets it
+            gate.handlers = runner.server
         try:
-            await web.TCPSite(runner, host, port).start()
+            listener = await asyncio.get_running_loop().create_server(gate, host, port, reuse_address=True)
         except OSError as exc:
             raise ConfigurationError(
                 f"cannot listen on {host}:{port} ({exc.strerror}); choose another with --port"
@@ -173,26 +359,31 @@ async def serve(settings: Settings, host: str, port: int, stop: asyncio.Event) -
         print(f"serving http://{host}:{port}/ from {describe(settings)} (Ctrl-C stops)", flush=True)
         await stop.wait()
     finally:
+        if listener is not None:
+            listener.close()
         await runner.cleanup()
+        if listener is not None:
+            await listener.wait_closed()
 
 
-async def _serve_until_signal(settings: Settings, host: str, port: int) -> None:
+async def _serve_until_signal(settings: Settings, host: str, port: int, limits: Limits) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             loop.add_signal_handler(sig, stop.set)
-    await serve(settings, host, port, stop)
+    await serve(settings, host, port, stop, limits)
 
 
 def run_serve(args: argparse.Namespace) -> int:
     """The ``serve`` command: checks the database opens, then serves until SIGINT/SIGTERM."""
     if not 0 <= args.port <= 65535:
         raise ConfigurationError(f"--port must be from 0 to 65535, not {args.port}")
+    limits = Limits(args.header_timeout_seconds, args.keepalive_timeout_seconds, args.max_connections)
     settings = settings_with_db(args.db)
     logging.config.dictConfig(logging_config(settings.log_format, args.loglevel))
     # Fail at once, with the store's explanation, when the database cannot be read at all.
     AuditStore.from_settings(settings, readonly=True).close()
-    asyncio.run(_serve_until_signal(settings, args.host, args.port))
+    asyncio.run(_serve_until_signal(settings, args.host, args.port, limits))
     print("serve: stopped", file=sys.stderr)
     return 0

@@ -180,15 +180,16 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def serving(target: str, tmp_path: Path) -> Iterator[str]:
-    """``evidence-chain serve`` on a free port over ``target``; its base URL. The DSN goes by environment."""
+def serving(target: str, tmp_path: Path, *options: str) -> Iterator[str]:
+    """``evidence-chain serve`` on a free port over ``target`` (more ``options`` on its command line);
+    its base URL. The DSN goes by environment."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("EC_")}
     env["EC_AUDIT_DSN" if target.startswith("postgresql://") else "EC_AUDIT_DB"] = target
     port = _free_port()
     log = tmp_path / "serve.log"
     with log.open("wb") as out:
         server = subprocess.Popen(  # noqa: S603 - our own console script
-            [CLI, "serve", "--port", str(port)], env=env, stdout=out, stderr=subprocess.STDOUT
+            [CLI, "serve", "--port", str(port), *options], env=env, stdout=out, stderr=subprocess.STDOUT
         )
     base = f"http://127.0.0.1:{port}"
     try:
