@@ -26,7 +26,7 @@ help:
 	@echo 'make browser    install Debian chromium + chromium-driver for the browser tests if missing'
 	@echo 'make status     show the local stack'
 	@echo 'make down       stop the local stack'
-	@echo 'make check      ruff, mypy, docker-compose.yml schema'
+	@echo 'make check      ruff, mypy, docker-compose.yml schema, topic contracts, docs/openapi.yaml'
 	@echo 'make test       install + up + up-postgres + browser + check + the whole pytest suite (CI)'
 	@echo 'make run        install + up, then deploy/local/run.sh'
 	@echo 'make bench      station CPU vs orjson, then the stream figures into BENCHMARKS.md (needs the stack)'
@@ -118,7 +118,12 @@ $(QUIX_STAMP): pyproject.toml
 	$(QUIX_VENV)/bin/python -m pip install --quiet --no-deps -e .
 	touch $@
 
-check: lint typecheck compose-check contracts-check
+.PHONY: openapi-check
+# docs/openapi.yaml (the gateway's HTTP interface) must be valid OpenAPI 3.1, its $refs to docs/schemas resolved.
+openapi-check: install
+	$(VENV)/bin/openapi-spec-validator docs/openapi.yaml
+
+check: lint typecheck compose-check contracts-check openapi-check
 
 # pytest's own exit code goes through untouched (5 = no tests collected is a failure here too).
 # Then the stream benchmark's smoke mode (tiny sizes, every figure and pipeline) so it cannot rot.

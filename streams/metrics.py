@@ -13,6 +13,15 @@ The worker's metrics (served at ``GET /metrics`` on ``EC_WEB_PORT`` when ``EC_WE
 - ``evidence_chain_held_seconds{agent}``: how long the agent's current batch has been held for an
   outage (0 when none).
 
+The gateway's metrics (``evidence-chain gateway``, served at its own ``GET /metrics``):
+
+- ``evidence_chain_gateway_requests_total{route,status}``: every answered request, by route template
+  (``/v1/lookups``, ``/v1/ledger/{run_id}/{tool_call_id}``, ...; ``unmatched`` for no route) and status.
+- ``evidence_chain_gateway_request_seconds{route}``: histogram of the time to answer.
+- ``evidence_chain_gateway_lookups_total{answered_from}``: READY or FAILED entries handed out, from
+  the ``ledger`` (Redis held the entry: nothing produced) or the ``pipeline`` (a record was produced).
+- ``evidence_chain_gateway_timeouts_total{kind}``: lookups and checks that got no reply in time (504).
+
 Counters live in the process: they start at 0 when a worker starts (Prometheus ``rate()``/``increase()``
 handle restarts).
 """
@@ -28,7 +37,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from models.vocab import LedgerOutcome, Station
 from streams.pipeline import Outcome
 
-__all__ = ["CONTENT_TYPE_LATEST", "AuditSinkMetrics", "WorkerMetrics", "outcome_label"]
+__all__ = ["CONTENT_TYPE_LATEST", "AuditSinkMetrics", "GatewayMetrics", "WorkerMetrics", "outcome_label"]
 
 OUTCOMES = ("ok", "dead_letter", "duplicate", "conflict", "pass", "reject", "fallback")
 BATCH_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0)
@@ -167,4 +176,54 @@ class AuditSinkMetrics:
             self.lag.labels(topic, str(partition)).set(lag)
 
     def render(self) -> bytes:
+        return generate_latest(self.registry)
+
+
+REQUEST_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+"""Seconds to answer one gateway request: a ledger hit takes milliseconds, a pipeline round trip more."""
+
+
+class GatewayMetrics:
+    """The gateway's registry; its middleware and routes record into it, ``render`` is ``/metrics``."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.requests = Counter(
+            "evidence_chain_gateway_requests",
+            "Requests answered, by route template and HTTP status.",
+            ["route", "status"],
+            registry=r,
+        )
+        self.request_seconds = Histogram(
+            "evidence_chain_gateway_request_seconds",
+            "Time to answer one request, by route template.",
+            ["route"],
+            buckets=REQUEST_BUCKETS,
+            registry=r,
+        )
+        self.lookups = Counter(
+            "evidence_chain_gateway_lookups",
+            "Ledger entries handed out, by source (ledger: already in Redis; pipeline: produced now).",
+            ["answered_from"],
+            registry=r,
+        )
+        self.timeouts = Counter(
+            "evidence_chain_gateway_timeouts",
+            "Lookups and checks with no reply within EC_GATEWAY_TIMEOUT_MS, by kind.",
+            ["kind"],
+            registry=r,
+        )
+        for source in ("ledger", "pipeline"):
+            self.lookups.labels(source)
+        for kind in ("lookup", "check"):
+            self.timeouts.labels(kind)
+
+    def request(self, route: str, status: int, seconds: float) -> None:
+        """One answered request."""
+        self.requests.labels(route, str(status)).inc()
+        self.request_seconds.labels(route).observe(seconds)
+
+    def render(self) -> bytes:
+        """The text exposition format."""
         return generate_latest(self.registry)

@@ -1,0 +1,73 @@
+"""``gateway``: the agent's client over HTTP/JSON (:mod:`streams.gateway`, ``docs/openapi.yaml``)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging.config
+import signal
+import sys
+
+from streams.errors import ConfigurationError
+from streams.gateway import bearer_token, serve
+from streams.logs import logging_config
+from streams.settings import Settings, get_settings, load_settings
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``gateway``."""
+    gateway = sub.add_parser(
+        "gateway",
+        help="lookups, checks and ledger reads over HTTP/JSON, for agents in any language",
+        description="Serve POST /v1/lookups (a raw-hits record -> its ledger entry), POST /v1/drafts "
+        "(a draft -> its verdict) and GET /v1/ledger/RUN_ID/TOOL_CALL_ID, with /livez, /readyz, "
+        "/metrics and /openapi.yaml. Every /v1 request needs Authorization: Bearer <EC_GATEWAY_TOKEN> "
+        "when the token is set; without one it listens on loopback only.",
+    )
+    gateway.add_argument(
+        "--host", default=None, help="address to listen on (default EC_GATEWAY_HOST, else 127.0.0.1)"
+    )
+    gateway.add_argument(
+        "--port", type=int, default=None, help="TCP port (default EC_GATEWAY_PORT, else 8080; 0: any free)"
+    )
+    gateway.add_argument("--loglevel", default="info", choices=("debug", "info", "warning", "error"))
+    gateway.set_defaults(handler=run_gateway)
+
+
+def gateway_settings(host: str | None, port: int | None) -> Settings:
+    """The settings with ``--host`` / ``--port`` in place of ``EC_GATEWAY_HOST`` / ``_PORT``.
+
+    Raises:
+        ConfigurationError: a setting, or the port, cannot work.
+    """
+    if port is not None and not 0 <= port <= 65535:
+        raise ConfigurationError(f"--port must be from 0 to 65535, not {port}")
+    given = (("gateway_host", host), ("gateway_port", port))
+    overrides = {name: value for name, value in given if value is not None}
+    return load_settings(**overrides) if overrides else get_settings()
+
+
+async def _serve_until_signal(settings: Settings) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(sig, stop.set)
+    await serve(settings, stop)
+
+
+def run_gateway(args: argparse.Namespace) -> int:
+    """The ``gateway`` command: refuse an exposed address without a token, then serve until SIGINT/SIGTERM."""
+    settings = gateway_settings(args.host, args.port)
+    bearer_token(settings, settings.gateway_host)  # before any connection or log line
+    logging.config.dictConfig(logging_config(settings.log_format, args.loglevel))
+    if settings.event_loop == "uvloop":
+        import uvloop
+
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+            runner.run(_serve_until_signal(settings))
+    else:
+        asyncio.run(_serve_until_signal(settings))
+    print("gateway: stopped", file=sys.stderr)
+    return 0

@@ -1,0 +1,507 @@
+"""The agent's client over HTTP/JSON, for agents in any language: ``evidence-chain gateway`` (aiohttp).
+
+::
+
+    POST /v1/lookups                          one raw-hits record -> its ledger entry (READY or FAILED)
+    POST /v1/drafts                           one draft -> its verdict, the exact bytes of the verdicts topic
+    GET  /v1/ledger/{run_id}/{tool_call_id}   the entry as stored, or 404
+    GET  /livez  /readyz  /metrics  /openapi.yaml  /schemas/{name}     (no token)
+
+``docs/openapi.yaml`` describes every route; a test checks that the two agree. Each ``/v1`` request
+goes through one :class:`~streams.client.EvidenceChainClient`, so the answers are the client's:
+a lookup is answered from Redis when the ledger already holds its key, else its record is produced
+and the entry awaited on the ``ledger`` topic; a retry is always safe (the ledger is write-once).
+
+Every answer that is not 2xx has one shape, ``{"error": {"reason", "message", "retriable"}}``:
+``reason`` is a dead-letter reason (``MALFORMED_JSON``, ``INVALID_ID``, ``OVERSIZED``) when the
+input is at fault, else one of :class:`ErrorReason`. Errors of the project's tree are mapped to a
+status in one place, :func:`problem_for`.
+
+Access: with ``EC_GATEWAY_TOKEN`` set, every ``/v1`` request needs ``Authorization: Bearer <token>``
+(compared in constant time). Without one the gateway listens on loopback only (it refuses to start
+otherwise) and ``/v1`` is open to local processes, but only under a loopback ``Host`` name, so a web
+page cannot reach it by DNS rebinding; a POST must say ``Content-Type: application/json`` either
+way, which a browser cannot send across origins without asking first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import ipaddress
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from importlib import resources
+from typing import Any
+
+from aiohttp import web
+from aiohttp.typedefs import Handler
+
+from models.schemas import schema_file, topic_schema
+from models.vocab import DeadLetterReason, Topic
+from streams import codec
+from streams.client import EvidenceChainClient
+from streams.errors import (
+    CheckTimeout,
+    ConfigurationError,
+    InfrastructureError,
+    KafkaRefused,
+    KafkaUnavailable,
+    LedgerIntegrityError,
+    LookupTimeout,
+    OversizedInput,
+    Refused,
+    RejectedInput,
+    ReplyTimeout,
+)
+from streams.metrics import CONTENT_TYPE_LATEST, GatewayMetrics
+from streams.retry import HoldInterrupted, RetryPolicy, hold
+from streams.settings import Settings
+
+log = logging.getLogger(__name__)
+
+MIN_TOKEN_CHARS = 16
+"""The shortest ``EC_GATEWAY_TOKEN`` accepted (``openssl rand -hex 32`` makes a good one)."""
+RECORD_OVERHEAD_BYTES = 1024
+"""Room left in a topic's ``max.message.bytes`` for the record's key and batch headers."""
+PROBE_SECONDS = 2.0
+"""How long ``/readyz`` waits for Kafka and Redis to answer."""
+PROBE_CACHE_SECONDS = 1.0
+"""How long a readiness answer is reused, so probes and scrapes cannot pile up on the services."""
+RETRY_AFTER_SECONDS = 1
+"""``Retry-After`` of a 503."""
+READ_CHUNK_BYTES = 64 * 1024
+HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
+"""On every answer: nothing a gateway says is for a cache, and nothing is to be sniffed as HTML."""
+JSON = "application/json"
+
+
+class ErrorReason(StrEnum):
+    """``error.reason`` of an answer that is not 2xx, when it is not a dead-letter reason."""
+
+    BAD_REQUEST = "BAD_REQUEST"
+    """400: a request aiohttp itself refused before any route saw it."""
+    UNAUTHORIZED = "UNAUTHORIZED"
+    """401: no bearer token, or not the gateway's."""
+    HOST_NOT_LOOPBACK = "HOST_NOT_LOOPBACK"
+    """403: a gateway without a token answers ``/v1`` only under a loopback ``Host`` name."""
+    NOT_FOUND = "NOT_FOUND"
+    """404: no such route, or no ledger entry for that key."""
+    METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
+    """405: the route exists for other methods (``Allow`` lists them)."""
+    UNSUPPORTED_MEDIA_TYPE = "UNSUPPORTED_MEDIA_TYPE"
+    """415: a POST whose ``Content-Type`` is not ``application/json``."""
+    TIMEOUT = "TIMEOUT"
+    """504: no entry or verdict within ``EC_GATEWAY_TIMEOUT_MS``; sending the same body again is safe."""
+    UNAVAILABLE = "UNAVAILABLE"
+    """503: Kafka or Redis does not answer, or the gateway is still connecting (``Retry-After``)."""
+    LEDGER_INTEGRITY = "LEDGER_INTEGRITY"
+    """502: the stored projection does not hash to its ``projection_sha256``; it is never handed out."""
+    REFUSED = "REFUSED"
+    """502: Kafka or Redis refused for good (authorization, a record too large); retrying cannot help."""
+    INTERNAL_ERROR = "INTERNAL_ERROR"
+    """500: a bug; the gateway's log has the traceback."""
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One answer that is not 2xx: its status and the ``error`` object of its body."""
+
+    status: int
+    reason: str
+    message: str
+    retriable: bool = False
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def response(self) -> web.Response:
+        body = {"error": {"reason": self.reason, "message": self.message, "retriable": self.retriable}}
+        return web.Response(
+            body=codec.dumps(body),
+            status=self.status,
+            content_type=JSON,
+            headers={**HEADERS, **self.headers},
+        )
+
+
+class Refusal(Exception):  # noqa: N818 - an answer, not a failure of the gateway
+    """Raised by a handler to answer with :attr:`problem`."""
+
+    def __init__(self, problem: Problem) -> None:
+        super().__init__(problem.message)
+        self.problem = problem
+
+
+def problem_for(exc: BaseException) -> Problem:
+    """The answer to an error of the project's tree (anything else is a 500)."""
+    if isinstance(exc, OversizedInput):
+        return Problem(413, exc.reason, exc.error)
+    if isinstance(exc, RejectedInput):
+        return Problem(400, exc.reason, exc.error)
+    if isinstance(exc, ReplyTimeout):
+        return Problem(504, ErrorReason.TIMEOUT, str(exc), retriable=True)
+    if isinstance(exc, InfrastructureError):
+        return Problem(
+            503,
+            ErrorReason.UNAVAILABLE,
+            f"{exc}; try again shortly",
+            retriable=True,
+            headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+        )
+    if isinstance(exc, LedgerIntegrityError):
+        return Problem(502, ErrorReason.LEDGER_INTEGRITY, str(exc))
+    if isinstance(exc, Refused):
+        return Problem(502, ErrorReason.REFUSED, str(exc))
+    return Problem(500, ErrorReason.INTERNAL_ERROR, "the gateway failed unexpectedly; its log says why")
+
+
+_HTTP_REASONS = {
+    401: ErrorReason.UNAUTHORIZED,
+    404: ErrorReason.NOT_FOUND,
+    405: ErrorReason.METHOD_NOT_ALLOWED,
+    413: DeadLetterReason.OVERSIZED,
+    415: ErrorReason.UNSUPPORTED_MEDIA_TYPE,
+}
+
+
+def _http_problem(exc: web.HTTPException) -> Problem:
+    """aiohttp's own refusals (no route, wrong method, a body above client_max_size) in our shape."""
+    fallback = ErrorReason.INTERNAL_ERROR if exc.status >= 500 else ErrorReason.BAD_REQUEST
+    reason = _HTTP_REASONS.get(exc.status, fallback)
+    headers = {name: exc.headers[name] for name in ("Allow",) if name in exc.headers}
+    return Problem(exc.status, reason, exc.reason if exc.text is None else exc.text, headers=headers)
+
+
+# --- access -------------------------------------------------------------------------------------
+
+
+def is_loopback(host: str) -> bool:
+    """Whether a listening address or ``Host`` name is this machine only (``localhost``, 127/8, ::1)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def bearer_token(settings: Settings, host: str | None = None) -> bytes | None:
+    """``EC_GATEWAY_TOKEN`` as bytes (None when unset or empty), refused when it cannot work.
+
+    Raises:
+        ConfigurationError: the token is short or not printable ASCII, or ``host`` (where the gateway
+            is to listen) is not loopback and there is no token. The token itself is never in a message.
+    """
+    secret = settings.gateway_token.get_secret_value() if settings.gateway_token is not None else ""
+    if not secret:
+        if host is not None and not is_loopback(host):
+            raise ConfigurationError(
+                f"refusing to listen on {host or 'every address'} without a token: set EC_GATEWAY_TOKEN "
+                "(e.g. `openssl rand -hex 32`) or listen on 127.0.0.1 (EC_GATEWAY_HOST, --host)"
+            )
+        return None
+    if len(secret) < MIN_TOKEN_CHARS:
+        raise ConfigurationError(f"EC_GATEWAY_TOKEN must be at least {MIN_TOKEN_CHARS} characters long")
+    if not all("!" <= char <= "~" for char in secret):
+        raise ConfigurationError("EC_GATEWAY_TOKEN may hold only printable ASCII characters, no spaces")
+    return secret.encode("ascii")
+
+
+def _unauthorized(message: str, *, invalid: bool) -> Refusal:
+    challenge = 'Bearer realm="evidence-chain"' + (', error="invalid_token"' if invalid else "")
+    return Refusal(Problem(401, ErrorReason.UNAUTHORIZED, message, headers={"WWW-Authenticate": challenge}))
+
+
+def authorize(request: web.Request, token: bytes | None) -> None:
+    """Let a ``/v1`` request through, or refuse it.
+
+    Raises:
+        Refusal: 401 without the right bearer token; 403 for a non-loopback ``Host`` with no token set.
+    """
+    if token is None:
+        if not is_loopback(request.url.host or ""):
+            raise Refusal(
+                Problem(
+                    403,
+                    ErrorReason.HOST_NOT_LOOPBACK,
+                    "a gateway without EC_GATEWAY_TOKEN answers only requests to localhost, 127.0.0.1 "
+                    "or [::1]",
+                )
+            )
+        return
+    header = request.headers.get("Authorization")
+    if header is None:
+        raise _unauthorized("this route needs Authorization: Bearer <EC_GATEWAY_TOKEN>", invalid=False)
+    scheme, _, given = header.partition(" ")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(
+        given.strip().encode("utf-8", "surrogateescape"), token
+    ):
+        raise _unauthorized("the bearer token is not this gateway's EC_GATEWAY_TOKEN", invalid=True)
+
+
+# --- the application ----------------------------------------------------------------------------
+
+
+@dataclass
+class GatewayState:
+    """What the routes share: the settings, the client, the metrics and the token."""
+
+    settings: Settings
+    client: EvidenceChainClient
+    metrics: GatewayMetrics
+    token: bytes | None
+    connecting: str | None = None
+    """While the client is not started yet: what it waits for (``/v1`` answers 503, ``/readyz`` too)."""
+    probed: tuple[float, dict[str, str]] | None = None
+
+
+STATE = web.AppKey("evidence_chain_gateway", GatewayState)
+
+
+def openapi_document() -> bytes:
+    """``docs/openapi.yaml``, as packaged (``streams/openapi.yaml`` is a link to it)."""
+    return resources.files("streams").joinpath("openapi.yaml").read_bytes()
+
+
+def _route_of(request: web.Request) -> str:
+    resource = request.match_info.route.resource
+    return "unmatched" if resource is None else resource.canonical
+
+
+@web.middleware
+async def _answer(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Time and count every request, and give every refusal and error the one error shape."""
+    state = request.app[STATE]
+    started = time.perf_counter()
+    try:
+        response = await handler(request)
+    except Refusal as exc:
+        response = exc.problem.response()
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        response = _http_problem(exc).response()
+    except Exception as exc:
+        problem = problem_for(exc)
+        if problem.status == 500:
+            log.exception("%s %s failed", request.method, request.path)
+        elif problem.status >= 502:
+            log.warning("%s %s: %d %s: %s", request.method, request.path, problem.status, problem.reason, exc)
+        response = problem.response()
+    else:
+        response.headers.update(HEADERS)
+    state.metrics.request(_route_of(request), response.status, time.perf_counter() - started)
+    return response
+
+
+@web.middleware
+async def _guard(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """``/v1``: the token (or a loopback Host), a started client, and JSON bodies."""
+    if request.path.startswith("/v1/"):
+        state = request.app[STATE]
+        authorize(request, state.token)
+        if state.connecting is not None:
+            raise KafkaUnavailable(f"the gateway is still {state.connecting}")
+        if request.method == "POST" and request.content_type != JSON:
+            raise Refusal(
+                Problem(
+                    415,
+                    ErrorReason.UNSUPPORTED_MEDIA_TYPE,
+                    f"send the body as Content-Type: {JSON}, not {request.content_type}",
+                )
+            )
+    return await handler(request)
+
+
+async def read_bounded(request: web.Request, limit: int, what: str) -> bytes:
+    """The request body, read in chunks and never more than ``limit`` bytes of it held.
+
+    Raises:
+        OversizedInput: the body is longer than ``limit`` (answered 413).
+    """
+    too_large = f"{what} may be at most {limit} bytes"
+    if request.content_length is not None and request.content_length > limit:
+        raise OversizedInput(f"{too_large}; this one is {request.content_length}")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.content.iter_chunked(READ_CHUNK_BYTES):
+        size += len(chunk)
+        if size > limit:
+            raise OversizedInput(f"{too_large}; this one is longer")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _json(body: bytes, status: int = 200) -> web.Response:
+    return web.Response(body=body, status=status, content_type=JSON)
+
+
+async def _lookups(request: web.Request) -> web.Response:
+    state = request.app[STATE]
+    record = await read_bounded(request, state.settings.input.max_message_bytes, "a raw-hits record")
+    try:
+        reply = await state.client.lookup(record)
+    except LookupTimeout:
+        state.metrics.timeouts.labels("lookup").inc()
+        raise
+    state.metrics.lookups.labels("ledger" if reply.from_ledger else "pipeline").inc()
+    return _json(codec.dumps(reply.as_answer()))
+
+
+async def _drafts(request: web.Request) -> web.Response:
+    state = request.app[STATE]
+    limit = state.settings.topic_max_message_bytes - RECORD_OVERHEAD_BYTES
+    draft = await read_bounded(request, limit, "a draft (it must fit the diagnosis-drafts topic)")
+    try:
+        reply = await state.client.check(draft)
+    except CheckTimeout:
+        state.metrics.timeouts.labels("check").inc()
+        raise
+    return _json(reply.raw)
+
+
+async def _ledger(request: web.Request) -> web.Response:
+    state = request.app[STATE]
+    run_id, tool_call_id = request.match_info["run_id"], request.match_info["tool_call_id"]
+    reply = await state.client.entry(run_id, tool_call_id)
+    if reply is None:
+        raise Refusal(
+            Problem(404, ErrorReason.NOT_FOUND, f"the ledger holds no entry for {run_id}/{tool_call_id}")
+        )
+    return _json(codec.dumps(reply.entry))
+
+
+async def _livez(request: web.Request) -> web.Response:
+    return _json(codec.dumps({"live": True}))
+
+
+async def _probe(state: GatewayState) -> dict[str, str]:
+    """What keeps the gateway from answering ``/v1`` now, by service (empty: ready)."""
+    now = time.monotonic()
+    if state.probed is not None and now - state.probed[0] < PROBE_CACHE_SECONDS:
+        return state.probed[1]
+    problems: dict[str, str] = {}
+    if state.connecting is not None:
+        problems["kafka"] = state.connecting
+    else:
+        try:
+            await asyncio.wait_for(state.client.ping(), PROBE_SECONDS)
+        except TimeoutError:
+            problems["services"] = f"Kafka or Redis did not answer within {PROBE_SECONDS:g}s"
+        except (KafkaUnavailable, KafkaRefused) as exc:
+            problems["kafka"] = str(exc)
+        except Exception as exc:  # noqa: BLE001 - any failure means not ready; say which
+            problems["redis"] = f"{type(exc).__name__}: {exc}"
+    state.probed = (now, problems)
+    return problems
+
+
+async def _readyz(request: web.Request) -> web.Response:
+    problems = await _probe(request.app[STATE])
+    return _json(codec.dumps({"ready": not problems, "problems": problems}), 200 if not problems else 503)
+
+
+async def _metrics(request: web.Request) -> web.Response:
+    metrics = request.app[STATE].metrics
+    return web.Response(body=metrics.render(), headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+
+def _static(body: bytes, content_type: str) -> Callable[[web.Request], Awaitable[web.Response]]:
+    async def page(request: web.Request) -> web.Response:
+        return web.Response(body=body, content_type=content_type)
+
+    return page
+
+
+def _schemas() -> Callable[[web.Request], Awaitable[web.Response]]:
+    """``/schemas/<topic>.schema.json``: the JSON Schemas ``/openapi.yaml`` refers to, from the models."""
+    files = {schema_file(topic): codec.dumps(topic_schema(topic)) for topic in Topic}
+
+    async def page(request: web.Request) -> web.Response:
+        body = files.get(request.match_info["name"])
+        if body is None:
+            raise Refusal(Problem(404, ErrorReason.NOT_FOUND, f"no schema; one of: {', '.join(files)}"))
+        return _json(body)
+
+    return page
+
+
+def create_gateway(
+    settings: Settings, client: EvidenceChainClient, *, metrics: GatewayMetrics | None = None
+) -> web.Application:
+    """The gateway's routes over a started ``client`` (nothing is opened here).
+
+    Raises:
+        ConfigurationError: ``EC_GATEWAY_TOKEN`` cannot work (see :func:`bearer_token`).
+    """
+    state = GatewayState(settings, client, metrics or GatewayMetrics(), bearer_token(settings))
+    # aiohttp refuses a larger body itself (413); the routes read theirs within their own, lower bounds.
+    app = web.Application(client_max_size=settings.topic_max_message_bytes, middlewares=[_answer, _guard])
+    app[STATE] = state
+    app.add_routes(
+        [
+            web.post("/v1/lookups", _lookups),
+            web.post("/v1/drafts", _drafts),
+            web.get("/v1/ledger/{run_id}/{tool_call_id}", _ledger, allow_head=False),
+            web.get("/livez", _livez, allow_head=False),
+            web.get("/readyz", _readyz, allow_head=False),
+            web.get("/metrics", _metrics, allow_head=False),
+            web.get("/openapi.yaml", _static(openapi_document(), "application/yaml"), allow_head=False),
+            web.get("/schemas/{name}", _schemas(), allow_head=False),
+        ]
+    )
+    return app
+
+
+# --- serving ------------------------------------------------------------------------------------
+
+
+async def serve(
+    settings: Settings,
+    stop: asyncio.Event,
+    *,
+    on_listening: Callable[[str], Any] = lambda line: print(line, flush=True),
+) -> None:
+    """Listen on ``EC_GATEWAY_HOST:EC_GATEWAY_PORT``, connect the client, answer until ``stop`` is set.
+
+    The port answers ``/livez`` at once; ``/readyz`` and ``/v1`` say 503 until the client has
+    connected, for up to ``EC_STARTUP_WAIT_SECONDS``. ``on_listening`` is told the address (with the
+    port the system chose for port 0).
+
+    Raises:
+        ConfigurationError: no token on an address that is not loopback, or the port cannot be bound.
+        HoldExpired: Kafka did not answer within ``EC_STARTUP_WAIT_SECONDS``.
+    """
+    host, port = settings.gateway_host, settings.gateway_port
+    bearer_token(settings, host)  # refuse before connecting to anything
+    client = EvidenceChainClient(settings)
+    app = create_gateway(settings, client)
+    state = app[STATE]
+    state.connecting = f"connecting to Kafka at {settings.kafka_bootstrap}"
+    runner = web.AppRunner(app, shutdown_timeout=settings.gateway_timeout_ms / 1000 + 1)
+    await runner.setup()
+    try:
+        try:
+            await web.TCPSite(runner, host, port, reuse_address=True).start()
+        except OSError as exc:
+            raise ConfigurationError(
+                f"cannot listen on {host}:{port} ({exc.strerror}); "
+                "choose another with --port or EC_GATEWAY_PORT"
+            ) from exc
+        bound = next((address[1] for address in runner.addresses if isinstance(address, tuple)), port)
+        shown = f"[{host}]" if ":" in host else host
+        auth = "bearer token required" if state.token is not None else "no token: loopback only"
+        on_listening(f"gateway: listening on http://{shown}:{bound}/ ({auth}; Ctrl-C stops)")
+        policy = RetryPolicy(0.5, 5.0, max(settings.startup_wait_seconds, 0.1))
+        try:
+            await hold(client.start, what=state.connecting, policy=policy, stop=stop)
+        except HoldInterrupted:
+            return
+        state.connecting, state.probed = None, None  # ready now, not a second later
+        log.info("gateway: connected to Kafka at %s", settings.kafka_bootstrap)
+        await stop.wait()
+    finally:
+        await runner.cleanup()  # in-flight requests finish first, within shutdown_timeout
+        await client.close()
