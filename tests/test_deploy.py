@@ -29,9 +29,22 @@ def test_redis_fsyncs_before_it_replies() -> None:
 def test_every_service_has_a_memory_limit_and_the_apps_a_healthcheck_and_a_restart_policy() -> None:
     for name, service in SERVICES.items():
         assert service["deploy"]["resources"]["limits"]["memory"], name
-    for name in ("worker", "audit-sink"):
+    for name in ("worker", "audit-sink", "gateway"):
         assert "livez" in " ".join(SERVICES[name]["healthcheck"]["test"]), name
         assert SERVICES[name]["restart"] == "unless-stopped", name
+
+
+def test_the_gateway_listens_on_every_address_only_with_a_token_from_the_environment() -> None:
+    gateway = SERVICES["gateway"]
+    assert gateway["command"] == ["evidence-chain", "gateway"]
+    env = gateway["environment"]
+    assert env["EC_GATEWAY_HOST"] == "0.0.0.0"
+    # Interpolated from the host's environment, never written into the file.
+    assert env["EC_GATEWAY_TOKEN"].startswith("${EC_GATEWAY_TOKEN")
+    port = env["EC_GATEWAY_PORT"]
+    assert port in " ".join(gateway["healthcheck"]["test"])
+    # Published on the host's loopback only, like Kafka and Redis.
+    assert all(p.startswith("127.0.0.1:") and p.endswith(f":{port}") for p in gateway["ports"])
 
 
 def test_the_audit_directory_is_created_and_owned_by_the_app_user() -> None:
@@ -47,13 +60,20 @@ def test_the_audit_directory_is_created_and_owned_by_the_app_user() -> None:
 def test_local_state_never_enters_the_image() -> None:
     patterns = [p for p in (ROOT / ".dockerignore").read_text().splitlines() if p and not p.startswith("#")]
 
-    def ignored(path: str) -> bool:
-        return any(
+    def matches(path: str, p: str) -> bool:
+        return (
             fnmatch.fnmatch(path, p)
             or fnmatch.fnmatch(path, p.removeprefix("**/"))
             or path.startswith(f"{p}/")
-            for p in patterns
         )
+
+    def ignored(path: str) -> bool:
+        # As Docker reads the file: the last pattern that matches decides, and `!` lets a path back in.
+        verdict = False
+        for p in patterns:
+            if matches(path, p.removeprefix("!")):
+                verdict = not p.startswith("!")
+        return verdict
 
     for path in (
         "evidence-chain-audit.db",
@@ -64,5 +84,14 @@ def test_local_state_never_enters_the_image() -> None:
         ".env",
     ):
         assert ignored(path), path
-    for path in ("streams/app.py", "deploy/sample/raw-hits.jsonl", "pyproject.toml", "models/ids.py"):
+    for path in (
+        "streams/app.py",
+        "deploy/sample/raw-hits.jsonl",
+        "pyproject.toml",
+        "models/ids.py",
+        # streams/openapi.yaml links to it: the gateway serves it from the installed package.
+        "docs/openapi.yaml",
+        "streams/openapi.yaml",
+    ):
         assert not ignored(path), path
+    assert ignored("docs/design.md")
