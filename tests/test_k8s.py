@@ -134,6 +134,12 @@ def audit_sink() -> Object:
     return found
 
 
+def gateway() -> Object:
+    """The Deployment that runs ``evidence-chain gateway``."""
+    (found,) = [d for d in of_kind("Deployment") if container(d)["command"][-1] == "gateway"]
+    return found
+
+
 def kafka_cluster() -> Object:
     (found,) = of_kind("Kafka")
     return found
@@ -335,7 +341,8 @@ def test_secret_settings_come_from_secrets() -> None:
 def test_the_secret_template_marks_what_to_replace() -> None:
     (template,) = [s for s in of_kind("Secret") if s["__file__"] == "secret.yaml"]
     assert "REPLACE_ME" in template["stringData"]["EC_REDIS_PASSWORD"]
-    assert set(template["stringData"]) == {"EC_REDIS_URL", "EC_REDIS_PASSWORD"}
+    assert "REPLACE_ME" in template["stringData"]["EC_GATEWAY_TOKEN"]
+    assert set(template["stringData"]) == {"EC_REDIS_URL", "EC_REDIS_PASSWORD", "EC_GATEWAY_TOKEN"}
 
 
 # --- Kafka --------------------------------------------------------------------------------------
@@ -467,7 +474,7 @@ def inputs_of(deployment: Object) -> set[str]:
 
 
 def test_each_process_has_a_kafka_user_allowed_what_it_does() -> None:
-    for deployment in of_kind("Deployment"):
+    for deployment in [*workers(), audit_sink()]:
         settings = settings_of(deployment)
         user = kafka_user(deployment)
         for name in TOPIC_NAMES:  # ensure_topics describes all nine at start
@@ -494,9 +501,66 @@ def test_each_process_has_a_kafka_user_allowed_what_it_does() -> None:
 
 def test_no_user_of_the_app_may_write_what_only_the_agent_harness_writes() -> None:
     settings = settings_of()
+    door = kafka_user(gateway())  # the harness's own door: it writes for the agents with the token
     for user in of_kind("KafkaUser"):
+        if user is door:
+            continue
         for name in (Topic.RAW_HITS, Topic.DIAGNOSIS_DRAFTS):  # SPEC "Trust boundary"
             assert not allowed(user, "topic", settings.topic(name)) & {"Write", "All"}, (where(user), name)
+
+
+def test_the_gateway_user_writes_the_two_inputs_and_reads_the_two_replies_and_nothing_else() -> None:
+    settings = settings_of(gateway())
+    user = kafka_user(gateway())
+    expected = {
+        Topic.RAW_HITS: {"Write", "Describe"},
+        Topic.DIAGNOSIS_DRAFTS: {"Write", "Describe"},
+        Topic.LEDGER: {"Read", "Describe"},  # replies read by assignment: no group, no commits
+        Topic.VERDICTS: {"Read", "Describe"},
+    }
+    for name in TOPIC_NAMES:
+        assert allowed(user, "topic", settings.topic(name)) == expected.get(name, set()), name
+    assert all(acl["resource"]["type"] == "topic" for acl in user["spec"]["authorization"]["acls"])
+    assert all(
+        acl["resource"].get("patternType", "literal") == "literal"
+        for acl in user["spec"]["authorization"]["acls"]
+    )
+
+
+def test_the_gateway_listens_for_the_service_with_a_token_from_the_secret() -> None:
+    from streams.gateway import bearer_token, is_loopback
+
+    deployment = gateway()
+    settings = settings_of(deployment)
+    assert not is_loopback(settings.gateway_host), "the Service could not reach a loopback gateway"
+    (token,) = [e for e in container(deployment)["env"] if e["name"] == "EC_GATEWAY_TOKEN"]
+    ref = token["valueFrom"]["secretKeyRef"]
+    secrets = {s["metadata"]["name"]: s["stringData"] for s in of_kind("Secret")}
+    value = secrets[ref["name"]][ref["key"]]
+    # The template's placeholder is a token the gateway accepts on that address (and must be replaced).
+    with mock.patch.dict(
+        os.environ, {**config_map(), **plain_env(deployment), "EC_GATEWAY_TOKEN": value}, clear=True
+    ):
+        assert bearer_token(Settings(), settings.gateway_host) == value.encode()
+    service = one("Service", "evidence-chain-gateway")
+    assert selects({"matchLabels": service["spec"]["selector"]}, pod_labels(deployment))
+    (port,) = service["spec"]["ports"]
+    ports = {p["name"]: p["containerPort"] for p in container(deployment)["ports"]}
+    assert ports[port["targetPort"]] == settings.gateway_port
+    assert deployment["spec"]["replicas"] >= 2
+    assert deployment["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"] == 0
+    # In-flight requests finish within the grace period (each waits at most the gateway timeout).
+    grace = deployment["spec"]["template"]["spec"]["terminationGracePeriodSeconds"]
+    assert grace > settings.gateway_timeout_ms / 1000 + 5
+    assert "emptyDir" in mounted(deployment, "/tmp")
+
+
+def test_the_gateway_keeps_one_replica_through_a_drain() -> None:
+    deployment = gateway()
+    (budget,) = [
+        b for b in of_kind("PodDisruptionBudget") if selects(b["spec"]["selector"], pod_labels(deployment))
+    ]
+    assert budget["spec"]["minAvailable"] == 1 < deployment["spec"]["replicas"]
 
 
 # --- the Deployments ----------------------------------------------------------------------------
@@ -527,6 +591,7 @@ def test_the_workers_together_run_every_agent_once() -> None:
 def test_every_deployment_probes_livez_and_readyz_on_its_port() -> None:
     expected_port = {d["metadata"]["name"]: settings_of(d).web_port for d in workers()}
     expected_port[audit_sink()["metadata"]["name"]] = int(plain_env(audit_sink())["EC_AUDIT_SINK_PORT"])
+    expected_port[gateway()["metadata"]["name"]] = settings_of(gateway()).gateway_port
     assert set(expected_port) == {d["metadata"]["name"] for d in of_kind("Deployment")}
     for deployment in of_kind("Deployment"):
         main = container(deployment)
