@@ -122,7 +122,10 @@ def project_lookup(lookup: dict[str, Any], limits: ToolProjectionLimits) -> Proj
     level: RelevanceLevel | None = None
     if evidence:
         raw_level = pick(lookup, "relevance_level", "relevanceLevel")
-        level = _LEVELS.get(raw_level.upper()) if isinstance(raw_level, str) else None
+        # Letter case folds in ASCII only (SPEC 3.5.4): Unicode upper-casing would also turn
+        # "preciſe" (LONG S) or "precıse" (DOTLESS I) into PRECISE.
+        if isinstance(raw_level, str) and raw_level.isascii():
+            level = _LEVELS.get(raw_level.upper())
     while True:
         result: RagToolResult = {
             "evidence_status": EvidenceStatus.EVIDENCE_FOUND if evidence else EvidenceStatus.NO_EVIDENCE,

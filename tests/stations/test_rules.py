@@ -922,7 +922,14 @@ def test_camel_case_aliases_for_blocks_level_and_call_id() -> None:
         ("precise", "PRECISE"),
         ("Reference", "REFERENCE"),
         ("rEfErEnCe", "REFERENCE"),
-        ("preci\u017fe", "PRECISE"),  # any letter case: Unicode upper-casing, LONG S becomes S
+        ("Precise", "PRECISE"),
+        ("reference", "REFERENCE"),
+        # Only a-z and A-Z fold (SPEC 3.5.4); Unicode upper-casing would take the first two to PRECISE.
+        ("preci\u017fe", None),  # LATIN SMALL LETTER LONG S
+        ("prec\u0131se", None),  # LATIN SMALL LETTER DOTLESS I
+        ("PREC\u0130SE", None),  # LATIN CAPITAL LETTER I WITH DOT ABOVE
+        ("\uff30\uff32\uff25\uff23\uff29\uff33\uff25", None),  # FULLWIDTH "PRECISE"
+        ("PRECISE\u200b", None),
         ("HIGH", None),
         (" PRECISE", None),
         ("", None),
