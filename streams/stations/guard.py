@@ -23,6 +23,7 @@ from models.verdict import EvidenceSnapshot, FallbackReport, Verdict, Violation,
 from models.vocab import FALLBACK_LIMITATION, AnalysisKind, LedgerStatus, VerdictKind, ViolationCode
 from streams import codec
 from streams.hashing import sha256_hex
+from streams.stations.blank import is_blank
 from streams.stations.ledger_view import LedgerLookup
 from streams.stations.reread import reread
 
@@ -87,10 +88,6 @@ def violation_links(plan: GuardPlan, violations: Sequence[Violation]) -> list[di
 
 def _violation(code: ViolationCode, path: str, message: str) -> Violation:
     return {"code": code, "path": path, "message": message}
-
-
-def _blank(value: str | None) -> bool:
-    return value is None or not value.strip()
 
 
 _MAX_SHOWN = 80
@@ -204,12 +201,15 @@ class EvidenceGuard:
     def _structure(self, draft: DiagnosisDraft) -> list[Violation]:
         out: list[Violation] = []
         add = out.append
-        if not is_valid_id(draft.get("run_id")):
-            add(
-                _violation(
-                    Code.RUN_ID_MISSING, "run_id", "run_id is absent, blank or not 1-128 of [A-Za-z0-9._-]"
-                )
-            )
+        run_id = draft.get("run_id")
+        if not is_valid_id(run_id):  # a blank text is never a valid id; is_blank only names the cause
+            if run_id is None:
+                why = "absent or null"
+            elif is_blank(run_id):
+                why = "blank"
+            else:
+                why = "not 1-128 characters of [A-Za-z0-9._-]"
+            add(_violation(Code.RUN_ID_MISSING, "run_id", f"run_id is {why}"))
         analysis = draft.get("analysis") or []
         actions = draft.get("action_plan") or []
         if not analysis:
@@ -239,7 +239,7 @@ class EvidenceGuard:
         for i, item in enumerate(analysis):
             path = f"analysis[{i}]"
             check_id(item["id"], f"{path}.id")
-            if _blank(item.get("content")):
+            if is_blank(item.get("content")):
                 add(_violation(Code.CONTENT_EMPTY, f"{path}.content", "content is blank"))
             if item.get("kind") not in _KINDS:
                 add(
@@ -253,16 +253,16 @@ class EvidenceGuard:
                 add(_violation(Code.ANALYSIS_CITATION_MISSING, f"{path}.tool_call_ids", "cites no tool call"))
         conclusion = draft.get("conclusion")
         if conclusion is not None:
-            if _blank(conclusion.get("content")):
+            if is_blank(conclusion.get("content")):
                 add(_violation(Code.CONTENT_EMPTY, "conclusion.content", "content is blank"))
             check_refs(conclusion.get("based_on_analysis_ids"), "conclusion.based_on_analysis_ids")
         for i, action in enumerate(actions):
             path = f"action_plan[{i}]"
             check_id(action["id"], f"{path}.id")
-            if _blank(action.get("content")):
+            if is_blank(action.get("content")):
                 add(_violation(Code.CONTENT_EMPTY, f"{path}.content", "content is blank"))
             check_refs(action.get("based_on_analysis_ids"), f"{path}.based_on_analysis_ids")
-        if all(_blank(entry) for entry in draft.get("limitations") or []):
+        if all(is_blank(entry) for entry in draft.get("limitations") or []):
             add(_violation(Code.LIMITATIONS_MISSING, "limitations", "limitations must name at least one"))
         return out
 

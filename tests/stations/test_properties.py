@@ -8,6 +8,8 @@ in characters beyond the BMP and are sometimes long enough to be cut. Each prope
 from __future__ import annotations
 
 import hashlib
+import sys
+import unicodedata
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -25,6 +27,7 @@ from streams import codec
 from streams.ledger_memory import MemoryLedgerStore
 from streams.pipeline import process_lookup, process_raw_hits
 from streams.settings import Settings
+from streams.stations.blank import is_blank
 from streams.stations.project import canonical_projection
 from tests.support import memory_ledger, verdict_of
 
@@ -549,3 +552,33 @@ def test_guard_rereads_a_projection_exactly_when_it_meets_the_frozen_contract(
     if not meets_contract:
         codes = {v["code"] for v in verdict["violations"]}
         assert codes <= {"LEDGER_PAYLOAD_INVALID", "LEDGER_PAYLOAD_UNKNOWN_FIELD"}
+
+
+# -- SPEC 4 A.6: blank texts --------------------------------------------------------------------
+
+WHITE_SPACE_PROPERTY = (
+    "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000"
+)
+"""Unicode's PropList.txt White_Space, copied here rather than imported: the test's own oracle."""
+
+
+def _blank_by_the_spec(ch: str) -> bool:
+    return ch in WHITE_SPACE_PROPERTY or ch in "\u115f\u1160\u3164\uffa0" or unicodedata.category(ch) == "Cf"
+
+
+def test_is_blank_for_every_code_point() -> None:
+    """SPEC 4 A.6, one character at a time over all of Unicode, then in runs with a space around."""
+    wrong = [
+        hex(code)
+        for code in range(sys.maxunicode + 1)
+        if is_blank(chr(code)) != _blank_by_the_spec(chr(code))
+    ]
+    assert wrong == []
+    assert [hex(c) for c in range(0x20) if is_blank(chr(c))] == ["0x9", "0xa", "0xb", "0xc", "0xd"]
+
+
+@PROPERTY
+@given(text=st.text(st.one_of(st.sampled_from(" \x1c\u200b\u3164\u180e\u0600\U000e0041\ufeffa"), chars)))
+def test_is_blank_is_every_character_blank(text: str) -> None:
+    assert is_blank(text) == all(_blank_by_the_spec(ch) for ch in text)

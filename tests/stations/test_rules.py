@@ -1567,6 +1567,72 @@ def test_ids_share_one_namespace_and_every_repeat_is_reported() -> None:
     ]
 
 
+# SPEC 4 A.6: blank = nothing but White_Space, format characters (Cf) and the Hangul fillers.
+BLANK_TEXTS = [
+    pytest.param("", id="empty"),
+    pytest.param("  ", id="spaces"),
+    pytest.param("\n\t\r\v\f", id="ascii-whitespace"),
+    pytest.param("\x85\xa0\u1680\u2000\u200a\u2028\u2029\u202f\u205f\u3000", id="unicode-white-space"),
+    pytest.param("\u200b", id="zero-width-space"),
+    pytest.param("\u200d", id="zero-width-joiner"),
+    pytest.param("\u2060\ufeff", id="word-joiner-bom"),
+    pytest.param("\u180e", id="mongolian-vowel-separator-cf"),
+    pytest.param("\xad\u061c\u200e\u202e\U000e0001\U000e0041", id="other-format-chars"),
+    pytest.param("\u3164", id="hangul-filler"),
+    pytest.param("\u115f\u1160\uffa0", id="other-hangul-fillers"),
+    pytest.param(" \u200b\u3164 ", id="mix"),
+    pytest.param("\u200b" * 20_000 + "\u3000", id="long-mix"),
+]
+NOT_BLANK_TEXTS = [
+    pytest.param("\x1c", id="file-separator-is-Cc"),  # str.isspace() says yes; White_Space says no
+    pytest.param("\x1f\x1e\x1d", id="other-separators-are-Cc"),
+    pytest.param("\x00", id="nul"),
+    pytest.param("a\u200b", id="letter-then-zwsp"),
+    pytest.param("\u200b \u3164.", id="blanks-then-dot"),
+    pytest.param("\u2800", id="braille-blank-is-So"),
+    pytest.param("\u3164" * 1000 + "x", id="long-blank-then-letter"),
+]
+
+
+@pytest.mark.parametrize("text", BLANK_TEXTS)
+def test_blank_content_is_content_empty_everywhere(text: str) -> None:
+    conclusion = {"content": text, "based_on_analysis_ids": ["a1"]}
+    verdict = check(
+        draft(
+            _with_first(content=text), conclusion=conclusion, action_plan=[action("p1", "a1", content=text)]
+        )
+    )
+    assert found(verdict) == [
+        ("CONTENT_EMPTY", "analysis[0].content"),
+        ("CONTENT_EMPTY", "conclusion.content"),
+        ("CONTENT_EMPTY", "action_plan[0].content"),
+    ]
+
+
+@pytest.mark.parametrize("text", BLANK_TEXTS)
+def test_only_blank_limitations_are_missing(text: str) -> None:
+    assert found(check(draft(limitations=[text]))) == [("LIMITATIONS_MISSING", "limitations")]
+    assert found(check(draft(limitations=[text, "\u200d", ""]))) == [("LIMITATIONS_MISSING", "limitations")]
+    assert check(draft(limitations=[text, "the knowledge base only"]))["verdict"] == "PASS"
+
+
+@pytest.mark.parametrize("text", BLANK_TEXTS)
+def test_blank_run_id_is_run_id_missing(text: str) -> None:
+    assert found(check(draft(run_id=text))) == [("RUN_ID_MISSING", "run_id")]
+
+
+@pytest.mark.parametrize("text", NOT_BLANK_TEXTS)
+def test_text_with_anything_else_is_not_blank(text: str) -> None:
+    conclusion = {"content": text, "based_on_analysis_ids": ["a1"]}
+    value = draft(
+        _with_first(content=text),
+        conclusion=conclusion,
+        action_plan=[action("p1", "a1", content=text)],
+        limitations=[text],
+    )
+    assert check(value)["verdict"] == "PASS"
+
+
 @pytest.mark.parametrize(
     "content", ["", "  ", "\n\t", None, ABSENT], ids=["empty", "spaces", "whitespace", "null", "absent"]
 )
