@@ -1,8 +1,15 @@
-"""The ``evidence-chain`` command line: one console script, one module per group of commands."""
+"""The ``evidence-chain`` command line: one console script, one module per group of commands.
+
+Exit codes: 0 done; 1 an error of the project's own; 2 a setting, file, argument or input that
+cannot work (stdin closed included); 130 interrupted; 141 (128 + SIGPIPE, what a shell reports for a
+tool the signal ended) when the reader of stdout went away (``... | head -1``): quiet, no message.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
 
@@ -48,6 +55,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"evidence-chain {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        _discard_stdout()
+        return 128 + signal.SIGPIPE
+
+
+def _discard_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush of it finds no closed pipe to complain of.
+
+    Python ignores SIGPIPE and raises :class:`BrokenPipeError` instead; its documentation (the
+    ``signal`` module's note on SIGPIPE) recommends this redirect rather than restoring the signal.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno() if sys.stdout is not None else 1)
+    finally:
+        os.close(devnull)
 
 
 if __name__ == "__main__":

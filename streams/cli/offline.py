@@ -17,6 +17,7 @@ from typing import IO, Any
 from models.events import Rejection
 from models.vocab import DeadLetterReason, Station
 from streams import codec
+from streams.cli.lines import stdin_bytes, stdout_bytes
 from streams.envelope import rejection
 from streams.errors import ConfigurationError
 from streams.ledger_memory import MemoryLedgerStore
@@ -128,9 +129,9 @@ def run_pipe(args: argparse.Namespace) -> int:
         raise ConfigurationError("--from lookup reads LookupResults; it can only --emit projection")
     settings = get_settings()
     one_line_each(
-        read_lines(sys.stdin.buffer),
+        read_lines(stdin_bytes("evidence-chain pipe < FILE")),
         lambda line: pipe_line(line, settings, source=args.source, emit=args.emit),
-        sys.stdout.buffer,
+        stdout_bytes(),
     )
     return 0
 
@@ -189,12 +190,9 @@ def run_verify(args: argparse.Namespace) -> int:
     settings = get_settings()
     if args.redis:
         return asyncio.run(_verify_redis(settings))
+    drafts, out = stdin_bytes(f"evidence-chain verify --ledger {args.ledger} < DRAFTS"), stdout_bytes()
     ledger = load_ledger(args.ledger)
-    one_line_each(
-        read_lines(sys.stdin.buffer),
-        lambda line: verdict_line(line, settings, ledger.read_now),
-        sys.stdout.buffer,
-    )
+    one_line_each(read_lines(drafts), lambda line: verdict_line(line, settings, ledger.read_now), out)
     return 0
 
 
@@ -202,10 +200,10 @@ async def _verify_redis(settings: Settings) -> int:
     """``verify --redis``: each draft's citations read from the live ledger (two round trips at most)."""
     from streams.ledger_store import RedisLedgerStore
 
+    drafts, out = stdin_bytes("evidence-chain verify --redis < DRAFTS"), stdout_bytes()
     store: LedgerStore = RedisLedgerStore.from_settings(settings)
-    out = sys.stdout.buffer
     try:
-        for line in read_lines(sys.stdin.buffer):
+        for line in read_lines(drafts):
             record = Record.offline(line)
             step = run_station(Station.GUARD, record, settings)
             if not isinstance(step, PendingRead):

@@ -11,6 +11,7 @@ from typing import IO
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from streams import codec
+from streams.cli.lines import stdin_bytes
 from streams.cli.offline import read_lines
 from streams.errors import ConfigurationError
 from streams.kafka import TOPIC_NAMES, ensure_topics, kafka_errors, new_producer, started, wait_for_topics
@@ -117,9 +118,8 @@ def run_publish(args: argparse.Namespace) -> int:
             f"unknown topic {args.topic!r}; use one of {', '.join(TOPIC_NAMES)} or --raw-topic"
         )
     topic = args.topic if args.raw_topic else settings.topic(args.topic)
-    asyncio.run(ensure_topics(settings))
     handle: IO[bytes]
-    if args.file:
+    if args.file:  # the input first: a missing file or a closed stdin is said before topics are created
         try:
             handle = open(args.file, "rb")  # noqa: SIM115 - closed below
         except OSError as exc:
@@ -127,8 +127,9 @@ def run_publish(args: argparse.Namespace) -> int:
         total = sum(1 for line in handle if line.strip())
         handle.seek(0)
     else:
-        handle, total = sys.stdin.buffer, None
+        handle, total = stdin_bytes(f"evidence-chain publish {args.topic} < FILE, or name the FILE"), None
     try:
+        asyncio.run(ensure_topics(settings))
         count = asyncio.run(publish_lines(settings, topic, read_lines(handle), total))
     finally:
         if args.file:
