@@ -4,6 +4,10 @@ Input is read as bytes, one record per line (a trailing ``\\r\\n`` or ``\\n`` is
 every input line gives exactly one output line, whatever it holds, and the exit code is 0 when the
 input was read to the end. These commands call the very station functions the agents call
 (``streams.pipeline``); an offline line has no coordinates, so its outputs carry no event id.
+
+``pipe`` holds at most :func:`pipe_keep_bytes` of one line (twice ``max_message_bytes``): a line up
+to that length goes through the stations whole, exactly as the agents see a record; of a longer one
+only the first bytes are kept, to find its ids in, and it is ``OVERSIZED`` without being parsed.
 """
 
 from __future__ import annotations
@@ -12,12 +16,12 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Callable, Iterator
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from models.events import Rejection
 from models.vocab import DeadLetterReason, Station
 from streams import codec
-from streams.cli.lines import stdin_bytes, stdout_bytes
+from streams.cli.lines import Line, read_bounded_lines, stdin_bytes, stdout_bytes, top_level_strings
 from streams.envelope import rejection
 from streams.errors import ConfigurationError
 from streams.ledger_memory import MemoryLedgerStore
@@ -30,6 +34,13 @@ from streams.stations.ledger_view import LedgerKey, LedgerLookup
 # Offline, a rejected line prints a dead letter instead of a FAILED LookupResult, so every
 # LookupResult printed is status OK; the two envelope fields carry nothing and are left out.
 _OFFLINE_LOOKUP_OMITS = ("status", "failure_reason")
+
+_MIN_KEEP_BYTES = 64 * 1024
+"""``pipe`` keeps lines up to this long whole even under a smaller ``max_message_bytes``."""
+
+_ID_NAMES = ("run_id", "tool_call_id", "toolCallId")
+
+T = TypeVar("T")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -75,7 +86,7 @@ def dead_letter_line(refused: Rejection) -> bytes:
     return codec.dumps_line({"dead_letter": dict(refused)})
 
 
-def one_line_each(lines: Iterator[bytes], render: Callable[[bytes], bytes], out: IO[bytes]) -> None:
+def one_line_each(lines: Iterator[T], render: Callable[[T], bytes], out: IO[bytes]) -> None:
     """Exactly one output line per input line: anything unexpected is that line's INTERNAL_ERROR."""
     for line in lines:
         try:
@@ -86,8 +97,38 @@ def one_line_each(lines: Iterator[bytes], render: Callable[[bytes], bytes], out:
     out.flush()
 
 
+def pipe_keep_bytes(settings: Settings) -> int:
+    """The most ``pipe`` keeps of one line: twice ``max_message_bytes`` (at least 64 KiB)."""
+    return max(2 * settings.input.max_message_bytes, _MIN_KEEP_BYTES)
+
+
+def pipe_bounded_line(line: Line, settings: Settings, *, source: str, emit: str) -> bytes:
+    """The one output line of ``pipe`` for one input line that may have been cut."""
+    if not line.cut:
+        return pipe_line(line.value, settings, source=source, emit=emit)
+    return dead_letter_line(_oversized(line, settings, source))
+
+
+def _oversized(line: Line, settings: Settings, source: str) -> Rejection:
+    """The rejection of a line too long to keep, its ids read from its first bytes (not parsed whole)."""
+    found = top_level_strings(line.value, _ID_NAMES) or {}
+    run_id, tool_call_id = found.get("run_id"), found.get("tool_call_id")
+    if source == "lookup":
+        tool_call_id = tool_call_id or found.get("toolCallId")  # the projector's alias
+        error = (
+            f"LookupResult is {line.length} bytes, over the {pipe_keep_bytes(settings)} bytes pipe keeps "
+            "of one line (twice max_message_bytes); raise EC_INPUT__MAX_MESSAGE_BYTES"
+        )
+    else:  # the words of the postprocess station's own OVERSIZED rejection
+        error = (
+            f"value is {line.length} bytes, over max_message_bytes={settings.input.max_message_bytes}; "
+            "split the response or raise EC_INPUT__MAX_MESSAGE_BYTES"
+        )
+    return rejection(DeadLetterReason.OVERSIZED, error, run_id, tool_call_id)
+
+
 def pipe_line(line: bytes, settings: Settings, *, source: str, emit: str) -> bytes:
-    """The one output line of ``pipe`` for one input line."""
+    """The one output line of ``pipe`` for one whole input line."""
     if source == "lookup":
         return _projection_line(run_station(Station.PROJECT, Record.offline(line), settings))
     first = run_station(Station.POSTPROCESS, Record.offline(line), settings)
@@ -129,8 +170,8 @@ def run_pipe(args: argparse.Namespace) -> int:
         raise ConfigurationError("--from lookup reads LookupResults; it can only --emit projection")
     settings = get_settings()
     one_line_each(
-        read_lines(stdin_bytes("evidence-chain pipe < FILE")),
-        lambda line: pipe_line(line, settings, source=args.source, emit=args.emit),
+        read_bounded_lines(stdin_bytes("evidence-chain pipe < FILE"), pipe_keep_bytes(settings)),
+        lambda line: pipe_bounded_line(line, settings, source=args.source, emit=args.emit),
         stdout_bytes(),
     )
     return 0
