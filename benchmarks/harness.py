@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -254,3 +255,30 @@ def percentile(values: Sequence[float], q: float) -> float:
     if not ordered:
         return float("nan")
     return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered)) - 1))]
+
+
+# --- BENCHMARKS.md sections ------------------------------------------------------------------------
+
+_SECTION = re.compile(r"<!-- (?P<name>[\w.-]+): begin -->\n.*?<!-- (?P=name): end -->\n?", re.DOTALL)
+
+
+def sections(text: str) -> dict[str, str]:
+    """The marked sections of a report (``<!-- name: begin -->`` … ``<!-- name: end -->``), by name."""
+    return {m.group("name"): m.group(0).rstrip("\n") + "\n" for m in _SECTION.finditer(text)}
+
+
+def write_section(path: Path, name: str, body: str) -> None:
+    """Put ``body`` into ``path`` as the marked section ``name``: in place of the one there, else appended.
+
+    The rest of the file is left as it is, so each benchmark owns only its own section (``stream.py``
+    writes the whole report and carries these sections over).
+    """
+    block = f"<!-- {name}: begin -->\n{body.strip()}\n<!-- {name}: end -->\n"
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    found = next((m for m in _SECTION.finditer(text) if m.group("name") == name), None)
+    if found is not None:
+        text = text[: found.start()] + block + text[found.end() :]
+    else:
+        text = text.rstrip("\n") + ("\n\n" if text.strip() else "") + block
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
