@@ -126,10 +126,11 @@ openapi-check: install
 check: lint typecheck compose-check contracts-check openapi-check
 
 # pytest's own exit code goes through untouched (5 = no tests collected is a failure here too).
-# Then the stream benchmark's smoke mode (tiny sizes, every figure and pipeline) so it cannot rot.
+# Then the stream and lookup benchmarks' smoke modes (tiny sizes, every figure and path) so they cannot rot.
 test: install up up-postgres browser check bench-quix-venv
 	$(VENV_PY) -m pytest tests
 	$(VENV_PY) benchmarks/stream.py --smoke --out .local/bench/smoke.md
+	$(VENV_PY) benchmarks/lookup.py --smoke --out .local/bench/smoke.md
 
 run: install up
 	deploy/local/run.sh
@@ -141,11 +142,12 @@ $(BENCH_STAMP): pyproject.toml | $(INSTALL_STAMP)
 	$(VENV_PY) -m pip install --quiet -e '.[dev,bench]'
 	touch $@
 
-# The stream figures (BENCHMARKS.md) need the local stack; about 25 minutes.
+# The stream and lookup figures (BENCHMARKS.md) need the local stack; about 30 minutes.
 bench: install up bench-quix-venv $(BENCH_STAMP)
 	$(VENV_PY) benchmarks/chain.py
 	$(VENV_PY) benchmarks/breakdown.py
 	$(VENV_PY) benchmarks/stream.py --profile
+	$(VENV_PY) benchmarks/lookup.py
 
 clean:
 	$(STACK) clean
