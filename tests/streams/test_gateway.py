@@ -13,6 +13,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from pydantic import SecretStr
+from yarl import URL
 
 from streams import codec
 from streams.client import EvidenceChainClient, LedgerReply, VerdictReply
@@ -61,6 +62,7 @@ class FakeChain(EvidenceChainClient):
         self.answer: Any = LedgerReply(entry(), from_ledger=False)  # type: ignore[arg-type]
         self.bodies: list[bytes] = []
         self.ping_error: Exception | None = None
+        self.asked: list[tuple[str, str]] = []
 
     def _give(self) -> Any:
         if isinstance(self.answer, BaseException):
@@ -78,6 +80,7 @@ class FakeChain(EvidenceChainClient):
         return reply
 
     async def entry(self, run_id: str, tool_call_id: str) -> LedgerReply | None:
+        self.asked.append((run_id, tool_call_id))
         if run_id == "bad:id":
             raise InvalidId("bad run_id: must be 1-128 characters of [A-Za-z0-9._-]")
         reply: LedgerReply | None = self._give()
@@ -273,6 +276,10 @@ async def test_the_ledger_route_answers_the_entry_404_or_400(make: Make) -> None
     await error_of(response, 404, ErrorReason.NOT_FOUND)
     response = await client.get("/v1/ledger/bad:id/c1", headers=AUTH)
     await error_of(response, 400, "INVALID_ID")
+    # The valid ids "." and "..", percent-encoded so that no client removes them as dot segments.
+    response = await client.get(URL("/v1/ledger/%2E/%2E%2E", encoded=True), headers=AUTH)
+    await error_of(response, 404, ErrorReason.NOT_FOUND)
+    assert chain.asked[-1] == (".", "..")
 
 
 @pytest.mark.parametrize(
