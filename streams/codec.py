@@ -6,10 +6,14 @@ canonical form the ledger stores and hashes.
 
 orjson reads JSON nested 1,024 levels deep but writes only about 254, so anything that may echo its
 input bounds the depth first (:func:`nested_deeper_than`; the SPEC's bound is 64).
+
+orjson keeps the last of a repeated name; :func:`loads_unique` refuses one instead (I-JSON, RFC 7493),
+for input where a reader that kept the first would judge another document (SPEC 4 A.1).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import orjson
@@ -31,6 +35,75 @@ def loads(data: bytes | bytearray | memoryview | str) -> Any:
         JSONDecodeError: the text is not strict JSON (the message says where).
     """
     return orjson.loads(data)
+
+
+_MAX_NAME_SHOWN = 60
+
+# A JSON string token (valid JSON only: outside strings there is no '"'), and the tokens that decide
+# which object a name belongs to. Keys are never directly inside arrays, so the innermost open '{'
+# owns every name met.
+_STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
+_NAME_TOKENS = re.compile(_STRING + r"(\s*:)?|[{}]")
+
+
+# Why the check is cheap and exact: in valid JSON a ``:`` outside strings only ever follows a name,
+# so the text holds (names + colons inside strings) colons, and the parsed value written back by
+# orjson holds (names kept + the same colons inside strings). The counts are equal exactly when no
+# name was dropped, i.e. none repeated; an escaped ``\u003a`` is a colon only once parsed, so those
+# are added to the text's count. Measured on drafts: a 2 KiB one parses in about 6 µs and the check
+# adds about 5 µs; a 256 KiB one adds 0.15-0.65 ms to a 0.25-2.7 ms parse (1.1-2.4 times orjson
+# alone). ``json.loads`` with an ``object_pairs_hook`` costs 2-8 times orjson alone and a Python
+# token scanner 6-23 times, so the scanner runs only where the counts differ (or the value nests
+# too deep for orjson to write back), to find the repeated name and say where it is.
+def loads_unique(data: bytes | str) -> Any:
+    """Parse strict JSON in which no object repeats a name (I-JSON, RFC 7493 section 2.3).
+
+    Raises:
+        JSONDecodeError: the text is not strict JSON, or an object in it repeats a name.
+    """
+    value = orjson.loads(data)
+    raw = data.encode() if isinstance(data, str) else data
+    colons = raw.count(b":")
+    if b"\\" in raw and b"\\u003" in raw:
+        # Count the escaped colons. Escaped backslashes go first, pair by pair from the left as a
+        # parser reads them, so that ``\\u003a`` (a backslash, then the text "u003a") is not one.
+        escapes = raw.replace(b"\\\\", b"")
+        colons += escapes.count(b"\\u003a") + escapes.count(b"\\u003A")
+    try:
+        written = orjson.dumps(value)
+    except orjson.JSONEncodeError:  # nested deeper than orjson writes: no count to compare
+        _refuse_repeated_name(raw)
+        return value
+    if colons != written.count(b":"):
+        _refuse_repeated_name(raw)
+    return value
+
+
+def _refuse_repeated_name(raw: bytes) -> None:
+    """Scan valid JSON for the first name an object repeats (names compared as decoded).
+
+    Raises:
+        JSONDecodeError: naming the repeated name and where its second use starts.
+    """
+    text = raw.decode("utf-8")
+    open_objects: list[set[str]] = []
+    for token in _NAME_TOKENS.finditer(text):
+        kind = token.group()
+        if kind == "{":
+            open_objects.append(set())
+        elif kind == "}":
+            open_objects.pop()
+        elif token.group(1) is not None:
+            quoted = text[token.start() : token.start(1)]
+            name: str = orjson.loads(quoted) if "\\" in quoted else quoted[1:-1]
+            names = open_objects[-1]
+            if name in names:
+                shown = repr(name)
+                if len(shown) > _MAX_NAME_SHOWN:
+                    shown = f"{shown[: _MAX_NAME_SHOWN - 1]}…"
+                message = f"an object repeats the name {shown} (I-JSON, RFC 7493, allows each name once)"
+                raise JSONDecodeError(message, text, token.start())
+            names.add(name)
 
 
 def dumps(value: Any) -> bytes:

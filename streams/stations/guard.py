@@ -135,7 +135,9 @@ class EvidenceGuard:
             message = f"draft is {len(raw)} bytes, over max_draft_bytes={self.settings.max_draft_bytes}"
             return GuardPlan(digest, None, None, 1, [_violation(Code.DRAFT_TOO_LARGE, "", message)])
         try:
-            doc = codec.loads(raw)
+            # A repeated name is not JSON here (SPEC 4 A.1), so such a draft, like any text that is
+            # not JSON, gives nothing to read: run_id and draft_id null, attempt 1.
+            doc = codec.loads_unique(raw)
         except codec.JSONDecodeError as exc:
             return GuardPlan(
                 digest, None, None, 1, [_violation(Code.DRAFT_UNPARSABLE, "", f"not JSON: {exc}")]

@@ -102,7 +102,9 @@ def reread(entry: Mapping[str, Any], tool_call_id: str) -> Reread:
             ViolationCode.LEDGER_PAYLOAD_TAMPERED, "the projection's SHA-256 differs from the stored one"
         )
     try:
-        doc = codec.loads(data)
+        # Canonical bytes never repeat a name; stored bytes that do are not JSON here, as in a draft
+        # (SPEC 4 A.1): which of the two values would be "the" projection is not ours to pick.
+        doc = codec.loads_unique(data)
     except codec.JSONDecodeError as exc:
         return _fail(ViolationCode.LEDGER_PAYLOAD_INVALID, f"the projection is not JSON: {exc}")
     if not isinstance(doc, dict):

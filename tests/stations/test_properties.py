@@ -8,6 +8,7 @@ in characters beyond the BMP and are sometimes long enough to be cut. Each prope
 from __future__ import annotations
 
 import hashlib
+import json as stdlib_json  # an independent parser: the oracle for repeated names
 import sys
 import unicodedata
 from typing import Any
@@ -554,13 +555,72 @@ def test_guard_rereads_a_projection_exactly_when_it_meets_the_frozen_contract(
         assert codes <= {"LEDGER_PAYLOAD_INVALID", "LEDGER_PAYLOAD_UNKNOWN_FIELD"}
 
 
-# -- SPEC 4 A.6: blank texts --------------------------------------------------------------------
+# -- SPEC 4 A.1 and A.6: repeated names and blank texts -----------------------------------------
 
+NAME_CHARS = 'a:"\\\u00e9\u200b😀'
 WHITE_SPACE_PROPERTY = (
     "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
     "\u2028\u2029\u202f\u205f\u3000"
 )
 """Unicode's PropList.txt White_Space, copied here rather than imported: the test's own oracle."""
+
+
+def _json_string(draw: st.DrawFn, text: str) -> str:
+    """``text`` as a JSON string token, each character written plainly or as ``\\u`` escapes."""
+    out = []
+    for ch in text:
+        if draw(st.booleans()):
+            units = ch.encode("utf-16-be")
+            out.append("".join(f"\\u{units[i : i + 2].hex()}" for i in range(0, len(units), 2)))
+        else:
+            out.append(codec.dumps(ch).decode()[1:-1])
+    return f'"{"".join(out)}"'
+
+
+@st.composite
+def json_texts(draw: st.DrawFn, depth: int = 0) -> str:
+    """JSON text whose objects draw names from a tiny pool, so names often repeat (or only look alike:
+    ``a`` and ``a:``), written with random escapes and spaces."""
+    space = draw(st.sampled_from(["", " ", "\n"]))
+    kind = draw(st.sampled_from(["scalar", "array", "object"] if depth < 4 else ["scalar"]))
+    if kind == "scalar" and draw(st.booleans()):
+        return draw(st.sampled_from(["1", "-2.5e3", "true", "null"]))
+    if kind == "scalar":
+        return _json_string(draw, draw(st.text(NAME_CHARS, max_size=4)))
+    items = draw(st.lists(json_texts(depth + 1), max_size=4))
+    if kind == "array":
+        return f"[{space}{','.join(items)}]"
+    names = [_json_string(draw, draw(st.text(NAME_CHARS, max_size=2))) for _ in items]
+    return "{" + ",".join(f"{space}{n}{space}:{space}{v}" for n, v in zip(names, items, strict=True)) + "}"
+
+
+def _repeats_a_name(text: str) -> bool:
+    """The oracle: the standard library's parser, told to refuse a repeated name."""
+
+    def pairs(found: list[tuple[str, Any]]) -> dict[str, Any]:
+        if len({name for name, _ in found}) != len(found):
+            raise KeyError("repeated")
+        return dict(found)
+
+    try:
+        stdlib_json.loads(text, object_pairs_hook=pairs)
+    except KeyError:
+        return True
+    return False
+
+
+@PROPERTY
+@given(text=json_texts())
+def test_loads_unique_refuses_exactly_the_texts_that_repeat_a_name(text: str) -> None:
+    raw = text.encode()
+    repeats = _repeats_a_name(text)
+    try:
+        value = codec.loads_unique(raw)
+    except codec.JSONDecodeError as exc:
+        assert repeats and "repeats the name" in str(exc)
+    else:
+        assert not repeats
+        assert value == codec.loads(raw)
 
 
 def _blank_by_the_spec(ch: str) -> bool:

@@ -1461,6 +1461,88 @@ def test_draft_unparsable_ends_the_check(value: dict[str, Any] | bytes) -> None:
     assert verdict["draft_sha256"] == hashlib.sha256(encode(value)).hexdigest()
 
 
+def _repeat(value: dict[str, Any], inside: str, name: str, first: Any) -> bytes:
+    """``value`` as JSON with ``name`` written twice in the object holding ``inside``: ``first``, then
+    its real value (a reader that keeps the last one sees exactly ``value``).
+    """
+    text = codec.dumps(value)
+    anchor = inside.encode()
+    assert text.count(anchor) == 1, inside
+    return text.replace(anchor, codec.dumps(name) + b":" + codec.dumps(first) + b"," + anchor)
+
+
+REPEATED_NAME_CASES = [
+    pytest.param(
+        codec.dumps(draft(run_id="run-b"))[:-1] + b',"run_id":"run-1"}', id="top-level-run_id-last-valid"
+    ),
+    pytest.param(_repeat(draft(), '"draft_id"', "run_id", "run-b"), id="top-level-run_id-first-valid"),
+    pytest.param(_repeat(draft(), '"draft_id"', "draft_id", "d-0"), id="top-level-draft_id"),
+    pytest.param(_repeat(draft(), '"draft_id"', "attempt", 2), id="top-level-attempt"),
+    pytest.param(_repeat(draft(), '"draft_id"', "analysis", []), id="top-level-analysis"),
+    pytest.param(_repeat(draft() | {"x-unknown": 2}, '"x-unknown"', "x-unknown", 1), id="top-level-unknown"),
+    pytest.param(
+        _repeat(draft(), '"kind":"NEGATIVE_OBSERVATION"', "kind", "NORMAL"), id="in-analysis-item-kind"
+    ),
+    pytest.param(
+        _repeat(draft(), '"kind":"NEGATIVE_OBSERVATION"', "tool_call_ids", [FOUND]),
+        id="in-analysis-item-citations",
+    ),
+    pytest.param(_repeat(draft(), '"content":"raise the timeout"', "content", ""), id="in-conclusion"),
+    pytest.param(_repeat(draft(), '"content":"do it"', "id", "p0"), id="in-action"),
+    pytest.param(
+        _repeat(draft(limitations=["l"]) | {"meta": {"by": {"a": 1}}}, '"a":1', "a", 0),
+        id="inside-an-unknown-field",
+    ),
+    pytest.param(
+        _repeat(draft() | {"meta": [[{"z": 1}]]}, '"z":1', "z", 0), id="object-in-arrays-of-an-unknown-field"
+    ),
+    pytest.param(
+        codec.dumps(draft()).replace(b'"draft_id"', b'"draft\\u005fid":"d-0","draft_id"'),
+        id="same-name-escaped",
+    ),
+    pytest.param(
+        codec.dumps(draft() | {"m": {"a:": 1}}).replace(b'"a:":1', b'"a\\u003a":0,"a:":1'),
+        id="escaped-colon-in-a-name",
+    ),
+    pytest.param(  # deeper than orjson writes back: found by the token scan, reported before the depth
+        codec.dumps(draft())[:-1] + b',"deep":' + b"[" * 300 + b'{"a":1,"a":2}' + b"]" * 300 + b"}",
+        id="deeper-than-orjson-writes",
+    ),
+]
+
+
+@pytest.mark.parametrize("raw", REPEATED_NAME_CASES)
+def test_a_repeated_name_anywhere_is_draft_unparsable(raw: bytes) -> None:
+    """SPEC 4 A.1: a repeated name in any object is not JSON (I-JSON): a reader that kept the first
+    would judge another draft. Like any text that is not JSON, it gives nothing to read.
+    """
+    reader = FixedReader(backing=ledger_with())
+    verdict = check(raw, reader)
+    assert found(verdict) == [("DRAFT_UNPARSABLE", "")]
+    assert "repeats the name" in verdict["violations"][0]["message"]
+    assert (verdict["run_id"], verdict["draft_id"], verdict["attempt"]) == (None, None, 1)
+    assert (verdict["verdict"], verdict["evidence_snapshot"], reader.calls) == ("REJECT", [], [])
+    assert verdict["draft_sha256"] == hashlib.sha256(raw).hexdigest()
+
+
+NO_REPEATED_NAME_CASES = [
+    pytest.param(
+        draft() | {"meta": {"run_id": "run-b", "draft_id": "d-2"}}, id="same-names-in-another-object"
+    ),
+    pytest.param(draft(_with_first(id="a1") + [item("a3", FOUND)]), id="same-names-in-sibling-items"),
+    pytest.param(draft() | {"m": {"a": {"a": {"a": 1}}}}, id="same-name-nested"),
+    pytest.param(draft() | {"note": "a:b", "c:": {"d": "::"}}, id="colons-in-names-and-values"),
+    pytest.param(draft() | {"a:": 1, "a": 2}, id="names-that-differ-by-a-colon"),
+]
+
+
+@pytest.mark.parametrize("value", NO_REPEATED_NAME_CASES)
+def test_a_draft_without_repeated_names_is_unaffected(value: dict[str, Any]) -> None:
+    assert check(value)["verdict"] == "PASS"
+    escaped = codec.dumps(value).replace(b"a:", b"a\\u003a")  # the same draft, a colon escaped
+    assert check(escaped)["verdict"] == "PASS"
+
+
 def _many_tool_calls() -> list[dict[str, Any]]:
     ids = [f"call-{i}" for i in range(51)]
     return [item("a1", *ids[:17]), item("a2", *ids[17:34]), item("a3", *ids[34:])]
@@ -1749,6 +1831,26 @@ def _precedence_cases() -> list[Any]:
 def test_precedence_inside_reread(bad: dict[str, Any], code: str) -> None:
     verdict = check(draft([item("a1", FOUND)]), ledger_with(bad))
     assert found(verdict) == [(code, at(0))]
+    assert verdict["evidence_snapshot"] == []
+
+
+@pytest.mark.parametrize(
+    ("inside", "name", "first"),
+    [
+        ('"evidence_status"', "evidence_status", "NO_EVIDENCE"),
+        ('"excerpt"', "document_id", "other#chunk-9"),
+    ],
+    ids=["top-level", "in-an-item"],
+)
+def test_reread_projection_that_repeats_a_name_is_invalid(inside: str, name: str, first: str) -> None:
+    """Canonical bytes never repeat a name; stored bytes that do are not JSON (as in SPEC 4 A.1), even
+    with a genuine hash: which value is "the" projection is not the guard's to pick.
+    """
+    text = canonical_projection(rag_result(FOUND, DOC))
+    data = text.replace(inside.encode(), f'"{name}":"{first}",'.encode() + inside.encode(), 1)
+    verdict = check(draft([item("a1", FOUND, document_ids=[DOC])]), ledger_with(entry(FOUND, data)))
+    assert found(verdict) == [("LEDGER_PAYLOAD_INVALID", at(0))]
+    assert "repeats the name" in verdict["violations"][0]["message"]
     assert verdict["evidence_snapshot"] == []
 
 
