@@ -31,6 +31,7 @@ from pydantic import BaseModel, SecretStr
 
 from models.vocab import Station, Topic
 from streams.app import INPUT_TOPIC
+from streams.gateway import bearer_token, is_loopback
 from streams.kafka import TOPIC_NAMES, topic_configs
 from streams.settings import Settings
 
@@ -528,8 +529,6 @@ def test_the_gateway_user_writes_the_two_inputs_and_reads_the_two_replies_and_no
 
 
 def test_the_gateway_listens_for_the_service_with_a_token_from_the_secret() -> None:
-    from streams.gateway import bearer_token, is_loopback
-
     deployment = gateway()
     settings = settings_of(deployment)
     assert not is_loopback(settings.gateway_host), "the Service could not reach a loopback gateway"
