@@ -157,7 +157,9 @@ async def test_a_key_the_ledger_holds_returns_at_once_without_producing(
     assert await _end_offsets(stack.settings, Topic.RAW_HITS) == before
 
 
-async def test_invalid_ids_raise_at_once_and_produce_nothing(stack: Stack, client: EvidenceChainClient) -> None:
+async def test_invalid_ids_raise_at_once_and_produce_nothing(
+    stack: Stack, client: EvidenceChainClient
+) -> None:
     before = await _end_offsets(stack.settings, Topic.RAW_HITS)
     for bad, reason in (
         (b"{not json", DeadLetterReason.MALFORMED_JSON),
