@@ -360,3 +360,35 @@ def test_it_refuses_every_address_without_a_token(kafka_bootstrap: str, redis_ur
         assert len(lines) == 1, lines
         assert lines[0].startswith("evidence-chain gateway: ") and "EC_GATEWAY_TOKEN" in lines[0]
         assert "Traceback" not in lines[0]
+
+
+async def test_redis_down_is_503_with_retry_after_and_not_ready(kafka_bootstrap: str, redis_url: str) -> None:
+    prefix = f"t-{uuid.uuid4().hex[:8]}-"
+    settings = Settings(
+        kafka_bootstrap=kafka_bootstrap,
+        redis_url="redis://127.0.0.1:1/0",  # nothing listens there
+        redis_timeout_ms=500,
+        topic_prefix=prefix,
+        ns=prefix.rstrip("-."),
+        topic_partitions=3,
+        gateway_timeout_ms=5000,
+    )
+    await ensure_topics(settings)
+    record = codec.dumps({**codec.loads(RAW[0]), "run_id": "run-gw-503", "tool_call_id": "call-503"})
+    async with EvidenceChainClient(settings) as chain:
+        client = TestClient(TestServer(create_gateway(settings, chain)))  # no token: loopback, open
+        await client.start_server()
+        try:
+            response = await client.get("/readyz")
+            body = await response.json()
+            assert response.status == 503 and body["ready"] is False and set(body["problems"]) == {"redis"}
+            response = await client.post(
+                "/v1/lookups", data=record, headers={"Content-Type": "application/json"}
+            )
+            assert response.status == 503
+            assert int(response.headers["Retry-After"]) >= 1
+            found = error_of(await response.read())
+            assert found["reason"] == "UNAVAILABLE" and found["retriable"] is True
+            assert (await client.get("/livez")).status == 200
+        finally:
+            await client.close()
