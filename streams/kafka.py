@@ -232,6 +232,9 @@ async def started(client: Any, what: str) -> AsyncIterator[Any]:
 
 # --- topics -------------------------------------------------------------------------------------
 
+NEW_TOPIC_LEADERS_WAIT_SECONDS = 10.0
+"""How long :func:`ensure_topics` waits for the partitions it created to take requests."""
+
 
 def topic_configs(settings: Settings, name: str) -> dict[str, str]:
     """Broker configs of one topic: 4 MiB messages; the ledger is history (never compacted)."""
@@ -260,7 +263,8 @@ async def ensure_topics(settings: Settings) -> list[str]:
     All nine topics need one count so a run's events stay in one partition number. On a fresh
     deployment that count is ``EC_TOPIC_PARTITIONS``; when some topics exist already (created by a
     producer, by hand, or auto-created by the broker), their common count wins and the rest are
-    created to match, with a warning if it differs from the setting. Returns the names created.
+    created to match, with a warning if it differs from the setting. It returns once the partitions
+    it created take requests (:func:`wait_for_leaders`). Returns the names created.
 
     Raises:
         KafkaUnavailable: the broker cannot be reached.
@@ -303,7 +307,33 @@ async def ensure_topics(settings: Settings) -> list[str]:
                 except TopicAlreadyExistsError:
                     pass  # created concurrently by another worker: fine
                 log.info("created topics: %s", ", ".join(missing))
-            return missing
+    if missing:
+        try:
+            await wait_for_leaders(settings, missing, partitions, NEW_TOPIC_LEADERS_WAIT_SECONDS)
+        except (KafkaUnavailable, KafkaRefused) as exc:  # the topics exist; the first writes may be retried
+            log.warning("the new topics' partition leaders did not answer: %s", exc)
+    return missing
+
+
+async def wait_for_leaders(
+    settings: Settings, topics: Sequence[str], partitions: int, timeout_s: float
+) -> None:
+    """Wait until the leader of every partition of ``topics`` answers, for at most ``timeout_s``.
+
+    A broker names a new partition's leader in its metadata a moment before that leader takes
+    requests; a producer writing in that moment is refused (NotLeaderForPartition) and aiokafka logs
+    a warning per retry. A ListOffsets request needs the same leader as a write, and the consumer
+    that sends it retries quietly, so it is the probe.
+
+    Raises:
+        KafkaUnavailable: not all of them answered within ``timeout_s``.
+        KafkaRefused: the broker refused the probe (e.g. no Describe permission on a topic).
+    """
+    what = f"waiting for the leaders of {len(topics)} new topics"
+    tps = [TopicPartition(topic, partition) for topic in topics for partition in range(partitions)]
+    async with started(new_consumer(settings, group_id=None), what) as consumer:
+        with kafka_errors(what):
+            await asyncio.wait_for(consumer.end_offsets(tps), timeout_s)
 
 
 async def wait_for_topics(settings: Settings) -> None:
