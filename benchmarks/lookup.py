@@ -167,6 +167,25 @@ async def gateway(base_url: str, values: Sequence[bytes], rate: float) -> Sample
         return await open_loop(values, rate, lookup)
 
 
+async def background(settings: Settings, rate: float, stop: asyncio.Event) -> None:
+    """Raw-hits records produced at ``rate``/s (another agent's lookups) until ``stop`` is set."""
+    producer = harness.producer(settings)
+    await producer.start()
+    try:
+        loop = asyncio.get_running_loop()
+        first = _next_start()
+        pool = corpus.records(200, seed=37, start=first)  # cycled, each under a tool call id of its own
+        start, sent = loop.time(), 0
+        while not stop.is_set():
+            await asyncio.sleep(max(0.0, start + sent / rate - loop.time()))
+            n = first + sent % len(pool)
+            value = pool[sent % len(pool)].replace(b'"call-%d"' % n, b'"load-%d"' % sent, 1)
+            await producer.send(settings.topic("raw-hits"), value, key=harness.key_of(value))
+            sent += 1
+    finally:
+        await producer.stop()
+
+
 _starts = iter(range(1_000_000, 1_000_000_000, 100_000))
 
 
@@ -220,9 +239,10 @@ async def run(column: Column, seconds: float, paths: Sequence[str]) -> dict[str,
     count = max(10, int(column.rate * seconds))
     out: dict[str, Sample] = {}
     label = f"lk{column.rate:.0f}" + ("l" if column.load else "")
+    records = {path: corpus.records(count, seed=29, start=_next_start()) for path in paths if path != "floor"}
     async with harness.topics(fresh_settings(label, 3)) as settings:
-        if "floor" in paths:
-            out["floor"] = floor(corpus.records(count, seed=29, start=_next_start()), settings)
+        if "floor" in paths:  # on the records the client is measured on, before the worker starts
+            out["floor"] = floor(records.get("client") or corpus.records(count, seed=29), settings)
         worker = harness.start(f"worker-{label}", harness.worker_argv(), pipeline_env(settings))
         front: Process | None = None
         try:
@@ -232,11 +252,9 @@ async def run(column: Column, seconds: float, paths: Sequence[str]) -> dict[str,
             for path in paths:
                 if path == "floor":
                     continue
-                values = corpus.records(count, seed=29, start=_next_start())
-                background = None
-                if column.load:
-                    extra = corpus.records(int(column.load * (seconds + 2)), seed=37, start=_next_start())
-                    background = asyncio.create_task(harness.offer(settings, extra, column.load))
+                values = records[path]
+                stop = asyncio.Event()
+                load = asyncio.create_task(background(settings, column.load, stop)) if column.load else None
                 try:
                     if path == "pipeline":
                         out[path] = await pipeline(settings, values, column.rate)
@@ -245,8 +263,9 @@ async def run(column: Column, seconds: float, paths: Sequence[str]) -> dict[str,
                     else:
                         out[path] = await gateway(base_url, values, column.rate)
                 finally:
-                    if background is not None:
-                        await background
+                    stop.set()
+                    if load is not None:
+                        await load
                 await asyncio.sleep(1)  # let the worker drain before the next path
         finally:
             if front is not None:
