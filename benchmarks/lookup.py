@@ -179,7 +179,7 @@ async def background(settings: Settings, rate: float, stop: asyncio.Event) -> No
         while not stop.is_set():
             await asyncio.sleep(max(0.0, start + sent / rate - loop.time()))
             n = first + sent % len(pool)
-            value = pool[sent % len(pool)].replace(b'"call-%d"' % n, b'"load-%d"' % sent, 1)
+            value = pool[sent % len(pool)].replace(b'"call-%d"' % n, b'"load-%d"' % (first + sent), 1)
             await producer.send(settings.topic("raw-hits"), value, key=harness.key_of(value))
             sent += 1
     finally:
@@ -249,6 +249,7 @@ async def run(column: Column, seconds: float, paths: Sequence[str]) -> dict[str,
             if "gateway" in paths:
                 front, base_url = start_gateway(settings, f"gateway-{label}")
                 await wait_ready(base_url)
+            cpu0, wall0 = worker.cpu_seconds(), time.monotonic()
             for path in paths:
                 if path == "floor":
                     continue
@@ -267,6 +268,8 @@ async def run(column: Column, seconds: float, paths: Sequence[str]) -> dict[str,
                     if load is not None:
                         await load
                 await asyncio.sleep(1)  # let the worker drain before the next path
+            share = (worker.cpu_seconds() - cpu0) / (time.monotonic() - wall0)
+            WORKER_CPU.setdefault(column, []).append(share)
         finally:
             if front is not None:
                 front.stop()
@@ -293,6 +296,8 @@ def cell(samples: Sequence[Sample]) -> str:
     return f"{ms(p50)} / {ms(p99)}" + (f" ({failed} failed)" if failed else "")
 
 
+WORKER_CPU: dict[Column, list[float]] = {}
+"""Per column and run: the worker's CPU while the paths were measured, as a share of one core."""
 LOADS: list[float] = []
 """The machine's 1-minute load average, read before and after each run."""
 
@@ -329,6 +334,11 @@ def markdown(
         lines.append(
             f"| {PATH_NAMES[path]} | " + " | ".join(cell(figures[c].get(path, [])) for c in columns) + " |"
         )
+    lines.append(
+        "| worker CPU while measured (share of one core) | "
+        + " | ".join(f"{statistics.median(WORKER_CPU[c]):.0%}" if WORKER_CPU.get(c) else "—" for c in columns)
+        + " |"
+    )
     acceptance = next((c for c in columns if c.rate == 100 and c.load), None)
     if acceptance is not None:
         verdicts = []
