@@ -3,6 +3,8 @@
 Nested limits use ``__``: ``EC_PROJECTION__MAX_ITEMS=8``, ``EC_POSTPROCESS__RETURN_N=5``.
 Units are in the names (``ledger_ttl_seconds``, ``max_bytes``) as in aiokafka's settings. Secrets
 (``EC_REDIS_URL`` and ``EC_AUDIT_DSN`` may hold a password) are ``SecretStr``: never printed, never logged.
+Those two are read here as their drivers will read them (:mod:`streams.redaction`), so one that cannot
+work stops the command at once with a message naming the variable and quoting none of its value.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from models.limits import (
 )
 from models.vocab import Station
 from streams.errors import ConfigurationError
+from streams.redaction import check_postgres_dsn, check_redis_url
 
 AGENT_NAMES: tuple[Station, ...] = (Station.POSTPROCESS, Station.PROJECT, Station.LEDGER, Station.GUARD)
 """The four agents a worker can run (each is the station of the same name)."""
@@ -180,17 +183,20 @@ class Settings(BaseSettings):
 
     @field_validator("audit_dsn")
     @classmethod
-    def _postgres_url(cls, value: SecretStr | None) -> SecretStr | None:
+    def _postgres_dsn(cls, value: SecretStr | None) -> SecretStr | None:
         if value is None:
             return None
         if not value.get_secret_value().strip():
             return None  # EC_AUDIT_DSN= (empty) means SQLite, as if it were unset
-        scheme = value.get_secret_value().split("://", 1)[0].lower()
-        if scheme not in ("postgresql", "postgres"):
-            # Never the value itself in the message: it may hold a password.
-            raise ValueError(
-                "must be a postgresql://user:pass@host:port/db URL (unset it to use EC_AUDIT_DB)"
-            )
+        # Read as libpq reads it, here rather than at connect: libpq's messages quote the password,
+        # and a DSN that cannot work is a setting to fix, not a database to wait for.
+        check_postgres_dsn(value.get_secret_value())  # its messages never quote the value
+        return value
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_url(cls, value: SecretStr) -> SecretStr:
+        check_redis_url(value.get_secret_value())  # redis-py's and urllib's messages may quote it
         return value
 
     def topic(self, name: str) -> str:

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import re
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from rich.console import Console
 from rich.text import Text
+
+from streams.redaction import redact_url as redact_url  # its home; re-exported for the commands
 
 # C0 and C1 controls, the bidirectional controls (U+061C, U+200E, U+200F, U+202A-U+202E,
 # U+2066-U+2069: a U+202E makes "exe.txt" read "txt.exe") and the line and paragraph separators
@@ -37,20 +38,6 @@ def cell(value: Any, style: str = "", *, empty: str = "—") -> Text:
     if value is None:
         return Text(empty, style="dim")
     return Text(printable(value), style=style)
-
-
-def redact_url(url: str) -> str:
-    """A URL as it may be printed: a password (and a user name with it) replaced by ``****``."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<unparsable URL>"
-    if parts.password is None and parts.username is None:
-        return url
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, f"****@{host}", parts.path, parts.query, parts.fragment))
 
 
 def console(*, stderr: bool = False, width: int | None = None) -> Console:
