@@ -6,11 +6,13 @@ statement per record, pipelined by ``executemany`` inside one transaction that c
 its verdict or station row, so the dedupe by ``event_id`` and the "latest by origin order" rule are
 exactly SQLite's. PostgreSQL text cannot hold NUL: a ``U+0000`` anywhere in a record is stored as
 ``U+FFFD``. The DSN's password is never printed: messages name the database as
-:func:`streams.cli.display.redact_url` shows it.
+:func:`streams.redaction.redact_url` shows it. A DSN may name several hosts (libpq tries them in turn).
 
 psycopg's errors are translated here: unreachable, shutting down, a lost connection → the retriable
-:class:`AuditStoreBusy` (the writer reconnects on its next batch); a wrong password, database or
-schema → :class:`ConfigurationError`.
+:class:`AuditStoreBusy` (the writer reconnects on its next batch); a DSN libpq cannot read, a wrong
+password, database or schema → :class:`ConfigurationError`. A failed connect is described in fixed
+words, never with libpq's message: that quotes the DSN's tokens (``invalid percent-encoded token``)
+and the server quotes option values (``invalid value for parameter "work_mem": "..."``).
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from streams import codec
 from streams.audit_migrations import pending
 from streams.audit_migrations import postgres as migrations
 from streams.audit_store import AuditStore, AuditStoreBusy
-from streams.errors import ConfigurationError
+from streams.errors import ConfigurationError, EvidenceChainError
+from streams.redaction import check_postgres_dsn, redact_url
 
 try:
     import psycopg
@@ -88,14 +91,37 @@ WITH ins AS (
 SELECT count(*) FROM ins
 """
 
-# A server-side FATAL at connect is a wrong password, role or database, unless it is one of these.
+# What a failed connect says, as (words libpq or the server use, what we say): only our words are
+# printed. A server-side FATAL is a wrong password, role, database or option, unless it is transient.
 _TRANSIENT_FATAL = (
-    "starting up",
-    "shutting down",
-    "too many",
-    "recovery",
-    "terminating",
-    "not yet accepting",
+    ("starting up", "the server is starting up"),
+    ("shutting down", "the server is shutting down"),
+    ("too many", "too many connections"),
+    ("recovery", "the server is in recovery"),
+    ("terminating", "the server is terminating connections"),
+    ("not yet accepting", "the server is not yet accepting connections"),
+)
+_REFUSED_FATAL = (
+    ("password authentication failed", "password authentication failed"),
+    ("authentication failed", "authentication failed"),
+    ("no pg_hba.conf entry", "pg_hba.conf has no entry for this user, database and address"),
+    ("does not exist", "the role or database does not exist"),
+    ("permission denied", "permission denied"),
+    ("parameter", "an option in the DSN (options=, or a setting) has a bad name or value"),
+)
+# Client-side: libpq cannot use what the DSN says (a port that is no number, ports and hosts that
+# do not pair up, an sslmode it does not know, ...).
+_UNUSABLE = ("invalid", "could not match", "missing", "unterminated", "unexpected", "forbidden")
+_UNREACHED = (
+    ("refused", "connection refused"),
+    ("timeout", "timed out"),
+    ("timed out", "timed out"),
+    ("resolve", "the host name does not resolve"),
+    ("translate host name", "the host name does not resolve"),
+    ("no route", "no route to the host"),
+    ("unreachable", "the network is unreachable"),
+    ("closed the connection", "the server closed the connection"),
+    ("ssl", "the TLS handshake failed"),
 )
 _UNSTORABLE = (psycopg.DataError, psycopg.IntegrityError)
 _UNREACHABLE = (psycopg.OperationalError, psycopg.InterfaceError, psycopg.InternalError)
@@ -120,8 +146,6 @@ class PostgresAuditStore(AuditStore):
     backend = "postgresql"
 
     def __init__(self, dsn: str, conn: Connection, *, readonly: bool, versions: Sequence[int]) -> None:
-        from streams.cli.display import redact_url
-
         super().__init__(redact_url(dsn), readonly=readonly, versions=versions)
         self._dsn = dsn
         self._conn: Connection | None = conn
@@ -131,11 +155,16 @@ class PostgresAuditStore(AuditStore):
         """Connect (and, for writing, migrate) the audit database ``dsn``.
 
         Raises:
-            ConfigurationError: wrong password, role, database or schema (retrying cannot help).
+            ConfigurationError: a DSN libpq cannot read; wrong password, role, database or schema
+                (retrying cannot help).
             AuditStoreBusy: the server cannot be reached now.
         """
+        try:
+            check_postgres_dsn(dsn)  # also for ``--db``, which no settings validator has seen
+        except ValueError as exc:
+            raise ConfigurationError(f"EC_AUDIT_DSN (or --db) cannot work: {exc}") from None
         conn = _connect(dsn, readonly=readonly)
-        where = _redacted(dsn)
+        where = redact_url(dsn)
         try:
             with _errors(f"preparing the audit database {where}"):
                 versions = _prepare(conn, where, readonly=readonly)
@@ -274,37 +303,50 @@ def _prepare(conn: Connection, where: str, *, readonly: bool) -> list[int]:
     return versions
 
 
-def _redacted(dsn: str) -> str:
-    from streams.cli.display import redact_url
-
-    return redact_url(dsn)
-
-
 def _connect(dsn: str, *, readonly: bool) -> Connection:
     """A connection in autocommit mode (writes use explicit transactions); a reader's is read-only.
 
     Raises:
-        ConfigurationError: the server refused the password, role or database.
+        ConfigurationError: libpq cannot use the DSN; the server refused the password, role,
+            database or an option.
         AuditStoreBusy: the server cannot be reached or is not accepting connections now.
     """
-    where = _redacted(dsn)
     try:
         conn = psycopg.connect(
             dsn, autocommit=True, connect_timeout=10, application_name="evidence-chain audit"
         )
     except psycopg.Error as exc:
-        text = str(exc)
-        if "FATAL:" in text and not any(word in text for word in _TRANSIENT_FATAL):
-            raise ConfigurationError(
-                f"the PostgreSQL server refused the audit database {where}: {text.strip()}; "
-                "check EC_AUDIT_DSN (user, password, database name)"
-            ) from exc
-        raise AuditStoreBusy(f"cannot reach the audit database {where}: {text.strip()}") from exc
+        # `from None`: the cause's text is libpq's, which may quote the password (see the docstring).
+        raise _connect_error(exc, redact_url(dsn)) from None
     # Rows read back the same Python values as from SQLite: jsonb through the project's JSON codec.
     set_json_loads(codec.loads, conn)
     if readonly:
         conn.execute("SET default_transaction_read_only = on")
     return conn
+
+
+def _connect_error(exc: psycopg.Error, where: str) -> EvidenceChainError:
+    """A failed connect in this project's terms and in fixed words (never libpq's, see the docstring)."""
+    text = str(exc)
+    lowered = text.lower()
+    if "FATAL:" in text:
+        transient = next((said for word, said in _TRANSIENT_FATAL if word in lowered), None)
+        if transient is not None:
+            return AuditStoreBusy(f"cannot connect to the audit database {where} now: {transient}")
+        refused = next(
+            (said for word, said in _REFUSED_FATAL if word in lowered), "it refused the connection"
+        )
+        return ConfigurationError(
+            f"the PostgreSQL server refused the audit database {where}: {refused}; check EC_AUDIT_DSN "
+            "(user, password, database name, options)"
+        )
+    if not isinstance(exc, psycopg.OperationalError) or any(word in lowered for word in _UNUSABLE):
+        return ConfigurationError(
+            f"libpq cannot use the audit database DSN {where}: a malformed value or an unknown option; "
+            "check EC_AUDIT_DSN (ports are numbers, one per host or one for all; %-encode '%/?#@ ')"
+        )
+    reason = next((said for word, said in _UNREACHED if word in lowered), "the connection failed")
+    return AuditStoreBusy(f"cannot reach the audit database {where}: {reason}")
 
 
 @contextmanager

@@ -52,6 +52,7 @@ from streams import codec
 from streams.audit_migrations.views import TOOL_CALL_COLUMNS, VERDICT_COLUMNS, VERDICT_SHARED
 from streams.envelope import read_origin
 from streams.errors import ConfigurationError, InfrastructureError, MalformedAudit
+from streams.redaction import POSTGRES_SCHEMES, is_conninfo, redact_url
 
 if TYPE_CHECKING:
     from streams.settings import Settings
@@ -99,8 +100,12 @@ class Unstorable(Exception):  # noqa: N818 - internal signal, never leaves this 
 
 
 def is_dsn(target: str | Path) -> bool:
-    """Whether ``target`` is a PostgreSQL DSN (``postgresql://`` or ``postgres://``) rather than a file."""
-    return isinstance(target, str) and target.split("://", 1)[0].lower() in ("postgresql", "postgres")
+    """Whether ``target`` is a PostgreSQL DSN rather than a file: ``postgresql://`` or ``postgres://``
+    (in any case: libpq's refusal of upper case is then explained), or libpq key/value words
+    (``host=h1,h2 dbname=audit``)."""
+    if not isinstance(target, str):
+        return False
+    return target.lower().startswith(POSTGRES_SCHEMES) or is_conninfo(target)
 
 
 def _is_int(value: Any) -> bool:
@@ -470,7 +475,5 @@ def target_of(settings: Settings) -> str:
 def describe(settings: Settings) -> str:
     """The audit database as it may be printed: the SQLite path, or the DSN without its password."""
     if settings.audit_dsn is not None:
-        from streams.cli.display import redact_url
-
         return redact_url(settings.audit_dsn.get_secret_value())
     return settings.audit_db
