@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import ssl
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
@@ -88,15 +89,44 @@ def client_options(settings: Settings) -> dict[str, Any]:
 
 
 def ssl_context(settings: Settings) -> ssl.SSLContext | None:
-    """The TLS context of ``SSL`` / ``SASL_SSL`` (CA bundle, optional client certificate); else None."""
+    """The TLS context of ``SSL`` / ``SASL_SSL`` (CA bundle, optional client certificate); else None.
+
+    Raises:
+        ConfigurationError: a CA bundle, certificate or key that is missing or not PEM; the message
+            names its variable (a missing file is a setting to fix, not a broker to wait for).
+    """
     if not settings.kafka_security_protocol.endswith("SSL"):
         return None
-    context: ssl.SSLContext = create_ssl_context(
-        cafile=settings.kafka_ssl_cafile,
-        certfile=settings.kafka_ssl_certfile,
-        keyfile=settings.kafka_ssl_keyfile,
+    cafile, certfile, keyfile = (
+        settings.kafka_ssl_cafile,
+        settings.kafka_ssl_certfile,
+        settings.kafka_ssl_keyfile,
     )
+    with _tls_files(("EC_KAFKA_SSL_CAFILE", cafile)):
+        context: ssl.SSLContext = create_ssl_context(cafile=cafile)
+    if certfile is not None:
+        with _tls_files(("EC_KAFKA_SSL_CERTFILE", certfile), ("EC_KAFKA_SSL_KEYFILE", keyfile)):
+            context.load_cert_chain(certfile, keyfile)
     return context
+
+
+@contextlib.contextmanager
+def _tls_files(*files: tuple[str, str | None]) -> Iterator[None]:
+    """Load the ``(variable, path)`` files inside the block; a failure names the variables.
+
+    Raises:
+        ConfigurationError: a file is missing, unreadable or not PEM.
+    """
+    for variable, path in files:
+        if path is not None and not os.path.isfile(path):
+            raise ConfigurationError(f"{variable}: no such file {path!r}; point it at a PEM file it can read")
+    named = " / ".join(variable for variable, path in files if path is not None)
+    try:
+        yield
+    except ssl.SSLError as exc:  # before OSError, of which it is one
+        raise ConfigurationError(f"{named}: not a usable PEM file ({exc.reason or exc})") from exc
+    except OSError as exc:
+        raise ConfigurationError(f"{named}: cannot be read ({exc.strerror or exc})") from exc
 
 
 def new_producer(settings: Settings, **overrides: Any) -> AIOKafkaProducer:
