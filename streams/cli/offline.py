@@ -97,9 +97,14 @@ def one_line_each(lines: Iterator[T], render: Callable[[T], bytes], out: IO[byte
     out.flush()
 
 
-def pipe_keep_bytes(settings: Settings) -> int:
-    """The most ``pipe`` keeps of one line: twice ``max_message_bytes`` (at least 64 KiB)."""
-    return max(2 * settings.input.max_message_bytes, _MIN_KEEP_BYTES)
+def pipe_keep_bytes(settings: Settings, source: str = "raw-hits") -> int:
+    """The most ``pipe`` keeps of one line: twice ``max_message_bytes`` (at least 64 KiB).
+
+    A LookupResult (``--from lookup``) is a ``postprocessed`` event, which may be as large as the
+    topics allow (``topic_max_message_bytes``), so that much of it is kept whole too.
+    """
+    keep = max(2 * settings.input.max_message_bytes, _MIN_KEEP_BYTES)
+    return max(keep, settings.topic_max_message_bytes) if source == "lookup" else keep
 
 
 def pipe_bounded_line(line: Line, settings: Settings, *, source: str, emit: str) -> bytes:
@@ -116,8 +121,8 @@ def _oversized(line: Line, settings: Settings, source: str) -> Rejection:
     if source == "lookup":
         tool_call_id = tool_call_id or found.get("toolCallId")  # the projector's alias
         error = (
-            f"LookupResult is {line.length} bytes, over the {pipe_keep_bytes(settings)} bytes pipe keeps "
-            "of one line (twice max_message_bytes); raise EC_INPUT__MAX_MESSAGE_BYTES"
+            f"LookupResult is {line.length} bytes, over the {pipe_keep_bytes(settings, source)} bytes pipe "
+            "keeps of one line (the topics' max.message.bytes); raise EC_TOPIC_MAX_MESSAGE_BYTES"
         )
     else:  # the words of the postprocess station's own OVERSIZED rejection
         error = (
@@ -170,7 +175,7 @@ def run_pipe(args: argparse.Namespace) -> int:
         raise ConfigurationError("--from lookup reads LookupResults; it can only --emit projection")
     settings = get_settings()
     one_line_each(
-        read_bounded_lines(stdin_bytes("evidence-chain pipe < FILE"), pipe_keep_bytes(settings)),
+        read_bounded_lines(stdin_bytes("evidence-chain pipe < FILE"), pipe_keep_bytes(settings, args.source)),
         lambda line: pipe_bounded_line(line, settings, source=args.source, emit=args.emit),
         stdout_bytes(),
     )

@@ -188,9 +188,15 @@ def test_the_keep_bound_has_a_floor_for_tiny_caps() -> None:
     assert out["dead_letter"]["reason"] == "OVERSIZED" and out["dead_letter"]["run_id"] == "run-1"
 
 
+def test_a_lookup_as_large_as_the_topics_allow_is_kept_whole() -> None:
+    settings = Settings()
+    assert pipe_keep_bytes(settings, "lookup") == settings.topic_max_message_bytes
+    assert pipe_keep_bytes(settings, "lookup") > pipe_keep_bytes(settings)
+
+
 def test_a_cut_lookup_is_oversized_with_its_ids() -> None:
     settings = Settings()
-    keep = pipe_keep_bytes(settings)
+    keep = pipe_keep_bytes(settings, "lookup")
     line = b'{"run_id":"run-1","toolCallId":"call-1","query":"' + b"q" * keep + b'"}'
     (cut,) = read_bounded_lines(io.BytesIO(line), keep)
     out = codec.loads(pipe_bounded_line(cut, settings, source="lookup", emit="projection"))
