@@ -27,11 +27,11 @@ from aiokafka.structs import OffsetAndMetadata, TopicPartition
 
 from models.vocab import Station, Topic
 from streams.kafka import client_options
-from streams.ledger_store import RedisLedgerStore
+from streams.ledger.redis import RedisLedgerStore
 from streams.messages import Output, Record
 from streams.pipeline import OUTPUT_TOPIC, Outcome, PendingWrite, emissions, finish_write, run_station
-from streams.runner import wall_clock
 from streams.settings import Settings, load_settings
+from streams.worker.runner import wall_clock
 
 MAX_RECORDS = 500
 """Records per ``getmany`` batch (the worker's default ``EC_BATCH_SIZE``)."""

@@ -31,12 +31,12 @@ from quixstreams.models.serializers import SerializationContext, Serializer
 
 from models.ledger import LedgerEntry, WriteResult
 from models.vocab import LedgerOutcome, Station, Topic
-from streams.ledger_keys import ledger_key, owners_key
-from streams.ledger_store import _WRITE_ONCE, from_hash, to_hash
+from streams.ledger.keys import ledger_key, owners_key
+from streams.ledger.redis import _WRITE_ONCE, from_hash, to_hash
 from streams.messages import Headers, Output, Record
 from streams.pipeline import OUTPUT_TOPIC, Outcome, PendingWrite, emissions, finish_write, run_station
-from streams.runner import wall_clock
 from streams.settings import Settings, load_settings
+from streams.worker.runner import wall_clock
 
 STATIONS = (Station.POSTPROCESS, Station.PROJECT, Station.LEDGER)
 PRODUCED = (Topic.PROJECTED, Topic.LEDGER, Topic.DEAD_LETTERS)

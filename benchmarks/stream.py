@@ -53,11 +53,11 @@ from harness import ROOT, Events, Process, Watcher, fresh_settings, pipeline_env
 
 from models.vocab import Station, Topic  # noqa: E402
 from streams.kafka import group_members  # noqa: E402
-from streams.ledger_store import RedisLedgerStore  # noqa: E402
+from streams.ledger.redis import RedisLedgerStore  # noqa: E402
 from streams.messages import Output, Record  # noqa: E402
 from streams.pipeline import PendingWrite, chain  # noqa: E402
-from streams.runner import BatchRunner  # noqa: E402
 from streams.settings import Settings  # noqa: E402
+from streams.worker.runner import BatchRunner  # noqa: E402
 
 QUIX_PYTHON = ROOT / ".local" / "bench" / "quix-venv" / "bin" / "python"
 console = Console(stderr=True)

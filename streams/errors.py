@@ -25,7 +25,7 @@
         └── RedisUnavailable           Redis cannot be reached, is loading, read-only, out of
                                        memory, redirecting, or did not make a write durable
 
-Third-party errors are translated once, at their edge (``streams.kafka``, ``streams.ledger_store``),
+Third-party errors are translated once, at their edge (``streams.kafka``, ``streams.ledger.redis``),
 with ``raise ... from exc``. A batch-level error that is not retriable makes the worker exit non-zero
 without committing the batch (crash-only); its supervisor starts it again and the batch is re-read.
 """

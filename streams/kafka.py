@@ -2,7 +2,7 @@
 of topic ranges and offsets for the commands and the worker's gap checks.
 
 Only this module builds aiokafka clients (the Faust app turns the same settings into Faust's
-``broker_credentials`` in ``streams.app``), so ``EC_KAFKA_SECURITY_PROTOCOL``, SASL and SSL
+``broker_credentials`` in ``streams.worker.app``), so ``EC_KAFKA_SECURITY_PROTOCOL``, SASL and SSL
 settings reach every one of them. Every
 aiokafka exception is translated here, once, by :func:`kafka_errors`, using aiokafka's own
 ``retriable`` flag. Public aiokafka API only.

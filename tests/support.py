@@ -7,7 +7,7 @@ from typing import Any, Protocol
 
 from models.limits import GuardSettings
 from models.verdict import Verdict
-from streams.ledger_memory import MemoryLedgerStore
+from streams.ledger.memory import MemoryLedgerStore
 from streams.messages import Record
 from streams.pipeline import PendingRead, finish_read, guard_station
 from streams.settings import Settings

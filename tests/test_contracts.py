@@ -29,7 +29,7 @@ from models.schemas import DIALECT, TOPIC_VALUES, schema_file, schema_id
 from models.vocab import DeadLetterReason, Station, Topic, ViolationCode
 from streams import codec
 from streams.cli import main
-from streams.ledger_memory import MemoryLedgerStore
+from streams.ledger.memory import MemoryLedgerStore
 from streams.messages import Output, Record
 from streams.pipeline import (
     Outcome,

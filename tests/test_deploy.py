@@ -85,7 +85,7 @@ def test_local_state_never_enters_the_image() -> None:
     ):
         assert ignored(path), path
     for path in (
-        "streams/app.py",
+        "streams/worker/app.py",
         "deploy/sample/raw-hits.jsonl",
         "pyproject.toml",
         "models/ids.py",

@@ -5,7 +5,7 @@ unknown fields fail). Custom resources (Strimzi, KEDA, prometheus-operator) are 
 published schemas vendored in deploy/k8s/schemas (see its README.md), made strict the same way. The
 files are read as kustomization.yaml lists them; the base has no patches, so that is what
 `kubectl apply -k deploy/k8s` applies. Then the settings, topics, users, probes and autoscaling are
-compared with streams.settings, streams.kafka, streams.app and Faust.
+compared with streams.settings, streams.kafka, streams.worker.app and Faust.
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ from faust.assignor.leader_assignor import LeaderAssignor
 from pydantic import BaseModel, SecretStr
 
 from models.vocab import Station, Topic
-from streams.app import INPUT_TOPIC
-from streams.gateway import bearer_token, is_loopback
+from streams.client.gateway import bearer_token, is_loopback
 from streams.kafka import TOPIC_NAMES, topic_configs
 from streams.settings import Settings
+from streams.worker.app import INPUT_TOPIC
 
 ROOT = Path(__file__).resolve().parents[1]
 K8S = ROOT / "deploy" / "k8s"
@@ -496,7 +496,7 @@ def test_each_process_has_a_kafka_user_allowed_what_it_does() -> None:
     settings = settings_of(sink)
     user = kafka_user(sink)
     assert "Read" in allowed(user, "topic", settings.topic(Topic.AUDIT))
-    # streams.audit_sink consumes in group <app_id>-audit-sink.
+    # streams.audit.sink consumes in group <app_id>-audit-sink.
     assert {"Read", "Describe"} <= allowed(user, "group", f"{settings.app_id}-audit-sink")
 
 

@@ -26,12 +26,13 @@ from rich.table import Table
 from rich.text import Text
 
 from streams import codec
-from streams.audit_sink import SinkStats, run_sink, serving
-from streams.audit_store import AuditStore, describe, is_dsn
+from streams.audit.factory import store_from_settings
+from streams.audit.sink import SinkStats, run_sink, serving
+from streams.audit.store import describe, is_dsn
 from streams.cli.display import cell, console, printable, redact_url
 from streams.errors import ConfigurationError, RedisUnavailable, Refused
-from streams.ledger_store import RedisLedgerStore
-from streams.logs import logging_config
+from streams.ledger.redis import RedisLedgerStore
+from streams.observe.logs import logging_config
 from streams.settings import Settings, get_settings
 
 _DB_HELP = (
@@ -115,7 +116,7 @@ def run_inspect(args: argparse.Namespace) -> int:
     tool_calls: list[dict[str, Any]] = []
     drafts: list[dict[str, Any]] = []
     if settings.audit_dsn is not None or Path(settings.audit_db).is_file():
-        store = AuditStore.from_settings(settings, readonly=True)
+        store = store_from_settings(settings, readonly=True)
         try:
             tool_calls, drafts = store.run_trail(args.run_id)
         finally:

@@ -1,4 +1,4 @@
-"""``gateway``: the agent's client over HTTP/JSON (:mod:`streams.gateway`, ``docs/openapi.yaml``)."""
+"""``gateway``: the agent's client over HTTP/JSON (:mod:`streams.client.gateway`, ``docs/openapi.yaml``)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import logging.config
 import signal
 import sys
 
+from streams.client.gateway import bearer_token, serve
 from streams.errors import ConfigurationError
-from streams.gateway import bearer_token, serve
-from streams.logs import logging_config
+from streams.observe.logs import logging_config
 from streams.settings import Settings, get_settings, load_settings
 
 

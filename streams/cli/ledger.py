@@ -18,7 +18,7 @@ from streams.cli.display import console, redact_url
 from streams.cli.progress import consume_range
 from streams.errors import ConfigurationError
 from streams.kafka import Range
-from streams.ledger_store import RedisLedgerStore
+from streams.ledger.redis import RedisLedgerStore
 from streams.messages import Record
 from streams.settings import Settings, get_settings
 

@@ -24,10 +24,10 @@ from streams import codec
 from streams.cli.lines import Line, read_bounded_lines, stdin_bytes, stdout_bytes, top_level_strings
 from streams.envelope import rejection
 from streams.errors import ConfigurationError
-from streams.ledger_memory import MemoryLedgerStore
+from streams.ledger.memory import MemoryLedgerStore
+from streams.ledger.store import LedgerStore
 from streams.messages import Record
 from streams.pipeline import Outcome, PendingRead, ProjectOutcome, finish_read, internal_error, run_station
-from streams.runner import LedgerStore
 from streams.settings import Settings, get_settings
 from streams.stations.ledger_view import LedgerKey, LedgerLookup
 
@@ -244,7 +244,7 @@ def run_verify(args: argparse.Namespace) -> int:
 
 async def _verify_redis(settings: Settings) -> int:
     """``verify --redis``: each draft's citations read from the live ledger (two round trips at most)."""
-    from streams.ledger_store import RedisLedgerStore
+    from streams.ledger.redis import RedisLedgerStore
 
     drafts, out = stdin_bytes("evidence-chain verify --redis < DRAFTS"), stdout_bytes()
     store: LedgerStore = RedisLedgerStore.from_settings(settings)

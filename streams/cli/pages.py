@@ -18,7 +18,7 @@ from html import escape
 from typing import Any
 from urllib.parse import quote
 
-from streams.audit_store import VERDICT_OUTCOMES
+from streams.audit.store import VERDICT_OUTCOMES
 from streams.cli.display import printable
 
 STYLE = """

@@ -15,10 +15,10 @@ from streams.cli.display import cell, console
 from streams.cli.progress import consume_range
 from streams.errors import ConfigurationError
 from streams.kafka import TOPIC_NAMES, Range
-from streams.ledger_store import RedisLedgerStore
+from streams.ledger.redis import RedisLedgerStore
 from streams.messages import Record
-from streams.replay import COMPARABLE_TOPICS, OUTCOMES, compare_batch
-from streams.reset import ResetPlan, apply_reset, check_range, plan_reset
+from streams.replay.compare import COMPARABLE_TOPICS, OUTCOMES, compare_batch
+from streams.replay.reset import ResetPlan, apply_reset, check_range, plan_reset
 from streams.settings import Settings, get_settings
 
 

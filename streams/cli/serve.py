@@ -35,11 +35,12 @@ from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
 from streams import codec
-from streams.audit_store import AuditStore, AuditStoreBusy, describe
+from streams.audit.factory import store_from_settings
+from streams.audit.store import AuditStore, AuditStoreBusy, describe
 from streams.cli import pages
 from streams.cli.audit import settings_with_db
 from streams.errors import ConfigurationError
-from streams.logs import logging_config
+from streams.observe.logs import logging_config
 from streams.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -137,7 +138,7 @@ def _reader(settings: Settings) -> Callable[[Callable[[AuditStore], T]], Awaitab
     """``await read(fn)``: open the database read-only in a thread, ``fn(store)``, close it."""
 
     def blocking(fn: Callable[[AuditStore], T]) -> T:
-        store = AuditStore.from_settings(settings, readonly=True)
+        store = store_from_settings(settings, readonly=True)
         try:
             return fn(store)
         finally:
@@ -383,7 +384,7 @@ def run_serve(args: argparse.Namespace) -> int:
     settings = settings_with_db(args.db)
     logging.config.dictConfig(logging_config(settings.log_format, args.loglevel))
     # Fail at once, with the store's explanation, when the database cannot be read at all.
-    AuditStore.from_settings(settings, readonly=True).close()
+    store_from_settings(settings, readonly=True).close()
     asyncio.run(_serve_until_signal(settings, args.host, args.port, limits))
     print("serve: stopped", file=sys.stderr)
     return 0

@@ -58,8 +58,8 @@ def run_worker(args: argparse.Namespace) -> int:
     asyncio.run(wait_for_topics(settings))
     from faust import Worker
 
-    from streams.app import create_app
-    from streams.logs import logging_config
+    from streams.observe.logs import logging_config
+    from streams.worker.app import create_app
 
     worker = Worker(
         create_app(settings, topics_ready=True),

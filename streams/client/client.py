@@ -38,7 +38,7 @@ from streams.errors import (
 )
 from streams.hashing import sha256_hex
 from streams.kafka import kafka_errors, new_producer
-from streams.ledger_store import RedisLedgerStore
+from streams.ledger.redis import RedisLedgerStore
 from streams.settings import Settings, get_settings
 from streams.stations.adapt import validate_raw_hits
 from streams.stations.guard import EvidenceGuard

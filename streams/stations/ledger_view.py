@@ -1,6 +1,6 @@
 """What the guard reads from the ledger for one cited tool call (SPEC 3.6, 4).
 
-The reads themselves happen at the edge (``streams.ledger_store`` for Redis, ``streams.ledger_memory``
+The reads themselves happen at the edge (``streams.ledger.redis`` for Redis, ``streams.ledger.memory``
 for files and tests), at most two round trips for a whole batch; the guard only sees the answers.
 """
 

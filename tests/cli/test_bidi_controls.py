@@ -12,7 +12,7 @@ from typing import cast
 import pytest
 
 from models.events import AuditRecord
-from streams.audit_store import AuditStore
+from streams.audit.factory import open_store
 from streams.cli import pages
 from streams.cli.display import cell, printable
 from tests.streams.test_audit_sink import chain, guard
@@ -55,7 +55,7 @@ def _inspect(db: Path, run_id: str) -> subprocess.CompletedProcess[bytes]:
 
 def test_inspect_shows_bidi_controls_in_ids_escaped(tmp_path: Path) -> None:
     db = tmp_path / "audit.db"
-    store = AuditStore.open(db)
+    store = open_store(db)
     # As another producer could write them: the agents themselves never put an invalid id in the audit.
     records = [{**r, "run_id": EVIL_RUN, "tool_call_id": EVIL_CALL} for r in chain("run-1", "call_a", 0)]
     verdict = guard("run-1", 0, 1, "REJECT", ["CITATION_NOT_FOUND"])

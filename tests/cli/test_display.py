@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from rich.table import Table
 
-from streams.audit_store import AuditStore
+from streams.audit.factory import open_store
 from streams.cli.display import cell, console, printable, redact_url
 from tests.streams.test_audit_sink import chain, guard
 
@@ -52,7 +52,7 @@ def test_hostile_text_renders_as_itself_never_as_markup(capsys: pytest.CaptureFi
 
 def test_inspect_prints_hostile_ids_as_text_and_no_password(tmp_path: Path) -> None:
     db = tmp_path / "audit.db"
-    store = AuditStore.open(db)
+    store = open_store(db)
     verdict = guard("run-1", 0, 1, "REJECT", ["CITATION_NOT_FOUND"])
     verdict["fields"] = {**verdict["fields"], "draft_id": HOSTILE, "cited_tool_call_ids": [HOSTILE]}
     store.apply([*chain("run-1", "call_a", 0), verdict])

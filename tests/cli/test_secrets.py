@@ -21,7 +21,7 @@ import pytest
 from pydantic import SecretStr
 
 from streams.errors import ConfigurationError
-from streams.ledger_store import open_client
+from streams.ledger.redis import open_client
 from streams.redaction import check_postgres_dsn, check_redis_url, redact_url
 from streams.settings import load_settings
 

@@ -21,7 +21,7 @@ from typing import Any
 from models.vocab import Station
 from streams import pipeline
 from streams.cli import main
-from streams.runner import BatchRunner
+from streams.worker.runner import BatchRunner
 
 
 def _install_stall() -> None:

@@ -23,7 +23,7 @@ from models.vocab import Station
 from streams import codec
 from streams.kafka import ensure_topics
 from streams.kafka import read_topic as kafka_read_topic
-from streams.ledger_store import RedisLedgerStore
+from streams.ledger.redis import RedisLedgerStore
 from streams.messages import Record
 from streams.pipeline import Outcome, PendingWrite, chain
 from streams.settings import Settings

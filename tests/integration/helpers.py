@@ -20,7 +20,7 @@ from models.ledger import LEDGER_ENTRY_FIELDS
 from models.vocab import Topic
 from streams import codec
 from streams.kafka import read_topic as kafka_read_topic
-from streams.ledger_store import RedisLedgerStore
+from streams.ledger.redis import RedisLedgerStore
 from streams.settings import Settings
 from tests.contracts import validate
 

@@ -16,7 +16,7 @@ from urllib.parse import quote, urlsplit
 
 import pytest
 
-from streams.audit_store import AuditStore
+from streams.audit.factory import open_store
 from streams.errors import ConfigurationError
 from tests.cli.test_secrets import CLI
 from tests.integration.audit_db import admin_dsn, fresh_database
@@ -35,7 +35,7 @@ def test_an_option_value_the_server_quotes_is_never_printed(database: str) -> No
     """Finding 1: the server's FATAL quoted the value, and it was copied into the error and the log."""
     dsn = f"{database}?options={quote(f'-c work_mem={SECRET}')}"
     with pytest.raises(ConfigurationError) as refused:
-        AuditStore.open(dsn, readonly=True)
+        open_store(dsn, readonly=True)
     text = str(refused.value)
     assert SECRET not in text and "options=****" in text and "EC_AUDIT_DSN" in text, text
     assert refused.value.__cause__ is None and refused.value.__suppress_context__  # no libpq text behind it
@@ -45,7 +45,7 @@ def test_a_wrong_password_is_a_setting_error_in_fixed_words(database: str) -> No
     parts = urlsplit(database)
     wrong = database.replace(f":{parts.password}@", f":{SECRET}@", 1)
     with pytest.raises(ConfigurationError, match="password authentication failed") as refused:
-        AuditStore.open(wrong, readonly=True)
+        open_store(wrong, readonly=True)
     assert SECRET not in str(refused.value) and (parts.password or "") not in str(refused.value)
 
 
@@ -66,7 +66,7 @@ def test_a_dsn_with_several_hosts_works_and_is_printed_without_its_password(
     """Finding 2: ``u:p@h1:1,h2:2`` raised ValueError (a port "1,h2:2"), key/value words were refused."""
     uri, words = several_hosts(database)
     password = urlsplit(database).password or ""
-    writer = AuditStore.open(uri)
+    writer = open_store(uri)
     try:
         writer.apply([*chain("run-hosts", "call_a", 0), guard("run-hosts", 0, 1, "PASS", [])])
         parts = urlsplit(database)

@@ -14,18 +14,19 @@ from typing import Any
 import psycopg
 import pytest
 
-from streams.audit_migrations import Migration
-from streams.audit_migrations import postgres as pg_migrations
-from streams.audit_migrations import sqlite as sqlite_migrations
-from streams.audit_migrations.views import tool_invocation_sql
-from streams.audit_store import AuditStore, AuditStoreBusy
+from streams.audit.factory import open_store
+from streams.audit.migrations import Migration
+from streams.audit.migrations import postgres as pg_migrations
+from streams.audit.migrations import sqlite as sqlite_migrations
+from streams.audit.migrations.views import tool_invocation_sql
+from streams.audit.store import AuditStoreBusy
 from streams.errors import ConfigurationError
 from tests.integration.audit_db import BACKENDS, admin_dsn, audit_target
 from tests.streams.test_audit_sink import chain, one_run
 
 VERSIONS = [m.version for m in sqlite_migrations.MIGRATIONS]
 
-# The schema exactly as the sink created it before migrations existed (streams/audit_store.py at
+# The schema exactly as the sink created it before migrations existed (streams/audit/store.py at
 # d8db274), run by executescript on every open, with the view dropped and created again.
 PRE_MIGRATION_SCHEMA = """
 CREATE TABLE IF NOT EXISTS audit_events (
@@ -117,7 +118,7 @@ def test_both_backends_have_the_same_versions() -> None:
 
 
 def test_a_fresh_database_gets_every_version_and_a_reopen_applies_nothing(target: str) -> None:
-    store = AuditStore.open(target)
+    store = open_store(target)
     try:
         assert store.versions == VERSIONS
         assert store.apply(one_run()) == 12
@@ -127,7 +128,7 @@ def test_a_fresh_database_gets_every_version_and_a_reopen_applies_nothing(target
     assert [(int(v), n) for v, n, _ in first] == [(m.version, m.name) for m in sqlite_migrations.MIGRATIONS]
     assert query(target, "SELECT count(*) FROM run_summary") == [(1,)]
 
-    again = AuditStore.open(target)
+    again = open_store(target)
     try:
         assert again.versions == VERSIONS
         assert again.counts() == {"events": 12, "tool_calls": 3, "verdicts": 2}
@@ -157,7 +158,7 @@ def test_a_file_from_before_migrations_is_adopted_as_version_1(tmp_path: Path) -
     old.commit()
     old.close()
 
-    reader = AuditStore.open(path, readonly=True)  # a reader sees it as version 1 and migrates nothing
+    reader = open_store(path, readonly=True)  # a reader sees it as version 1 and migrates nothing
     try:
         assert reader.versions == [1]
         assert reader.run_trail("run-old")[0][0]["candidate_count"] == 4
@@ -166,7 +167,7 @@ def test_a_file_from_before_migrations_is_adopted_as_version_1(tmp_path: Path) -
     finally:
         reader.close()
 
-    adopted = AuditStore.open(path)
+    adopted = open_store(path)
     try:
         assert adopted.versions == VERSIONS
         assert adopted.event_ids() == {"postprocess:old"}  # the old rows are all there
@@ -190,11 +191,11 @@ def test_a_file_with_only_some_audit_tables_is_refused(tmp_path: Path) -> None:
     conn.commit()
     conn.close()
     with pytest.raises(ConfigurationError, match="holds the audit tables audit_events but not all"):
-        AuditStore.open(path)
+        open_store(path)
 
 
 def test_a_schema_newer_than_this_code_is_refused(target: str) -> None:
-    AuditStore.open(target).close()
+    open_store(target).close()
     if target.startswith("postgresql://"):
         with psycopg.connect(target, autocommit=True) as conn:
             conn.execute("INSERT INTO schema_migrations (version, name) VALUES (99, 'from the future')")
@@ -205,16 +206,16 @@ def test_a_schema_newer_than_this_code_is_refused(target: str) -> None:
         conn.close()
     for readonly in (False, True):
         with pytest.raises(ConfigurationError, match="schema version 99, newer than"):
-            AuditStore.open(target, readonly=readonly)
+            open_store(target, readonly=readonly)
 
 
 def test_a_failing_step_changes_nothing(target: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    AuditStore.open(target).close()
+    open_store(target).close()
     broken = Migration(len(VERSIONS) + 1, "broken", ("CREATE TABLE half_done (x integer)", "NOT SQL AT ALL"))
     module = pg_migrations if target.startswith("postgresql://") else sqlite_migrations
     monkeypatch.setattr(module, "MIGRATIONS", (*module.MIGRATIONS, broken))
     with pytest.raises(ConfigurationError):
-        AuditStore.open(target)
+        open_store(target)
     assert [v for v, _ in migrations_of(target)] == VERSIONS
     tables = (
         "SELECT table_name FROM information_schema.tables WHERE table_name = 'half_done'"
@@ -235,7 +236,7 @@ def test_sinks_that_start_together_apply_each_step_once(target: str) -> None:
         deadline = time.monotonic() + 30
         while True:
             try:
-                store = AuditStore.open(target)
+                store = open_store(target)
                 break
             except AuditStoreBusy:  # SQLite: another starter holds the lock; the sink retries, so do we
                 if time.monotonic() > deadline:
@@ -291,7 +292,7 @@ def test_a_sink_waits_for_the_lock_of_one_that_is_migrating(target: str) -> None
 
     def start() -> None:
         try:
-            store = AuditStore.open(target)
+            store = open_store(target)
         except BaseException as exc:  # noqa: BLE001 - asserted below
             done.append([-1])
             failures.append(exc)
@@ -318,12 +319,12 @@ def test_a_file_locked_by_another_process_is_retriable_not_fatal(tmp_path: Path)
     holder.execute("BEGIN IMMEDIATE")
     try:
         with pytest.raises(AuditStoreBusy, match="locked by another process") as locked:
-            AuditStore.open(path)
+            open_store(path)
         assert locked.value.retriable
     finally:
         holder.execute("COMMIT")
         holder.close()
-    store = AuditStore.open(path)  # once the lock is gone it opens and migrates
+    store = open_store(path)  # once the lock is gone it opens and migrates
     try:
         assert store.versions == VERSIONS
     finally:

@@ -23,13 +23,13 @@ from models.events import AuditRecord
 from models.ledger import LedgerEntry
 from models.vocab import Station
 from streams import codec
-from streams.audit_sink import SinkStats, run_sink
-from streams.audit_store import AuditStore
+from streams.audit.factory import store_from_settings
+from streams.audit.sink import SinkStats, run_sink
 from streams.envelope import audit_record, event_id
 from streams.kafka import TOPIC_NAMES, ensure_topics
 from streams.messages import Record
-from streams.runner import wall_clock
 from streams.settings import Settings
+from streams.worker.runner import wall_clock
 from tests.integration.audit_db import BACKENDS, admin_dsn, audit_target, fresh_database
 from tests.integration.helpers import CLI, CuttableProxy, publish, redis_store
 from tests.streams.conftest import origin_of
@@ -181,7 +181,7 @@ def stored_ids(settings: Settings) -> set[str]:
     if settings.audit_dsn is None and not Path(settings.audit_db).is_file():
         return set()
     try:
-        store = AuditStore.from_settings(settings, readonly=True)
+        store = store_from_settings(settings, readonly=True)
     except Exception:  # noqa: BLE001 - the sink may not have created the tables yet
         return set()
     try:
@@ -296,7 +296,7 @@ async def test_sigkill_mid_stream_loses_nothing_and_duplicates_nothing(
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(sink.pid, signal.SIGKILL)
             sink.wait(10)
-    store = AuditStore.from_settings(settings, readonly=True)
+    store = store_from_settings(settings, readonly=True)
     try:
         assert store.event_ids() == expected  # nothing missing, nothing foreign
         assert store.counts() == {"events": len(expected), "tool_calls": 1000, "verdicts": 100}

@@ -16,9 +16,10 @@ from pydantic import SecretStr
 
 from models.vocab import Station
 from streams import codec
-from streams.audit_store import AuditStore, AuditStoreBusy, describe
+from streams.audit.factory import open_store, store_from_settings
+from streams.audit.store import AuditStore, AuditStoreBusy, describe
 from streams.errors import ConfigurationError
-from streams.ledger_memory import MemoryLedgerStore
+from streams.ledger.memory import MemoryLedgerStore
 from streams.settings import Settings, load_settings
 from tests.integration.audit_db import BACKENDS, admin_dsn, audit_target, fresh_database
 from tests.streams.conftest import FakeSink, golden_lines, handle, records
@@ -39,7 +40,7 @@ def target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
 
 @pytest.fixture
 def audit(target: str) -> Iterator[AuditStore]:
-    store = AuditStore.open(target)
+    store = open_store(target)
     yield store
     store.close()
 
@@ -126,7 +127,7 @@ def test_nul_characters_are_stored_not_lost(audit: AuditStore) -> None:
 
 def test_a_reader_never_writes(audit: AuditStore, target: str) -> None:
     audit.apply(one_run())
-    reader = AuditStore.open(target, readonly=True)
+    reader = open_store(target, readonly=True)
     try:
         assert reader.counts() == audit.counts()
         with pytest.raises(ConfigurationError, match="read-only"):
@@ -188,7 +189,7 @@ async def test_both_backends_read_back_the_same_trail_of_the_real_processors(
         return {"counts": store.counts(), "trails": trails, "overview": overview}
 
     with fresh_database(postgres_admin) as dsn:
-        sqlite, postgres = AuditStore.open(tmp_path / "audit.db"), AuditStore.open(dsn)
+        sqlite, postgres = open_store(tmp_path / "audit.db"), open_store(dsn)
         try:
             assert everything(sqlite) == everything(postgres)
             assert sqlite.counts()["verdicts"] == len(drafts)
@@ -220,11 +221,11 @@ def test_the_dsn_is_a_secret_and_must_name_postgresql(postgres_admin: str) -> No
 
     # Nobody listens on port 1: retriable, the sink waits for the server.
     with pytest.raises(AuditStoreBusy) as unreachable:
-        AuditStore.from_settings(settings)
+        store_from_settings(settings)
     assert unreachable.value.retriable and secret not in str(unreachable.value)
     # A wrong password is not retriable, and the message says what to check without printing it.
     with pytest.raises(ConfigurationError, match="check EC_AUDIT_DSN") as rejected:
-        AuditStore.open(_with_password(postgres_admin, secret))
+        open_store(_with_password(postgres_admin, secret))
     assert secret not in str(rejected.value) and "****" in str(rejected.value)
 
 
@@ -234,7 +235,7 @@ def test_settings_choose_the_backend(target: str, tmp_path: Path) -> None:
         audit_db=str(tmp_path / "unused.db") if postgres else target,
         audit_dsn=SecretStr(target) if postgres else None,
     )
-    store = AuditStore.from_settings(settings)
+    store = store_from_settings(settings)
     try:
         assert store.backend == ("postgresql" if postgres else "sqlite")
         assert store.apply(one_run()) == 12

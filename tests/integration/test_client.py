@@ -17,7 +17,7 @@ from streams import codec
 from streams.client import EvidenceChainClient, LookupTimeout, RejectedInput, repair_prompt
 from streams.hashing import sha256_hex
 from streams.kafka import ensure_topics, new_consumer, started
-from streams.ledger_store import RedisLedgerStore
+from streams.ledger.redis import RedisLedgerStore
 from streams.settings import Settings
 from tests.integration.helpers import Worker, golden_lines, load_golden_ledger, worker_env
 

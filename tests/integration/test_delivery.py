@@ -18,11 +18,11 @@ from models.vocab import Station
 from streams import codec
 from streams.hashing import sha256_hex
 from streams.kafka import ensure_topics
-from streams.ledger_store import RedisLedgerStore
+from streams.ledger.redis import RedisLedgerStore
 from streams.messages import Record
-from streams.runner import BatchRunner
 from streams.settings import Settings
 from streams.stations.project import canonical_projection
+from streams.worker.runner import BatchRunner
 from tests.integration.helpers import (
     CuttableProxy,
     Worker,

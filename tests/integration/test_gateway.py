@@ -29,7 +29,7 @@ from models.schemas import topic_schema
 from models.vocab import Topic
 from streams import codec
 from streams.client import EvidenceChainClient
-from streams.gateway import create_gateway
+from streams.client.gateway import create_gateway
 from streams.hashing import sha256_hex
 from streams.kafka import ensure_topics
 from streams.settings import Settings

@@ -18,7 +18,7 @@ from streams.cli.replay import compare
 from streams.errors import ConfigurationError
 from streams.hashing import sha256_hex
 from streams.kafka import Range, ensure_topics
-from streams.reset import apply_reset, plan_reset
+from streams.replay.reset import apply_reset, plan_reset
 from streams.settings import Settings
 from tests.integration.helpers import CLI, Worker, golden_lines, publish, read_topic, worker_env
 

@@ -31,12 +31,12 @@ import pytest
 
 from models.vocab import Station
 from streams import codec
-from streams.audit_store import AuditStore
+from streams.audit.factory import open_store
 from streams.envelope import audit_record, event_id
-from streams.ledger_memory import MemoryLedgerStore
+from streams.ledger.memory import MemoryLedgerStore
 from streams.messages import Record
-from streams.runner import wall_clock
 from streams.settings import Settings
+from streams.worker.runner import wall_clock
 from tests.integration.audit_db import BACKENDS, admin_dsn, audit_target
 from tests.integration.helpers import CLI
 from tests.streams.conftest import FakeSink, golden_lines, handle, origin_of, records
@@ -165,7 +165,7 @@ def database(request: pytest.FixtureRequest, tmp_path: Path, golden: Golden) -> 
     """A fresh audit database of each backend holding the golden run."""
     admin = request.getfixturevalue("postgres_admin") if request.param == "postgresql" else None
     with audit_target(request.param, tmp_path, admin) as target:
-        store = AuditStore.open(target)
+        store = open_store(target)
         try:
             store.apply_values((f"t.audit[0]@{i}", v) for i, v in enumerate(golden.values))
         finally:
@@ -346,7 +346,7 @@ def test_violations_that_name_their_tool_calls_link_to_them(database: str, tmp_p
         },
         processed_at=wall_clock(),
     )
-    store = AuditStore.open(database)
+    store = open_store(database)
     try:
         assert store.apply([record]) == 1
     finally:

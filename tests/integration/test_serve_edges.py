@@ -23,7 +23,7 @@ from urllib.parse import quote, unquote, urljoin, urlsplit
 import pytest
 
 from streams import codec
-from streams.audit_store import AuditStore
+from streams.audit.factory import open_store
 from tests.cli.test_bidi_controls import BIDI_CONTROLS, EVIL_CALL, EVIL_DRAFT, EVIL_RUN
 from tests.integration.audit_db import BACKENDS, admin_dsn, audit_target
 from tests.integration.test_serve import _Links, browser, get, serving  # noqa: F401 - browser: a fixture
@@ -41,7 +41,7 @@ def _fill(target: str) -> None:
     verdict = guard("run-x", 20, 1, "REJECT", ["CITATION_NOT_FOUND"])
     fields = {**verdict["fields"], "draft_id": EVIL_DRAFT, "cited_tool_call_ids": [EVIL_CALL, "call_a"]}
     records.append({**verdict, "run_id": EVIL_RUN, "fields": fields})
-    store = AuditStore.open(target)
+    store = open_store(target)
     try:
         assert store.apply(records) == len(records)
     finally:

@@ -14,7 +14,7 @@ from models.vocab import LedgerStatus
 from streams import codec
 from streams.hashing import sha256_hex
 from streams.kafka import ensure_topics
-from streams.ledger_keys import ledger_key
+from streams.ledger.keys import ledger_key
 from streams.settings import Settings
 from tests.integration.helpers import (
     Worker,

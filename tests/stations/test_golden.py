@@ -22,7 +22,7 @@ from models.limits import (
 from streams import codec
 from streams.cli.offline import _OFFLINE_LOOKUP_OMITS
 from streams.hashing import sha256_hex
-from streams.ledger_memory import MemoryLedgerStore
+from streams.ledger.memory import MemoryLedgerStore
 from streams.pipeline import process_lookup, process_raw_hits
 from streams.settings import Settings
 from tests.support import memory_ledger, verdict_of

@@ -10,7 +10,7 @@ import pytest
 from models.limits import GuardSettings
 from models.vocab import Station
 from streams import codec
-from streams.ledger_memory import MemoryLedgerStore
+from streams.ledger.memory import MemoryLedgerStore
 from streams.messages import Record
 from streams.pipeline import PendingRead, emissions, finish_read, guard_station, process_raw_hits
 from streams.settings import Settings

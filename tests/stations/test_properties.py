@@ -25,7 +25,7 @@ from models.limits import (
 )
 from models.projection import EVIDENCE_ITEM_FIELDS, RAG_TOOL_RESULT_ADAPTER, RAG_TOOL_RESULT_FIELDS
 from streams import codec
-from streams.ledger_memory import MemoryLedgerStore
+from streams.ledger.memory import MemoryLedgerStore
 from streams.pipeline import process_lookup, process_raw_hits
 from streams.settings import Settings
 from streams.stations.blank import is_blank

@@ -96,11 +96,11 @@ CORE = [
     "streams.hashing",
     "streams.errors",
     "streams.retry",
-    "streams.runner",
-    "streams.offsets",
-    "streams.replay",
-    "streams.ledger_keys",
-    "streams.ledger_memory",
+    "streams.worker.runner",
+    "streams.worker.offsets",
+    "streams.replay.compare",
+    "streams.ledger.keys",
+    "streams.ledger.memory",
 ]
 PURE = modules_in("streams.stations") + modules_in("models") + CORE
 

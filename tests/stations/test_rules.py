@@ -35,7 +35,7 @@ from models.vocab import (
     ViolationCode,
 )
 from streams import codec
-from streams.ledger_memory import MemoryLedgerStore
+from streams.ledger.memory import MemoryLedgerStore
 from streams.messages import Record
 from streams.pipeline import PostprocessOutcome, process_lookup, process_raw_hits
 from streams.settings import Settings

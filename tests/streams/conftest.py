@@ -13,11 +13,11 @@ from models.events import Origin
 from models.vocab import Station
 from streams import codec
 from streams.errors import KafkaUnavailable
-from streams.ledger_memory import MemoryLedgerStore
+from streams.ledger.memory import MemoryLedgerStore
 from streams.messages import Output, Record
 from streams.pipeline import Outcome
-from streams.runner import BatchRunner
 from streams.settings import Settings
+from streams.worker.runner import BatchRunner
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
 

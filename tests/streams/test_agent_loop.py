@@ -16,10 +16,10 @@ from faust.events import Event
 from faust.types import Message
 
 from models.vocab import Station
-from streams.app import AgentLoop, batches, create_app
 from streams.errors import ConfigurationError, HoldExpired, KafkaUnavailable, RecordsSkipped
-from streams.runner import BatchRunner
 from streams.settings import Settings, load_settings
+from streams.worker.app import AgentLoop, batches, create_app
+from streams.worker.runner import BatchRunner
 from tests.streams.conftest import FakeSink, golden_lines
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -225,14 +225,14 @@ def test_agents_setting_rejects_unknown_names() -> None:
 def test_importing_streams_app_reads_no_environment_and_creates_nothing(tmp_path: Path) -> None:
     data = tmp_path / "faust-data"
     env = dict(os.environ, EC_AGENTS="bogus", EC_DATA_DIR=str(data))
-    code = "import streams.app, sys; print('imported')"
+    code = "import streams.worker.app, sys; print('imported')"
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=False
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "imported" and not data.exists()
     # the app itself is composed on first access (faust -A streams.app), and then says what is wrong
-    code = "import streams.app; streams.app.app"
+    code = "import streams.worker.app; streams.worker.app.app"
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=False
     )
@@ -241,8 +241,9 @@ def test_importing_streams_app_reads_no_environment_and_creates_nothing(tmp_path
 
 def test_crash_exits_at_once_with_status_70() -> None:
     code = (
-        "import streams.app\n"
-        "try:\n    raise ValueError('boom')\nexcept ValueError as exc:\n    streams.app.crash(exc, 'test')\n"
+        "import streams.worker.app\n"
+        "try:\n    raise ValueError('boom')\n"
+        "except ValueError as exc:\n    streams.worker.app.crash(exc, 'test')\n"
         "print('not reached')\n"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False)

@@ -13,9 +13,10 @@ import pytest
 from models.events import AuditRecord
 from models.vocab import Station
 from streams import codec
-from streams.audit_store import AuditStore, check_record
+from streams.audit.factory import open_store
+from streams.audit.store import AuditStore, check_record
 from streams.envelope import audit_record, event_id
-from streams.ledger_memory import MemoryLedgerStore
+from streams.ledger.memory import MemoryLedgerStore
 from streams.messages import Record
 from tests.streams.conftest import FakeSink, golden_lines, handle, origin_of, records
 
@@ -34,7 +35,7 @@ RAW_TOPIC = "t.raw-hits"
 
 @pytest.fixture
 def audit(tmp_path: Path) -> Iterator[AuditStore]:
-    store = AuditStore.open(tmp_path / "audit.db")
+    store = open_store(tmp_path / "audit.db")
     yield store
     store.close()
 
@@ -272,12 +273,12 @@ def test_a_file_that_is_not_sqlite_is_a_configuration_error(tmp_path: Path) -> N
     path = tmp_path / "audit.db"
     path.write_bytes(b"this is not a database" * 100)
     with pytest.raises(Exception, match="EC_AUDIT_DB"):
-        AuditStore.open(path)
+        open_store(path)
 
 
 def test_readers_see_committed_rows_while_the_writer_is_open(audit: AuditStore, tmp_path: Path) -> None:
     audit.apply(one_run())
-    reader = AuditStore.open(tmp_path / "audit.db", readonly=True)
+    reader = open_store(tmp_path / "audit.db", readonly=True)
     try:
         assert reader.counts() == {"events": 12, "tool_calls": 3, "verdicts": 2}
         with pytest.raises(sqlite3.OperationalError):

@@ -17,7 +17,7 @@ from streams.errors import (
     RedisUnavailable,
 )
 from streams.kafka import kafka_errors
-from streams.ledger_store import redis_errors
+from streams.ledger.redis import redis_errors
 from streams.retry import HoldInterrupted, RetryPolicy, hold
 
 

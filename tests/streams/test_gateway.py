@@ -17,6 +17,7 @@ from yarl import URL
 
 from streams import codec
 from streams.client import EvidenceChainClient, LedgerReply, VerdictReply
+from streams.client.gateway import ErrorReason, bearer_token, create_gateway, is_loopback, openapi_document
 from streams.errors import (
     CheckTimeout,
     ConfigurationError,
@@ -28,7 +29,6 @@ from streams.errors import (
     MalformedJson,
     RedisUnavailable,
 )
-from streams.gateway import ErrorReason, bearer_token, create_gateway, is_loopback, openapi_document
 from streams.hashing import sha256_hex
 from streams.settings import Settings
 

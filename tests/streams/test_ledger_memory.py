@@ -12,7 +12,7 @@ import pytest
 from models.ledger import LEDGER_ENTRY_FIELDS
 from streams import codec
 from streams.cli.offline import verdict_line
-from streams.ledger_memory import MemoryLedgerStore
+from streams.ledger.memory import MemoryLedgerStore
 from streams.settings import Settings
 from streams.stations.ledger_view import LedgerKey, LedgerLookup
 

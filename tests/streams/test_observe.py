@@ -16,12 +16,12 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from models.vocab import Station
 from streams import codec
-from streams.audit_sink import SinkStats, health
-from streams.logs import JsonFormatter, logging_config, record_fields
+from streams.audit.sink import SinkStats, health
 from streams.messages import Record
-from streams.metrics import WorkerMetrics, outcome_label
-from streams.runner import BatchRunner
+from streams.observe.logs import JsonFormatter, logging_config, record_fields
+from streams.observe.metrics import WorkerMetrics, outcome_label
 from streams.settings import Settings
+from streams.worker.runner import BatchRunner
 from tests.streams.conftest import FakeSink
 from tests.streams.test_agent_loop import RAW, FakeProbe, Loop, event
 from tests.support import memory_ledger
@@ -139,7 +139,7 @@ def handler_output(log_format: str, emit: Any) -> str:
     config["handlers"]["stderr"]["stream"] = stream
     logging.config.dictConfig(config)
     try:
-        emit(logging.getLogger("streams.app"))
+        emit(logging.getLogger("streams.worker.app"))
     finally:
         logging.config.dictConfig(logging_config("text", "warning"))
     return stream.getvalue()

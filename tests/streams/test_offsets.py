@@ -7,7 +7,7 @@ import faust
 import pytest
 from faust.types import TP
 
-from streams.offsets import Gap, OffsetTracker
+from streams.worker.offsets import Gap, OffsetTracker
 
 RAW = ("t.raw-hits", 0)
 

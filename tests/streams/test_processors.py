@@ -8,7 +8,7 @@ import asyncio
 from models.vocab import DeadLetterReason, LedgerOutcome, LedgerStatus, Station
 from streams import codec
 from streams.hashing import sha256_hex
-from streams.ledger_memory import MemoryLedgerStore
+from streams.ledger.memory import MemoryLedgerStore
 from streams.messages import Record
 from tests.streams.conftest import FakeSink, golden_lines, handle, records
 

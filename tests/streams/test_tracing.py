@@ -10,11 +10,11 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from models.vocab import Station
 from streams import codec
-from streams.ledger_memory import MemoryLedgerStore
+from streams.ledger.memory import MemoryLedgerStore
 from streams.messages import Record
-from streams.runner import BatchRunner
+from streams.observe.tracing import Tracer, tracer_for
 from streams.settings import Settings
-from streams.tracing import Tracer, tracer_for
+from streams.worker.runner import BatchRunner
 from tests.streams.conftest import FakeSink, Sent
 from tests.streams.test_agent_loop import RAW
 

@@ -57,7 +57,7 @@ from streams.errors import (
     RejectedInput,
     ReplyTimeout,
 )
-from streams.metrics import CONTENT_TYPE_LATEST, GatewayMetrics
+from streams.observe.metrics import CONTENT_TYPE_LATEST, GatewayMetrics
 from streams.retry import HoldInterrupted, RetryPolicy, hold
 from streams.settings import Settings
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import sqlite3
 from datetime import UTC, datetime
 
-from streams.audit_migrations import Migration, pending
-from streams.audit_migrations.views import RUN_SUMMARY_SQL, tool_invocation_sql
+from streams.audit.migrations import Migration, pending
+from streams.audit.migrations.views import RUN_SUMMARY_SQL, tool_invocation_sql
 from streams.errors import ConfigurationError
 
 _V1_TABLES = ("audit_events", "tool_call_station", "guard_verdict")

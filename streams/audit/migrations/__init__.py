@@ -6,10 +6,10 @@ transaction under a lock (SQLite: ``BEGIN IMMEDIATE``, the database's write lock
 transaction-level advisory lock), so two sinks that start together apply every step exactly once and a
 failed step leaves the database as it was. Readers (``inspect``, ``serve``) never migrate.
 
-- :mod:`streams.audit_migrations.sqlite` — ``MIGRATIONS`` for SQLite; a file written before versions
+- :mod:`streams.audit.migrations.sqlite` — ``MIGRATIONS`` for SQLite; a file written before versions
   existed (the three tables, no ``schema_migrations``) is adopted as version 1.
-- :mod:`streams.audit_migrations.postgres` — the same versions for PostgreSQL.
-- :mod:`streams.audit_migrations.views` — the SQL of the ``tool_invocation`` and ``run_summary`` views
+- :mod:`streams.audit.migrations.postgres` — the same versions for PostgreSQL.
+- :mod:`streams.audit.migrations.views` — the SQL of the ``tool_invocation`` and ``run_summary`` views
   in both dialects.
 
 Adding a step: append a :class:`Migration` with the next version to *both* lists (the two backends

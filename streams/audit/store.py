@@ -1,9 +1,9 @@
 """The audit store: the ``tool_invocation`` table, idempotent by ``event_id`` (SPEC 5), two backends.
 
 One interface, :class:`AuditStore`, two backends with the same tables, views and rules:
-:mod:`streams.audit_sqlite` (a file, ``EC_AUDIT_DB``, the default) and :mod:`streams.audit_postgres`
-(``EC_AUDIT_DSN=postgresql://...``). :meth:`AuditStore.from_settings` picks one. The schema is
-versioned (:mod:`streams.audit_migrations`): the sink migrates at open, readers never do.
+:mod:`streams.audit.sqlite` (a file, ``EC_AUDIT_DB``, the default) and :mod:`streams.audit.postgres`
+(``EC_AUDIT_DSN=postgresql://...``). ``streams.audit.factory.store_from_settings`` picks one. The schema is
+versioned (:mod:`streams.audit.migrations`): the sink migrates at open, readers never do.
 
 Tables:
 
@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 from models.events import AuditRecord
 from models.vocab import Station
 from streams import codec
-from streams.audit_migrations.views import TOOL_CALL_COLUMNS, VERDICT_COLUMNS, VERDICT_SHARED
+from streams.audit.migrations.views import TOOL_CALL_COLUMNS, VERDICT_COLUMNS, VERDICT_SHARED
 from streams.envelope import read_origin
 from streams.errors import ConfigurationError, InfrastructureError, MalformedAudit
 from streams.redaction import POSTGRES_SCHEMES, is_conninfo, redact_url
@@ -220,34 +220,6 @@ class AuditStore(ABC):
         self.versions = list(versions)
         """The schema versions the database has (after migrating, for the writer)."""
         self.stats = ApplyStats()
-
-    @staticmethod
-    def open(target: str | Path, *, readonly: bool = False) -> AuditStore:
-        """Open the audit database ``target``: a SQLite path, or a ``postgresql://`` DSN.
-
-        For writing it is created if need be and migrated to the latest schema; a reader migrates nothing.
-
-        Raises:
-            ConfigurationError: the database cannot be used as it is (the message says what to change).
-            AuditStoreBusy: a PostgreSQL server cannot be reached now (retriable).
-        """
-        if is_dsn(target):
-            from streams.audit_postgres import PostgresAuditStore
-
-            return PostgresAuditStore.connect(str(target), readonly=readonly)
-        from streams.audit_sqlite import SqliteAuditStore
-
-        return SqliteAuditStore.connect(target, readonly=readonly)
-
-    @staticmethod
-    def from_settings(settings: Settings, *, readonly: bool = False) -> AuditStore:
-        """The database of ``EC_AUDIT_DSN`` when it is set, else the SQLite file ``EC_AUDIT_DB``.
-
-        Raises:
-            ConfigurationError: the database cannot be used as it is.
-            AuditStoreBusy: a PostgreSQL server cannot be reached now (retriable).
-        """
-        return AuditStore.open(target_of(settings), readonly=readonly)
 
     # --- writing -----------------------------------------------------------------------------------
 

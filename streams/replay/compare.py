@@ -14,9 +14,9 @@ from typing import IO, Any
 
 from models.vocab import DeadLetterReason, Station, Topic
 from streams import codec
+from streams.ledger.store import LedgerStore
 from streams.messages import Record
 from streams.pipeline import Outcome, PendingWrite, chain
-from streams.runner import LedgerStore
 from streams.settings import Settings
 
 COMPARABLE_TOPICS: dict[str, tuple[Station, ...]] = {

@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from streams.audit_migrations import pending
-from streams.audit_migrations import sqlite as migrations
-from streams.audit_store import AuditStore, AuditStoreBusy
+from streams.audit.migrations import pending
+from streams.audit.migrations import sqlite as migrations
+from streams.audit.store import AuditStore, AuditStoreBusy
 from streams.errors import ConfigurationError
 
 log = logging.getLogger(__name__)
@@ -33,7 +33,7 @@ INSERT OR IGNORE INTO guard_verdict (event_id, run_id, draft_id, attempt, verdic
 VALUES (:event_id, :run_id, :draft_id, :attempt, :verdict, :violation_codes, :cited_tool_call_ids,
     :origin_topic, :origin_partition, :origin_offset, :source_timestamp, :processed_at, :applied_at)
 """
-# Only a strictly newer record (see streams.audit_store) replaces a station's row.
+# Only a strictly newer record (see streams.audit.store) replaces a station's row.
 _UPSERT_STATION = """
 INSERT INTO tool_call_station (run_id, tool_call_id, station, event_id, origin_topic, origin_partition,
     origin_offset, source_timestamp, tiebreak, processed_at, fields, applied_at)

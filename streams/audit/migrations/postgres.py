@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from streams.audit_migrations import Migration, pending
-from streams.audit_migrations.views import RUN_SUMMARY_SQL, tool_invocation_sql
+from streams.audit.migrations import Migration, pending
+from streams.audit.migrations.views import RUN_SUMMARY_SQL, tool_invocation_sql
 
 if TYPE_CHECKING:
     import psycopg

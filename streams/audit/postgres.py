@@ -1,6 +1,6 @@
 """The audit store in PostgreSQL (``EC_AUDIT_DSN=postgresql://user:pass@host:port/db``), with psycopg 3.
 
-The same tables, views and rules as the SQLite backend (:mod:`streams.audit_store`). A batch is one
+The same tables, views and rules as the SQLite backend (:mod:`streams.audit.store`). A batch is one
 statement per record, pipelined by ``executemany`` inside one transaction that commits before
 :meth:`PostgresAuditStore.apply` returns; each statement inserts the event and, only when it was new,
 its verdict or station row, so the dedupe by ``event_id`` and the "latest by origin order" rule are
@@ -24,9 +24,9 @@ from typing import Any, cast
 
 from models.events import AuditRecord
 from streams import codec
-from streams.audit_migrations import pending
-from streams.audit_migrations import postgres as migrations
-from streams.audit_store import AuditStore, AuditStoreBusy
+from streams.audit.migrations import pending
+from streams.audit.migrations import postgres as migrations
+from streams.audit.store import AuditStore, AuditStoreBusy
 from streams.errors import ConfigurationError, EvidenceChainError
 from streams.redaction import check_postgres_dsn, redact_url
 

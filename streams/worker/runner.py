@@ -12,9 +12,11 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from models.ledger import LedgerEntry, WriteResult
+from models.ledger import LedgerEntry
 from models.vocab import Station
+from streams.ledger.store import LedgerStore
 from streams.messages import Output, Record
+from streams.observe.tracing import Tracer
 from streams.pipeline import (
     Outcome,
     PendingRead,
@@ -28,7 +30,6 @@ from streams.pipeline import (
 from streams.retry import HoldListener, RetryPolicy, hold
 from streams.settings import Settings
 from streams.stations.ledger_view import LedgerKey, LedgerLookup
-from streams.tracing import Tracer
 
 
 class Sink(Protocol):
@@ -41,37 +42,6 @@ class Sink(Protocol):
             KafkaUnavailable: some message was not acknowledged; the caller retries the batch.
             KafkaRefused: the broker refused for good.
         """
-        ...
-
-
-class LedgerStore(Protocol):
-    """The ledger as the agents use it: ``RedisLedgerStore``; ``MemoryLedgerStore`` offline and in tests."""
-
-    async def write_many(self, entries: Sequence[LedgerEntry], *, restore: bool = False) -> list[WriteResult]:
-        """Write-once each entry, in order; return once the writes are durable as configured.
-
-        With ``restore`` (``ledger rebuild``) each entry keeps its own ``written_at`` and
-        ``expires_at``; one whose expiry has passed is not written (outcome ``EXPIRED``).
-
-        Raises:
-            RedisUnavailable: nothing is known to be durable; retry the whole batch (idempotent).
-        """
-        ...
-
-    async def read_many(self, keys: Sequence[LedgerKey]) -> dict[LedgerKey, LedgerLookup]:
-        """Look up ``(run_id, tool_call_id)`` pairs in at most two round trips.
-
-        Raises:
-            RedisUnavailable: Redis cannot be reached; the caller holds and retries.
-        """
-        ...
-
-    async def entries_of_run(self, run_id: str) -> list[LedgerEntry]:
-        """Every live entry of one run."""
-        ...
-
-    async def close(self) -> None:
-        """Release the connections."""
         ...
 
 

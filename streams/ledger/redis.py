@@ -1,6 +1,6 @@
 """The Redis edge: the write-once ledger, batched reads for the guard, error mapping, durability.
 
-Layout (``streams.ledger_keys``, SPEC 3.6): a hash per entry at ``<ns>:ledger:{<tool_call_id>}:<run_id>``
+Layout (``streams.ledger.keys``, SPEC 3.6): a hash per entry at ``<ns>:ledger:{<tool_call_id>}:<run_id>``
 (a null field is absent, ``origin`` is JSON, integers are decimal strings) and a sorted set
 ``<ns>:owners:{<tool_call_id>}`` of the run ids owning an entry with that tool call id, scored by
 the entry's expiry (epoch ms). Writes trim expired members; readers ignore them.
@@ -39,7 +39,7 @@ from models.vocab import LedgerOutcome
 from streams import codec
 from streams.envelope import read_origin
 from streams.errors import ConfigurationError, RedisRefused, RedisUnavailable
-from streams.ledger_keys import ledger_key, owners_key, run_pattern
+from streams.ledger.keys import ledger_key, owners_key, run_pattern
 from streams.redaction import check_redis_url
 from streams.settings import Settings
 from streams.stations.ledger_view import LedgerKey, LedgerLookup

@@ -1,6 +1,6 @@
 """The write-once ledger in memory: for ``verify --ledger FILE``, for tests, and as the fake of Redis.
 
-Same semantics as the Redis store (``streams.ledger_store``): the first entry for a key wins; a
+Same semantics as the Redis store (``streams.ledger.redis``): the first entry for a key wins; a
 repeat with the same hash and status is DUPLICATE, anything else CONFLICT; a missing entry is
 reported as owned by another run when another run holds that tool call id — found in an index by
 tool call id (as the Redis store keeps an owners set per tool call id), never by a scan. No I/O.
@@ -15,7 +15,7 @@ from typing import Any, cast
 from models.ledger import LEDGER_ENTRY_FIELDS, LedgerEntry, WriteResult
 from models.vocab import LedgerOutcome
 from streams.errors import RedisUnavailable
-from streams.ledger_keys import ledger_key
+from streams.ledger.keys import ledger_key
 from streams.stations.ledger_view import LedgerKey, LedgerLookup
 
 

@@ -1,4 +1,4 @@
-"""The audit sink: the ``audit`` topic into the audit store (:mod:`streams.audit_store`).
+"""The audit sink: the ``audit`` topic into the audit store (:mod:`streams.audit.store`).
 
 Delivery: :func:`run_sink` consumes in its own consumer group (``<app_id>-audit-sink``) without
 auto-commit; each batch is applied in one database transaction (SQLite with ``synchronous=FULL``, or
@@ -22,9 +22,10 @@ from aiokafka import AIOKafkaConsumer
 from aiokafka.errors import KafkaError
 from aiokafka.structs import ConsumerRecord, TopicPartition
 
-from streams.audit_store import AuditStore, AuditStoreBusy, describe
+from streams.audit.factory import store_from_settings
+from streams.audit.store import AuditStore, AuditStoreBusy, describe
 from streams.kafka import ensure_topics, kafka_errors, new_consumer
-from streams.metrics import CONTENT_TYPE_LATEST, AuditSinkMetrics
+from streams.observe.metrics import CONTENT_TYPE_LATEST, AuditSinkMetrics
 from streams.retry import HoldInterrupted, RetryPolicy, hold
 from streams.settings import Settings
 
@@ -94,7 +95,7 @@ async def run_sink(
     policy = RetryPolicy(settings.retry_initial_backoff_ms / 1000, settings.retry_max_backoff_ms / 1000, None)
 
     async def open_store() -> AuditStore:
-        return await asyncio.to_thread(AuditStore.from_settings, settings)
+        return await asyncio.to_thread(store_from_settings, settings)
 
     async def session(store: AuditStore) -> None:
         consumer = _consumer(settings)
