@@ -16,7 +16,7 @@ TOOLS_VENV := .local/tools-venv
 TOOLS_STAMP := $(TOOLS_VENV)/.installed-stamp
 CHECK_JSONSCHEMA_SPEC := check-jsonschema>=0.33,<1
 
-.PHONY: help venv install up up-postgres browser down status check lint typecheck compose-check test run bench clean distclean
+.PHONY: help venv install up up-postgres browser down status check lint typecheck compose-check test unit run bench clean distclean
 
 help:
 	@echo 'make install    create .venv ($(PYTHON)) and pip install -e ".[dev]" (again only when pyproject.toml changes)'
@@ -28,6 +28,7 @@ help:
 	@echo 'make down       stop the local stack'
 	@echo 'make check      ruff, mypy, docker-compose.yml schema, topic contracts, docs/openapi.yaml'
 	@echo 'make test       install + up + up-postgres + browser + check + the whole pytest suite (CI)'
+	@echo 'make unit       the tests that need no service (rules, fakes, CLI, contracts), two at a time'
 	@echo 'make run        install + up, then deploy/local/run.sh'
 	@echo 'make bench      station CPU vs orjson, then the stream figures into BENCHMARKS.md (needs the stack)'
 	@echo 'make clean      down, then delete .local state except downloads'
@@ -125,10 +126,21 @@ openapi-check: install
 
 check: lint typecheck compose-check contracts-check openapi-check
 
+# The tiers that need no service (rules, agents on fakes, the CLI, contracts, manifests) run two at a
+# time; the ones on the real broker, Redis and PostgreSQL, and the fault tests that kill their own
+# broker and Redis, run one at a time.
+UNIT_TESTS := tests --ignore=tests/integration --ignore=tests/faults
+SERVICE_TESTS := tests/integration tests/faults
+
+# The quick loop: every test that needs no service (CI still runs everything through `make test`).
+unit: install
+	$(VENV_PY) -m pytest -n 2 $(UNIT_TESTS)
+
 # pytest's own exit code goes through untouched (5 = no tests collected is a failure here too).
 # Then the stream and lookup benchmarks' smoke modes (tiny sizes, every figure and path) so they cannot rot.
 test: install up up-postgres browser check bench-quix-venv
-	$(VENV_PY) -m pytest tests
+	$(VENV_PY) -m pytest -n 2 $(UNIT_TESTS)
+	$(VENV_PY) -m pytest $(SERVICE_TESTS)
 	$(VENV_PY) benchmarks/stream.py --smoke --out .local/bench/smoke.md
 	$(VENV_PY) benchmarks/lookup.py --smoke --out .local/bench/smoke.md
 
