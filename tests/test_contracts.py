@@ -42,9 +42,8 @@ from streams.pipeline import (
 )
 from streams.settings import Settings
 from tests.contracts import ASYNCAPI, SCHEMAS, schema_of, validate, validate_dead_letter_headers
+from tests.golden import GOLDEN
 from tests.support import memory_ledger
-
-GOLDEN = Path(__file__).resolve().parent / "data" / "golden"
 
 # The SPEC's defaults, spelled out so no EC_* variable in the environment can change a case.
 SETTINGS = Settings(

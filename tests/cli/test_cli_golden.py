@@ -17,8 +17,7 @@ import pytest
 
 from streams import codec
 from streams.hashing import sha256_hex
-
-GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
+from tests.golden import GOLDEN
 
 
 def console_script() -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
+from tests.golden import GOLDEN
 
 
 def console_script() -> str:

@@ -4,7 +4,6 @@ cut line read from its first bytes agree with what the postprocess station finds
 from __future__ import annotations
 
 import io
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,8 +16,8 @@ from streams.cli.offline import pipe_bounded_line, pipe_keep_bytes, pipe_line, r
 from streams.messages import Record
 from streams.pipeline import Outcome, run_station
 from streams.settings import Settings
+from tests.golden import GOLDEN
 
-GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
 NAMES = ("run_id", "tool_call_id")
 
 

@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 from streams import codec
+from tests.golden import GOLDEN
 
 CAP = 1024 * 1024  # EC_INPUT__MAX_MESSAGE_BYTES's default
-GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
 
 PROBE = r"""
 import json, resource, subprocess, sys, threading

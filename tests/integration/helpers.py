@@ -23,8 +23,8 @@ from streams.kafka import read_topic as kafka_read_topic
 from streams.ledger.redis import RedisLedgerStore
 from streams.settings import Settings
 from tests.contracts import validate
+from tests.golden import GOLDEN
 
-GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
 CLI = str(Path(sys.executable).with_name("evidence-chain"))
 
 

@@ -7,7 +7,8 @@ import os
 import subprocess
 
 from streams import codec
-from tests.integration.helpers import CLI, GOLDEN, golden_lines, load_golden_ledger
+from tests.golden import GOLDEN
+from tests.integration.helpers import CLI, golden_lines, load_golden_ledger
 
 
 async def test_verify_redis_reproduces_the_golden_verdicts(redis_url: str, unique_prefix: str) -> None:

@@ -25,9 +25,8 @@ from streams.hashing import sha256_hex
 from streams.ledger.memory import MemoryLedgerStore
 from streams.pipeline import process_lookup, process_raw_hits
 from streams.settings import Settings
+from tests.golden import GOLDEN
 from tests.support import memory_ledger, verdict_of
-
-GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
 
 # The SPEC's defaults, spelled out so no EC_* variable in the environment can change a golden case.
 SETTINGS = Settings(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,8 +17,7 @@ from streams.messages import Output, Record
 from streams.pipeline import Outcome
 from streams.settings import Settings
 from streams.worker.runner import BatchRunner
-
-GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
+from tests.golden import GOLDEN
 
 
 @dataclass(frozen=True)
