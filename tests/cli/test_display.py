@@ -12,7 +12,7 @@ from rich.table import Table
 
 from streams.audit.factory import open_store
 from streams.cli.display import cell, console, printable, redact_url
-from tests.streams.test_audit_sink import chain, guard
+from tests.streams.audit_records import chain, guard
 
 HOSTILE = "x[/]\x1b[31m[bold red]boom[/]\x07\x9b2J\n:emoji_smile:"
 

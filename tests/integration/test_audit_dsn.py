@@ -20,7 +20,7 @@ from streams.audit.factory import open_store
 from streams.errors import ConfigurationError
 from tests.cli.test_secrets import CLI
 from tests.integration.audit_db import admin_dsn, fresh_database
-from tests.streams.test_audit_sink import chain, guard
+from tests.streams.audit_records import chain, guard
 
 SECRET = "S3CR3T-option-value"
 

@@ -22,7 +22,7 @@ from streams.audit.migrations.views import tool_invocation_sql
 from streams.audit.store import AuditStoreBusy
 from streams.errors import ConfigurationError
 from tests.integration.audit_db import BACKENDS, admin_dsn, audit_target
-from tests.streams.test_audit_sink import chain, one_run
+from tests.streams.audit_records import chain, one_run
 
 VERSIONS = [m.version for m in sqlite_migrations.MIGRATIONS]
 

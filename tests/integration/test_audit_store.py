@@ -22,8 +22,8 @@ from streams.errors import ConfigurationError
 from streams.ledger.memory import MemoryLedgerStore
 from streams.settings import Settings, load_settings
 from tests.integration.audit_db import BACKENDS, admin_dsn, audit_target, fresh_database
+from tests.streams.audit_records import chain, dead_letter, guard, one_run, tool_call
 from tests.streams.conftest import FakeSink, golden_lines, handle, records
-from tests.streams.test_audit_sink import chain, dead_letter, guard, one_run, tool_call
 
 
 @pytest.fixture(scope="session")
