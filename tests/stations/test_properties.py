@@ -468,7 +468,8 @@ def test_guard_never_raises_on_arbitrary_json(value: Any) -> None:
 
 
 # A stored projection: a well-formed one, then perhaps one mutation. evidence_status and relevance_level
-# stay hashable here: a list or object there makes the guard raise (xfail in test_rules.py).
+# stay hashable here: a list or object there makes the guard raise (the unhashable-enum cases in
+# test_guard.py).
 enum_like = st.one_of(
     st.none(),
     st.booleans(),
