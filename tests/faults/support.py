@@ -202,6 +202,17 @@ class Worker:
         return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
 
 
+async def wait_progress(run: Run, keys: list[tuple[str, str]], share: float, worker: Worker) -> None:
+    """Until ``share`` of ``keys`` have ledger entries, restarting a worker that exits (3 minutes at most)."""
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        worker.supervise()
+        if await run.entries_found(keys) >= share * len(keys):
+            return
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"no progress to {share:.0%}\n{worker.tail()}")
+
+
 @dataclass
 class Run:
     """One isolated flow on the fault broker and Redis."""

@@ -3,24 +3,12 @@ record READY exactly once, every hostile one as the SPEC decides, no CONFLICT, r
 
 from __future__ import annotations
 
-import asyncio
 import random
-import time
 import uuid
 from pathlib import Path
 
-from tests.faults.support import HOSTILE_KINDS, Run, Worker, expected, fault_env, record_mix
+from tests.faults.support import HOSTILE_KINDS, Run, Worker, expected, fault_env, record_mix, wait_progress
 from tests.services import FaultKafka, FaultRedis
-
-
-async def wait_progress(run: Run, keys: list[tuple[str, str]], share: float, worker: Worker) -> None:
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        worker.supervise()
-        if await run.entries_found(keys) >= share * len(keys):
-            return
-        await asyncio.sleep(0.2)
-    raise AssertionError(f"no progress to {share:.0%}\n{worker.tail()}")
 
 
 async def test_three_sigkills_lose_nothing(

@@ -8,8 +8,7 @@ import time
 import uuid
 from pathlib import Path
 
-from tests.faults.support import Run, Worker, expected, fault_env, record_mix
-from tests.faults.test_crashes import wait_progress
+from tests.faults.support import Run, Worker, expected, fault_env, record_mix, wait_progress
 from tests.services import FaultKafka, FaultRedis
 
 

@@ -16,8 +16,7 @@ from pathlib import Path
 from prometheus_client.parser import text_string_to_metric_families
 
 from streams import codec
-from tests.faults.support import Run, Worker, expected, fault_env, record_mix
-from tests.faults.test_crashes import wait_progress
+from tests.faults.support import Run, Worker, expected, fault_env, record_mix, wait_progress
 from tests.services import FaultKafka, FaultRedis, free_port
 
 

@@ -9,8 +9,7 @@ import uuid
 from pathlib import Path
 
 from streams import codec
-from tests.faults.support import Run, Worker, expected, fault_env, record_mix
-from tests.faults.test_crashes import wait_progress
+from tests.faults.support import Run, Worker, expected, fault_env, record_mix, wait_progress
 from tests.services import FaultKafka, FaultRedis
 
 OUTAGE_S = 10
