@@ -15,13 +15,8 @@ from models.events import AuditRecord
 from streams.audit.factory import open_store
 from streams.cli import pages
 from streams.cli.display import cell, printable
+from tests.cli.bidi_text import BIDI_CONTROLS, EVIL_CALL, EVIL_DRAFT, EVIL_RUN, SEPARATORS
 from tests.streams.audit_records import chain, guard
-
-BIDI_CONTROLS = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-SEPARATORS = "\u2028\u2029"  # line and paragraph separators: line breaks, like the \n already escaped
-EVIL_RUN = "run\u202eg"
-EVIL_CALL = "call\u202ex"
-EVIL_DRAFT = "d\u202etxt.exe"
 
 
 @pytest.mark.parametrize("control", BIDI_CONTROLS + SEPARATORS)

@@ -18,8 +18,8 @@ import pytest
 
 from streams.audit.factory import open_store
 from streams.errors import ConfigurationError
-from tests.cli.test_secrets import CLI
 from tests.integration.audit_db import admin_dsn, fresh_database
+from tests.integration.helpers import CLI
 from tests.streams.audit_records import chain, guard
 
 SECRET = "S3CR3T-option-value"

@@ -24,7 +24,7 @@ import pytest
 
 from streams import codec
 from streams.audit.factory import open_store
-from tests.cli.test_bidi_controls import BIDI_CONTROLS, EVIL_CALL, EVIL_DRAFT, EVIL_RUN
+from tests.cli.bidi_text import BIDI_CONTROLS, EVIL_CALL, EVIL_DRAFT, EVIL_RUN
 from tests.integration.audit_db import BACKENDS, admin_dsn, audit_target
 from tests.integration.test_serve import _Links, browser, get, serving  # noqa: F401 - browser: a fixture
 from tests.streams.audit_records import chain, guard
