@@ -23,7 +23,7 @@ from streams.observe.metrics import WorkerMetrics, outcome_label
 from streams.settings import Settings
 from streams.worker.runner import BatchRunner
 from tests.streams.conftest import FakeSink
-from tests.streams.test_agent_loop import RAW, FakeProbe, Loop, event
+from tests.streams.loop_fakes import RAW, FakeProbe, Loop, event
 from tests.support import memory_ledger
 
 SETTINGS = Settings(topic_prefix="t.")

@@ -16,7 +16,7 @@ from streams.observe.tracing import Tracer, tracer_for
 from streams.settings import Settings
 from streams.worker.runner import BatchRunner
 from tests.streams.conftest import FakeSink, Sent
-from tests.streams.test_agent_loop import RAW
+from tests.streams.loop_fakes import RAW
 
 SETTINGS = Settings(topic_prefix="t.")
 TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
