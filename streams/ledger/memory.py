@@ -1,7 +1,7 @@
 """The write-once ledger in memory: for ``verify --ledger FILE``, for tests, and as the fake of Redis.
 
 Same semantics as the Redis store (``streams.ledger.redis``): the first entry for a key wins; a
-repeat with the same hash and status is DUPLICATE, anything else CONFLICT; a missing entry is
+repeat is DUPLICATE or CONFLICT by the one rule, ``streams.ledger.store.write_outcome``; a missing entry is
 reported as owned by another run when another run holds that tool call id — found in an index by
 tool call id (as the Redis store keeps an owners set per tool call id), never by a scan. No I/O.
 """
@@ -16,6 +16,7 @@ from models.ledger import LEDGER_ENTRY_FIELDS, LedgerEntry, WriteResult
 from models.vocab import LedgerOutcome
 from streams.errors import RedisUnavailable
 from streams.ledger.keys import ledger_key
+from streams.ledger.store import write_outcome
 from streams.stations.ledger_view import LedgerKey, LedgerLookup
 
 
@@ -115,24 +116,18 @@ class MemoryLedgerStore:
             key = (entry["run_id"], entry["tool_call_id"])
             redis_key = ledger_key(self.ns, *key)
             stored = self.entries.get(key)
-            if stored is None:
-                written = dict(entry)
-                if restore and (entry.get("expires_at") or 0) <= now:
-                    results.append(WriteResult(LedgerOutcome.EXPIRED, entry, redis_key))
-                    continue
-                if not restore:
-                    written["written_at"], written["expires_at"] = now, now + self.ttl_ms
-                self.entries[key] = cast(
-                    LedgerEntry, {name: written.get(name) for name in LEDGER_ENTRY_FIELDS}
-                )
-                results.append(WriteResult(LedgerOutcome.WRITTEN, self.entries[key], redis_key))
-            elif (stored.get("projection_sha256"), stored.get("status")) == (
-                entry["projection_sha256"],
-                entry["status"],
-            ):
-                results.append(WriteResult(LedgerOutcome.DUPLICATE, stored, redis_key))
-            else:
-                results.append(WriteResult(LedgerOutcome.CONFLICT, stored, redis_key))
+            outcome = write_outcome(stored, entry)
+            if stored is not None:  # DUPLICATE or CONFLICT: nothing changes
+                results.append(WriteResult(outcome, stored, redis_key))
+                continue
+            written = dict(entry)
+            if restore and (entry.get("expires_at") or 0) <= now:
+                results.append(WriteResult(LedgerOutcome.EXPIRED, entry, redis_key))
+                continue
+            if not restore:
+                written["written_at"], written["expires_at"] = now, now + self.ttl_ms
+            self.entries[key] = cast(LedgerEntry, {name: written.get(name) for name in LEDGER_ENTRY_FIELDS})
+            results.append(WriteResult(outcome, self.entries[key], redis_key))
         return results
 
     async def read_many(self, keys: Sequence[LedgerKey]) -> dict[LedgerKey, LedgerLookup]:

@@ -46,6 +46,9 @@ from streams.stations.ledger_view import LedgerKey, LedgerLookup
 
 log = logging.getLogger(__name__)
 
+# The "same entry?" comparison below is streams.ledger.store.write_outcome (SPEC 3.6: projection_sha256
+# and status; an absent field is false here, None there, so null equals only null). Lua cannot call it:
+# tests/integration/test_same_entry.py runs this script over a table of cases against the rule.
 _WRITE_ONCE = """
 local stored = redis.call('HGETALL', KEYS[1])
 if #stored > 0 then

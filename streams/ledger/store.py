@@ -1,13 +1,34 @@
 """The ledger's interface, beside its implementations (``redis``, ``memory``): what the agents, the
-offline commands and replay ask of a ledger."""
+offline commands and replay ask of a ledger, and the one rule for "is this the same entry?"."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 from models.ledger import LedgerEntry, WriteResult
+from models.vocab import LedgerOutcome
 from streams.stations.ledger_view import LedgerKey, LedgerLookup
+
+WRITE_ONCE_FIELDS: tuple[str, ...] = ("projection_sha256", "status")
+"""What write-once compares (SPEC 3.6, 3.7): not the event id, origin, signature or stamps, so the same
+bytes from another origin or under another key are a DUPLICATE."""
+
+
+def write_outcome(stored: Mapping[str, Any] | None, entry: Mapping[str, Any]) -> LedgerOutcome:
+    """What a write-once of ``entry`` does where ``stored`` is held (SPEC 3.6).
+
+    No entry → WRITTEN; the same ``projection_sha256`` and status → DUPLICATE; anything else →
+    CONFLICT. A null field equals only a null field (a FAILED entry has no hash). ``MemoryLedgerStore``
+    and replay call this; the Lua script in ``streams.ledger.redis`` cannot, and
+    ``tests/integration/test_same_entry.py`` holds it to this rule. ``EXPIRED`` (a restore whose
+    lifetime is over) is the store's to decide, not this rule's.
+    """
+    if stored is None:
+        return LedgerOutcome.WRITTEN
+    if all(stored.get(name) == entry.get(name) for name in WRITE_ONCE_FIELDS):
+        return LedgerOutcome.DUPLICATE
+    return LedgerOutcome.CONFLICT
 
 
 class LedgerStore(Protocol):
