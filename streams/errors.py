@@ -10,11 +10,13 @@
     │   ├── SchemaViolation            SCHEMA_VIOLATION
     │   └── ProjectionBudgetExceeded   PROJECTION_BUDGET_EXCEEDED
     ├── MalformedAudit                 an audit record the sink cannot store: counted, skipped
+    │   └── Unstorable                 a value no audit database can hold (an integer beyond 64 bits)
     ├── ConfigurationError             a setting, file or argument that cannot work; the CLI explains it
     ├── Refused                        a server refused in a way retrying cannot fix: the worker exits
     │   ├── KafkaRefused               e.g. not authorized, message too large for the topic
     │   └── RedisRefused               e.g. NOPERM, a script error
     ├── HoldExpired                    an outage outlasted EC_MAX_HOLD_SECONDS: the worker exits
+    ├── HoldInterrupted                asked to stop while holding an operation; nothing was done
     ├── RecordsSkipped                 records were never delivered to an agent: the worker exits
     ├── LedgerIntegrityError           a stored projection does not hash to its projection_sha256
     ├── ReplyTimeout                   retriable=True: no reply in time; nothing left waiting
@@ -22,12 +24,15 @@
     │   └── CheckTimeout               no verdict for a draft (client, gateway 504)
     └── InfrastructureError            retriable=True: hold the batch, back off, try again
         ├── KafkaUnavailable           the broker cannot be reached or did not acknowledge
-        └── RedisUnavailable           Redis cannot be reached, is loading, read-only, out of
-                                       memory, redirecting, or did not make a write durable
+        ├── RedisUnavailable           Redis cannot be reached, is loading, read-only, out of
+        │                              memory, redirecting, or did not make a write durable
+        └── AuditStoreBusy             the audit database is locked, unreachable or failing;
+                                       nothing of the batch was stored
 
-Third-party errors are translated once, at their edge (``streams.kafka``, ``streams.ledger.redis``),
-with ``raise ... from exc``. A batch-level error that is not retriable makes the worker exit non-zero
-without committing the batch (crash-only); its supervisor starts it again and the batch is re-read.
+Third-party errors are translated once, at their edge (``streams.kafka``, ``streams.ledger.redis``,
+``streams.audit.sqlite``, ``streams.audit.postgres``), with ``raise ... from exc``. A batch-level error
+that is not retriable makes the worker exit non-zero without committing the batch (crash-only); its
+supervisor starts it again and the batch is re-read.
 """
 
 from __future__ import annotations
@@ -95,6 +100,10 @@ class MalformedAudit(EvidenceChainError):
     """An audit record the sink cannot store; it logs it, counts it and goes on."""
 
 
+class Unstorable(MalformedAudit):
+    """One record holds a value the audit databases cannot (an integer beyond 64 bits); it is skipped."""
+
+
 class ConfigurationError(EvidenceChainError):
     """A setting, file or argument that cannot work; the message says what to change."""
 
@@ -113,6 +122,10 @@ class RedisRefused(Refused):
 
 class HoldExpired(EvidenceChainError):
     """An outage lasted longer than ``EC_MAX_HOLD_SECONDS``; the worker exits instead of idling."""
+
+
+class HoldInterrupted(EvidenceChainError):
+    """The caller asked to stop while an operation was being held; nothing was done."""
 
 
 class RecordsSkipped(EvidenceChainError):
@@ -138,7 +151,7 @@ class CheckTimeout(ReplyTimeout):
 
 
 class InfrastructureError(EvidenceChainError):
-    """Kafka or Redis is unavailable: the batch is held and retried, never dead-lettered."""
+    """Kafka, Redis or the audit database is unavailable: hold the batch and retry, never dead-letter."""
 
     retriable = True
 
@@ -149,3 +162,7 @@ class KafkaUnavailable(InfrastructureError):
 
 class RedisUnavailable(InfrastructureError):
     """Redis could not be reached, timed out, or cannot take writes right now."""
+
+
+class AuditStoreBusy(InfrastructureError):
+    """The audit database is busy, unreachable or failing; nothing of the batch was stored: retry."""

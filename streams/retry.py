@@ -13,17 +13,13 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
-from streams.errors import EvidenceChainError, HoldExpired
+from streams.errors import EvidenceChainError, HoldExpired, HoldInterrupted
 
 if TYPE_CHECKING:
     from streams.settings import Settings
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-
-
-class HoldInterrupted(EvidenceChainError):
-    """The caller asked to stop while an operation was being held; nothing was done."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,8 +26,8 @@ from models.events import AuditRecord
 from streams import codec
 from streams.audit.migrations import pending
 from streams.audit.migrations import postgres as migrations
-from streams.audit.store import AuditStore, AuditStoreBusy
-from streams.errors import ConfigurationError, EvidenceChainError
+from streams.audit.store import AuditStore
+from streams.errors import AuditStoreBusy, ConfigurationError, EvidenceChainError
 from streams.redaction import check_postgres_dsn, redact_url
 
 try:

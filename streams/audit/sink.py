@@ -23,10 +23,11 @@ from aiokafka.errors import KafkaError
 from aiokafka.structs import ConsumerRecord, TopicPartition
 
 from streams.audit.factory import store_from_settings
-from streams.audit.store import AuditStore, AuditStoreBusy, describe
+from streams.audit.store import AuditStore, describe
+from streams.errors import AuditStoreBusy, HoldInterrupted
 from streams.kafka import ensure_topics, kafka_errors, new_consumer
 from streams.observe.metrics import CONTENT_TYPE_LATEST, AuditSinkMetrics
-from streams.retry import HoldInterrupted, RetryPolicy, hold
+from streams.retry import RetryPolicy, hold
 from streams.settings import Settings
 
 log = logging.getLogger(__name__)

@@ -14,8 +14,8 @@ from typing import Any
 
 from streams.audit.migrations import pending
 from streams.audit.migrations import sqlite as migrations
-from streams.audit.store import AuditStore, AuditStoreBusy
-from streams.errors import ConfigurationError
+from streams.audit.store import AuditStore
+from streams.errors import AuditStoreBusy, ConfigurationError
 
 log = logging.getLogger(__name__)
 

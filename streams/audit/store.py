@@ -51,7 +51,7 @@ from models.vocab import Station
 from streams import codec
 from streams.audit.migrations.views import TOOL_CALL_COLUMNS, VERDICT_COLUMNS, VERDICT_SHARED
 from streams.envelope import read_origin
-from streams.errors import ConfigurationError, InfrastructureError, MalformedAudit
+from streams.errors import ConfigurationError, MalformedAudit, Unstorable
 from streams.redaction import POSTGRES_SCHEMES, is_conninfo, redact_url
 
 if TYPE_CHECKING:
@@ -62,7 +62,6 @@ __all__ = [
     "VERDICT_COLUMNS",
     "ApplyStats",
     "AuditStore",
-    "AuditStoreBusy",
     "check_record",
     "decode_record",
     "is_dsn",
@@ -89,14 +88,6 @@ _INT_COLUMNS = (
 )
 VERDICT_OUTCOMES = ("PASS", "REJECT", "FALLBACK")
 """The verdicts ``run_summary`` counts, in the order pages show them."""
-
-
-class AuditStoreBusy(InfrastructureError):
-    """The audit database is busy, unreachable or failing; nothing of the batch was stored: retry."""
-
-
-class Unstorable(Exception):  # noqa: N818 - internal signal, never leaves this package
-    """One record holds a value the databases cannot (an integer beyond 64 bits); it is skipped."""
 
 
 def is_dsn(target: str | Path) -> bool:

@@ -36,10 +36,10 @@ from aiohttp.typedefs import Handler, Middleware
 
 from streams import codec
 from streams.audit.factory import store_from_settings
-from streams.audit.store import AuditStore, AuditStoreBusy, describe
+from streams.audit.store import AuditStore, describe
 from streams.cli import pages
 from streams.cli.audit import settings_with_db
-from streams.errors import ConfigurationError
+from streams.errors import AuditStoreBusy, ConfigurationError
 from streams.observe.logs import logging_config
 from streams.settings import Settings
 

@@ -47,6 +47,7 @@ from streams.client import EvidenceChainClient
 from streams.errors import (
     CheckTimeout,
     ConfigurationError,
+    HoldInterrupted,
     InfrastructureError,
     KafkaRefused,
     KafkaUnavailable,
@@ -58,7 +59,7 @@ from streams.errors import (
     ReplyTimeout,
 )
 from streams.observe.metrics import CONTENT_TYPE_LATEST, GatewayMetrics
-from streams.retry import HoldInterrupted, RetryPolicy, hold
+from streams.retry import RetryPolicy, hold
 from streams.settings import Settings
 
 log = logging.getLogger(__name__)

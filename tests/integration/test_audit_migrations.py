@@ -19,8 +19,7 @@ from streams.audit.migrations import Migration
 from streams.audit.migrations import postgres as pg_migrations
 from streams.audit.migrations import sqlite as sqlite_migrations
 from streams.audit.migrations.views import tool_invocation_sql
-from streams.audit.store import AuditStoreBusy
-from streams.errors import ConfigurationError
+from streams.errors import AuditStoreBusy, ConfigurationError
 from tests.integration.audit_db import BACKENDS, admin_dsn, audit_target
 from tests.streams.audit_records import chain, one_run
 

@@ -17,8 +17,8 @@ from pydantic import SecretStr
 from models.vocab import Station
 from streams import codec
 from streams.audit.factory import open_store, store_from_settings
-from streams.audit.store import AuditStore, AuditStoreBusy, describe
-from streams.errors import ConfigurationError
+from streams.audit.store import AuditStore, describe
+from streams.errors import AuditStoreBusy, ConfigurationError
 from streams.ledger.memory import MemoryLedgerStore
 from streams.settings import Settings, load_settings
 from tests.integration.audit_db import BACKENDS, admin_dsn, audit_target, fresh_database

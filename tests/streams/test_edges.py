@@ -11,6 +11,7 @@ from redis import exceptions as redis
 from streams.errors import (
     EvidenceChainError,
     HoldExpired,
+    HoldInterrupted,
     KafkaRefused,
     KafkaUnavailable,
     RedisRefused,
@@ -18,7 +19,7 @@ from streams.errors import (
 )
 from streams.kafka import kafka_errors
 from streams.ledger.redis import redis_errors
-from streams.retry import HoldInterrupted, RetryPolicy, hold
+from streams.retry import RetryPolicy, hold
 
 
 @pytest.mark.parametrize(
