@@ -375,7 +375,7 @@ async def wait_for_topics(settings: Settings) -> None:
     """
     from streams.retry import RetryPolicy, hold
 
-    policy = RetryPolicy(0.5, 5.0, max(settings.startup_wait_seconds, 0.1))
+    policy = RetryPolicy.for_startup(settings)
     await hold(
         lambda: ensure_topics(settings),
         what=f"waiting for Kafka at {settings.kafka_bootstrap}",

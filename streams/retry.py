@@ -1,7 +1,9 @@
 """The one retry policy: exponential backoff while the error tree says ``retriable``, for a bounded time.
 
-Every loop that waits out an outage (the agents' batches, the audit sink, the worker's start-up,
-``publish``) runs through :func:`hold`, so they back off, log and give up the same way.
+Every loop that waits out an outage (the agents' batches, the audit sink, the worker's and the
+gateway's start-up) runs through :func:`hold`, so they back off, log and give up the same way; their
+policies come from :meth:`RetryPolicy.from_settings` or :meth:`RetryPolicy.for_startup`. One-shot
+commands such as ``publish`` do not wait: they fail at once with the error.
 """
 
 from __future__ import annotations
@@ -34,13 +36,22 @@ class RetryPolicy:
     max_hold_seconds: float | None = 300.0
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> RetryPolicy:
-        """The policy of ``EC_RETRY_INITIAL_BACKOFF_MS``, ``_MAX_BACKOFF_MS`` and ``EC_MAX_HOLD_SECONDS``."""
+    def from_settings(cls, settings: Settings, *, forever: bool = False) -> RetryPolicy:
+        """The policy of ``EC_RETRY_INITIAL_BACKOFF_MS``, ``_MAX_BACKOFF_MS`` and ``EC_MAX_HOLD_SECONDS``.
+
+        ``forever`` ignores ``EC_MAX_HOLD_SECONDS``: for a process with nothing to hand back (the audit
+        sink), which waits out an outage for as long as it lasts.
+        """
         return cls(
             settings.retry_initial_backoff_ms / 1000,
             settings.retry_max_backoff_ms / 1000,
-            settings.max_hold_seconds,
+            None if forever else settings.max_hold_seconds,
         )
+
+    @classmethod
+    def for_startup(cls, settings: Settings) -> RetryPolicy:
+        """For a server that is still starting: retries 0.5 s to 5 s apart for ``EC_STARTUP_WAIT_SECONDS``."""
+        return cls(0.5, 5.0, max(settings.startup_wait_seconds, 0.1))
 
     def delays(self) -> Iterator[float]:
         """Endless delays: initial, doubled each time, capped at max."""

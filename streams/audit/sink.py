@@ -93,7 +93,7 @@ async def run_sink(
                 installed.append(sig)
     stats = stats or SinkStats()
     # The sink is its own process with nothing to hand back: it waits out outages for as long as they last.
-    policy = RetryPolicy(settings.retry_initial_backoff_ms / 1000, settings.retry_max_backoff_ms / 1000, None)
+    policy = RetryPolicy.from_settings(settings, forever=True)
 
     async def open_store() -> AuditStore:
         return await asyncio.to_thread(store_from_settings, settings)

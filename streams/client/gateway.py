@@ -505,7 +505,7 @@ async def serve(
         shown = f"[{host}]" if ":" in host else host
         auth = "bearer token required" if state.token is not None else "no token: loopback only"
         on_listening(f"gateway: listening on http://{shown}:{bound}/ ({auth}; Ctrl-C stops)")
-        policy = RetryPolicy(0.5, 5.0, max(settings.startup_wait_seconds, 0.1))
+        policy = RetryPolicy.for_startup(settings)
         try:
             await hold(client.start, what=state.connecting, policy=policy, stop=stop)
         except HoldInterrupted:
