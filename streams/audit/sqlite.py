@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +77,36 @@ def _unusable(where: str, exc: sqlite3.Error) -> ConfigurationError:
     )
 
 
+@contextmanager
+def _errors(
+    busy: str,
+    otherwise: Callable[[sqlite3.Error], ConfigurationError] | None = None,
+    *,
+    writing: bool = False,
+) -> Iterator[None]:
+    """SQLite's errors as this project's, mapped here once (like ``streams.audit.postgres._errors``).
+
+    A lock another connection holds ("database is locked", "... busy": some lock changes do not wait
+    for ``busy_timeout``) becomes :class:`AuditStoreBusy` ``"{busy}: {exc}"``, and so does any
+    operational failure while ``writing`` a batch (a full or failing disk: nothing was stored). Any
+    other SQLite error becomes ``otherwise(exc)``, or propagates as it is when there is none.
+
+    Raises:
+        AuditStoreBusy: retriable; the caller holds and tries again.
+        ConfigurationError: from ``otherwise``.
+    """
+    try:
+        yield
+    except sqlite3.Error as exc:
+        if isinstance(exc, sqlite3.OperationalError) and (
+            writing or "locked" in str(exc) or "busy" in str(exc)
+        ):
+            raise AuditStoreBusy(f"{busy}: {exc}") from exc
+        if otherwise is None:
+            raise
+        raise otherwise(exc) from exc
+
+
 class SqliteAuditStore(AuditStore):
     """The audit tables in one SQLite file; one writer (the sink), any number of readers."""
 
@@ -98,7 +129,8 @@ class SqliteAuditStore(AuditStore):
             AuditStoreBusy: another process holds the file's write lock (retriable).
         """
         where = str(path)
-        try:
+        busy = f"the audit database {where} is locked by another process"
+        with _errors(busy, lambda exc: _unusable(where, exc)):
             if readonly:
                 if not Path(where).is_file():
                     raise ConfigurationError(f"no audit database at {where}; run `evidence-chain audit-sink`")
@@ -123,16 +155,6 @@ class SqliteAuditStore(AuditStore):
                 if applied:
                     log.info("audit database %s: applied schema versions %s", where, applied)
                 versions = migrations.versions(conn)
-        except sqlite3.OperationalError as exc:
-            if "locked" in str(exc) or "busy" in str(exc):
-                # Another process holds the file's write lock (some lock changes do not wait for
-                # busy_timeout): retriable, the sink holds and opens it again.
-                raise AuditStoreBusy(
-                    f"the audit database {where} is locked by another process ({exc})"
-                ) from exc
-            raise _unusable(where, exc) from exc
-        except sqlite3.Error as exc:
-            raise _unusable(where, exc) from exc
         conn.row_factory = sqlite3.Row
         return cls(conn, where, readonly=readonly, versions=versions)
 
@@ -143,7 +165,7 @@ class SqliteAuditStore(AuditStore):
     def _write(self, rows: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
         inserted = unstorable = 0
         cur = self.conn.cursor()
-        try:
+        with _errors(f"storing {len(rows)} audit records in {self.path}", writing=True):
             cur.execute("BEGIN IMMEDIATE")
             try:
                 for row in rows:
@@ -166,8 +188,6 @@ class SqliteAuditStore(AuditStore):
                 if self.conn.in_transaction:
                     cur.execute("ROLLBACK")
                 raise
-        except sqlite3.OperationalError as exc:
-            raise AuditStoreBusy(f"storing {len(rows)} audit records in {self.path}: {exc}") from exc
         return inserted, unstorable
 
     @staticmethod
@@ -184,14 +204,8 @@ class SqliteAuditStore(AuditStore):
         return True
 
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
-        try:
+        with _errors(f"reading {self.path}", self._unreadable):
             return self.conn.execute(sql, params).fetchall()
-        except sqlite3.OperationalError as exc:
-            if "locked" in str(exc) or "busy" in str(exc):
-                raise AuditStoreBusy(f"reading {self.path}: {exc}") from exc
-            raise self._unreadable(exc) from exc
-        except sqlite3.Error as exc:
-            raise self._unreadable(exc) from exc
 
     def _unreadable(self, exc: sqlite3.Error) -> ConfigurationError:
         return ConfigurationError(
