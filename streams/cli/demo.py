@@ -70,7 +70,6 @@ def _lines(path: str) -> list[bytes]:
 def _start_worker(settings: Settings, log_path: Path) -> subprocess.Popen[bytes]:
     env = dict(os.environ)
     env.update(EC_TOPIC_PREFIX=settings.topic_prefix, EC_APP_ID=settings.app_id, EC_NS=settings.ns)
-    env.setdefault("EC_BATCH_WITHIN_SECONDS", "0.1")
     cli = Path(sys.executable).with_name("evidence-chain")
     with log_path.open("wb") as log:
         return subprocess.Popen(  # noqa: S603 - our own console script

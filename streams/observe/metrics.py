@@ -28,7 +28,7 @@ handle restarts).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -100,7 +100,6 @@ class WorkerMetrics:
             ["agent"],
             registry=r,
         )
-        self._refreshers: list[Callable[[], Any]] = []
 
     def start_agent(self, agent: Station) -> None:
         """Show an agent's series at 0 before its first batch."""
@@ -169,11 +168,6 @@ class AuditSinkMetrics:
         self.records.labels("duplicate").inc(max(0, read - stored - malformed))
         self.batches.inc()
         self.batch_seconds.observe(seconds)
-
-    def set_lag(self, lags: Iterable[tuple[tuple[str, int], int]]) -> None:
-        self.lag.clear()
-        for (topic, partition), lag in lags:
-            self.lag.labels(topic, str(partition)).set(lag)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

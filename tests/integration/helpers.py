@@ -85,7 +85,6 @@ def worker_env(prefix: str, kafka: str, redis: str, **extra: str) -> dict[str, s
         EC_APP_ID=f"{prefix}app",
         EC_NS=prefix.rstrip("-."),
         EC_TOPIC_PARTITIONS="3",
-        EC_BATCH_WITHIN_SECONDS="0.1",
         EC_BROKER_SESSION_TIMEOUT_SECONDS="10",
         EC_BROKER_HEARTBEAT_SECONDS="1",
         EC_BROKER_REBALANCE_TIMEOUT_SECONDS="10",
