@@ -26,7 +26,7 @@ from streams import codec
 from streams.audit.factory import open_store
 from tests.cli.bidi_text import BIDI_CONTROLS, EVIL_CALL, EVIL_DRAFT, EVIL_RUN
 from tests.integration.audit_db import BACKENDS, admin_dsn, audit_target
-from tests.integration.test_serve import _Links, browser, get, serving  # noqa: F401 - browser: a fixture
+from tests.integration.serving import Links, browser, get, serving  # noqa: F401 - browser: a fixture
 from tests.streams.audit_records import chain, guard
 
 pytestmark = pytest.mark.timeout(120)
@@ -289,7 +289,7 @@ def test_bidi_controls_in_ids_show_escaped_on_the_pages(database: str, tmp_path:
         assert missing[0] == 404 and "nobody\\u202e" in missing[2].decode()
         for text in (listing, html, missing[2].decode()):
             assert not any(c in text for c in BIDI_CONTROLS), "a raw bidi control on a page"
-        links = _Links()
+        links = Links()
         links.feed(html)
         assert links.fragment_links
         for href in links.fragment_links:  # the tool call's link still lands on its row
