@@ -27,7 +27,7 @@ from streams.ledger.redis import RedisLedgerStore
 from streams.messages import Record
 from streams.pipeline import Outcome, PendingWrite, chain
 from streams.settings import Settings
-from tests.integration.helpers import checked, publish
+from tests.integration.helpers import checked, publish, worker_env
 
 REPO = Path(__file__).resolve().parents[2]
 TEXT = "网关超时先检查上游配置，再看连接池。Check proxy_read_timeout and upstream latency. "
@@ -124,27 +124,22 @@ def expected(records: Iterable[bytes], settings: Settings) -> Expected:
 
 
 def fault_env(prefix: str, kafka: str, redis: str, **extra: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(
-        EC_KAFKA_BOOTSTRAP=kafka,
-        EC_REDIS_URL=redis,
-        EC_TOPIC_PREFIX=prefix,
-        EC_APP_ID=f"{prefix}app",
-        EC_NS=prefix.rstrip("-"),
-        EC_TOPIC_PARTITIONS="3",
-        EC_BROKER_SESSION_TIMEOUT_SECONDS="6",
-        EC_BROKER_HEARTBEAT_SECONDS="1",
-        EC_BROKER_REBALANCE_TIMEOUT_SECONDS="10",
-        EC_BROKER_COMMIT_INTERVAL_SECONDS="0.5",
-        EC_RETRY_INITIAL_BACKOFF_MS="100",
-        EC_RETRY_MAX_BACKOFF_MS="1000",
-        EC_REDIS_TIMEOUT_MS="1000",
-        EC_STARTUP_WAIT_SECONDS="60",
-        EC_DATA_DIR=str(Path(os.environ.get("TMPDIR", "/tmp")) / "evidence-chain-faults"),
-        PYTHONPATH=str(REPO),
+    """``worker_env`` with the fault suite's overrides: a shorter session timeout, frequent commits, a
+    longer start-up wait, its own data directory, and the repository on ``PYTHONPATH`` for the hooked
+    worker; ``extra`` wins over both."""
+    return worker_env(
+        prefix,
+        kafka,
+        redis,
+        **{
+            "EC_BROKER_SESSION_TIMEOUT_SECONDS": "6",
+            "EC_BROKER_COMMIT_INTERVAL_SECONDS": "0.5",
+            "EC_STARTUP_WAIT_SECONDS": "60",
+            "EC_DATA_DIR": str(Path(os.environ.get("TMPDIR", "/tmp")) / "evidence-chain-faults"),
+            "PYTHONPATH": str(REPO),
+            **extra,
+        },
     )
-    env.update(extra)
-    return env
 
 
 @dataclass
