@@ -273,16 +273,23 @@ def test_a_valid_dsn_is_accepted_and_its_password_never_printed(name: str, tmp_p
     for command, code, output in readers:
         assert code == 1 and "AuditStoreBusy" in output, f"{command}: {code}\n{output}"
         assert shown in output and SECRET not in output and "Traceback" not in output, output
-    # The sink waits for an unreachable server, logging each retry: stop it after a few.
-    sink = subprocess.Popen(
-        [CLI, "audit-sink"], env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-    )  # noqa: S603
+    # The sink waits for an unreachable server, logging each retry: stop it after two (or 60 s; a busy
+    # machine starts it slowly, so no fixed sleep).
+    log_path = tmp_path / "sink.log"
+    with log_path.open("wb") as sink_log:
+        sink = subprocess.Popen(  # noqa: S603
+            [CLI, "audit-sink"], env=env, cwd=tmp_path, stdout=sink_log, stderr=subprocess.STDOUT
+        )
     try:
-        time.sleep(4)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and sink.poll() is None:
+            if log_path.read_bytes().count(b"retry") >= 2:
+                break
+            time.sleep(0.2)
     finally:
         sink.send_signal(signal.SIGTERM)
-        out, _ = sink.communicate(timeout=30)
-    log = out.decode(errors="replace")
+        sink.wait(timeout=30)
+    log = log_path.read_text(errors="replace")
     assert log.count("retry") >= 2, log
     assert shown in log and SECRET not in log and "Traceback" not in log, log
 
