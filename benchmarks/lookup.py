@@ -50,6 +50,7 @@ import corpus  # noqa: E402
 import harness  # noqa: E402
 from harness import LOGS, ROOT, Process, Watcher, fresh_settings, percentile, pipeline_env  # noqa: E402
 
+from models.vocab import Topic  # noqa: E402
 from streams import codec  # noqa: E402
 from streams.client import EvidenceChainClient  # noqa: E402
 from streams.pipeline import process_lookup, process_raw_hits  # noqa: E402
@@ -191,7 +192,7 @@ async def background(settings: Settings, rate: float, stop: asyncio.Event) -> No
             await asyncio.sleep(max(0.0, start + sent / rate - loop.time()))
             n = first + sent % len(pool)
             value = pool[sent % len(pool)].replace(b'"call-%d"' % n, b'"load-%d"' % (first + sent), 1)
-            await producer.send(settings.topic("raw-hits"), value, key=harness.key_of(value))
+            await producer.send(settings.topic(Topic.RAW_HITS), value, key=harness.key_of(value))
             sent += 1
     finally:
         await producer.stop()

@@ -27,6 +27,7 @@ from aiokafka.helpers import create_ssl_context
 from aiokafka.partitioner import DefaultPartitioner
 from aiokafka.structs import OffsetAndMetadata, TopicPartition
 
+from models.topology import TOPOLOGY
 from models.vocab import Topic
 from streams.errors import ConfigurationError, KafkaRefused, KafkaUnavailable
 from streams.messages import Output, Record
@@ -35,14 +36,9 @@ from streams.settings import Settings
 log = logging.getLogger(__name__)
 
 TOPIC_NAMES: tuple[str, ...] = tuple(topic.value for topic in Topic)
-"""Every topic of the SPEC, without the prefix; all keyed by ``run_id``."""
+"""Every topic of the SPEC, without the prefix, as plain text (the CLI's choices); all keyed by ``run_id``."""
 
-WORKER_INPUTS: tuple[str, ...] = (
-    Topic.RAW_HITS,
-    Topic.POSTPROCESSED,
-    Topic.PROJECTED,
-    Topic.DIAGNOSIS_DRAFTS,
-)
+WORKER_INPUTS: tuple[Topic, ...] = tuple(wiring.input for wiring in TOPOLOGY.values())
 """The topics the workers' consumer group consumes (the only ones ``replay --mode reset`` may move)."""
 
 
@@ -266,7 +262,7 @@ NEW_TOPIC_LEADERS_WAIT_SECONDS = 10.0
 """How long :func:`ensure_topics` waits for the partitions it created to take requests."""
 
 
-def topic_configs(settings: Settings, name: str) -> dict[str, str]:
+def topic_configs(settings: Settings, name: Topic) -> dict[str, str]:
     """Broker configs of one topic: 4 MiB messages; the ledger is history (never compacted)."""
     configs = {"max.message.bytes": str(settings.topic_max_message_bytes)}
     if name == Topic.LEDGER:
@@ -300,7 +296,7 @@ async def ensure_topics(settings: Settings) -> list[str]:
         KafkaUnavailable: the broker cannot be reached.
         ConfigurationError: existing topics disagree on the partition count.
     """
-    wanted = {settings.topic(name): name for name in TOPIC_NAMES}
+    wanted = {settings.topic(topic): topic for topic in Topic}
     async with started(new_admin(settings), f"creating topics on {settings.kafka_bootstrap}") as admin:
         with kafka_errors(f"creating topics on {settings.kafka_bootstrap}"):
             counts = await partition_counts(admin, list(wanted))
@@ -476,7 +472,7 @@ class OffsetProbe:
 class Range:
     """Which records to read: one topic, some partitions, offsets or times (epoch ms)."""
 
-    topic: str
+    topic: Topic
     partitions: list[int] | None = None
     from_offset: int | None = None
     from_time_ms: int | None = None

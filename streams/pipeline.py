@@ -25,6 +25,7 @@ from models.ids import is_valid_id
 from models.ledger import LEDGER_ENTRY_FIELDS, LedgerEntry, WriteResult
 from models.lookup import FailedLookup, LookupResult
 from models.projection import ProjectedEvent
+from models.topology import TOPOLOGY
 from models.verdict import Verdict
 from models.vocab import (
     DeadLetterReason,
@@ -545,13 +546,8 @@ def _encode_audit(audit: Mapping[str, Any]) -> bytes:
 
 # --- chains -------------------------------------------------------------------------------------
 
-OUTPUT_TOPIC: dict[Station, Topic] = {
-    Station.POSTPROCESS: Topic.POSTPROCESSED,
-    Station.PROJECT: Topic.PROJECTED,
-    Station.LEDGER: Topic.LEDGER,
-    Station.GUARD: Topic.VERDICTS,
-}
-"""The topic on which each station's main output travels on."""
+OUTPUT_TOPIC: dict[Station, Topic] = {station: wiring.output for station, wiring in TOPOLOGY.items()}
+"""The topic on which each station's main output travels (from :data:`models.topology.TOPOLOGY`)."""
 
 
 def chain(record: Record, settings: Settings, stations: tuple[Station, ...]) -> Step:

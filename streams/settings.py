@@ -22,7 +22,7 @@ from models.limits import (
     PostprocessSettings,
     ToolProjectionLimits,
 )
-from models.vocab import Station
+from models.vocab import Station, Topic
 from streams.errors import ConfigurationError
 from streams.redaction import check_postgres_dsn, check_redis_url
 
@@ -199,7 +199,7 @@ class Settings(BaseSettings):
         check_redis_url(value.get_secret_value())  # redis-py's and urllib's messages may quote it
         return value
 
-    def topic(self, name: str) -> str:
+    def topic(self, name: Topic) -> str:
         """The full name of one of the SPEC's topics, with the prefix."""
         return f"{self.topic_prefix}{name}"
 

@@ -22,6 +22,7 @@ from aiokafka import AIOKafkaConsumer
 from aiokafka.errors import KafkaError
 from aiokafka.structs import ConsumerRecord, TopicPartition
 
+from models.vocab import Topic
 from streams.audit.factory import store_from_settings
 from streams.audit.store import AuditStore, describe
 from streams.errors import AuditStoreBusy, HoldInterrupted
@@ -54,7 +55,7 @@ class SinkStats:
 def _consumer(settings: Settings) -> AIOKafkaConsumer:
     return new_consumer(
         settings,
-        settings.topic("audit"),
+        settings.topic(Topic.AUDIT),
         group_id=f"{settings.app_id}-audit-sink",
         client_id=f"{settings.app_id}-audit-sink",
         session_timeout_ms=int(settings.broker_session_timeout_seconds * 1000),
@@ -104,7 +105,7 @@ async def run_sink(
             with kafka_errors(f"audit sink on {settings.kafka_bootstrap}"):
                 await ensure_topics(settings)
                 await consumer.start()
-                log.info("audit sink: %s into %s", settings.topic("audit"), store.where)
+                log.info("audit sink: %s into %s", settings.topic(Topic.AUDIT), store.where)
                 await _consume(consumer, store, stats, stop, batch_size, once, policy)
         finally:
             stats.assigned = False

@@ -26,7 +26,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from models.vocab import Station
+from models.vocab import Station, Topic
 from streams import codec
 from streams.cli.display import cell, console, printable, redact_url
 from streams.cli.offline import read_lines
@@ -96,13 +96,13 @@ async def _demo(
     expected_ledger = sum(1 for line in raw if _reaches_ledger(line, settings))
     console.print(
         Text.assemble(
-            "publishing ", str(len(raw)), " raw-hits records to ", (settings.topic("raw-hits"), "bold")
+            "publishing ", str(len(raw)), " raw-hits records to ", (settings.topic(Topic.RAW_HITS), "bold")
         )
     )
-    await publish_lines(settings, settings.topic("raw-hits"), iter(raw), len(raw))
+    await publish_lines(settings, settings.topic(Topic.RAW_HITS), iter(raw), len(raw))
     ledger = await read_topic(
         settings,
-        settings.topic("ledger"),
+        settings.topic(Topic.LEDGER),
         until=lambda v: len(v) >= expected_ledger,
         wait_seconds=wait_seconds,
     )
@@ -112,17 +112,17 @@ async def _demo(
         )
     console.print(
         Text.assemble(
-            "publishing ", str(len(drafts)), " drafts to ", (settings.topic("diagnosis-drafts"), "bold")
+            "publishing ", str(len(drafts)), " drafts to ", (settings.topic(Topic.DIAGNOSIS_DRAFTS), "bold")
         )
     )
-    await publish_lines(settings, settings.topic("diagnosis-drafts"), iter(drafts), len(drafts))
+    await publish_lines(settings, settings.topic(Topic.DIAGNOSIS_DRAFTS), iter(drafts), len(drafts))
     verdicts = await read_topic(
         settings,
-        settings.topic("verdicts"),
+        settings.topic(Topic.VERDICTS),
         until=lambda v: len(v) >= len(drafts),
         wait_seconds=wait_seconds,
     )
-    letters = await read_topic(settings, settings.topic("dead-letters"), until=lambda v: True, settle=2.0)
+    letters = await read_topic(settings, settings.topic(Topic.DEAD_LETTERS), until=lambda v: True, settle=2.0)
     order = {sha256_hex(draft): index for index, draft in enumerate(drafts)}
     parsed = sorted(
         (codec.loads(v) for v in verdicts), key=lambda v: order.get(v["draft_sha256"], len(order))
@@ -157,7 +157,7 @@ def show(outcome: dict[str, list[dict[str, Any]]], settings: Settings, console: 
             cell((entry["projection_sha256"] or "-")[:12]),
             cell(entry["failure_reason"], empty=""),
         )
-    verdicts = Table(title=Text(f"Verdicts ({settings.topic('verdicts')})"))
+    verdicts = Table(title=Text(f"Verdicts ({settings.topic(Topic.VERDICTS)})"))
     for column in ("draft", "run", "attempt", "verdict", "violations"):
         verdicts.add_column(column)
     for verdict in outcome["verdicts"]:
@@ -173,7 +173,7 @@ def show(outcome: dict[str, list[dict[str, Any]]], settings: Settings, console: 
             cell(verdict["verdict"], style),
             Text(codes),
         )
-    letters = Table(title=Text(f"Dead letters ({settings.topic('dead-letters')})"))
+    letters = Table(title=Text(f"Dead letters ({settings.topic(Topic.DEAD_LETTERS)})"))
     for column in ("reason", "run / tool call", "station", "source", "error"):
         letters.add_column(column)
     for letter in outcome["dead_letters"]:

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from models.ids import is_valid_id
 from models.ledger import LEDGER_ENTRY_FIELDS, LedgerEntry
+from models.vocab import Topic
 from streams import codec
 from streams.cli.display import console, redact_url
 from streams.cli.progress import consume_range
@@ -91,7 +92,7 @@ async def rebuild(settings: Settings) -> tuple[Counter[str], bool]:
 
     try:
         return await consume_range(
-            settings, Range("ledger"), f"rebuild from {settings.topic('ledger')}", handle
+            settings, Range(Topic.LEDGER), f"rebuild from {settings.topic(Topic.LEDGER)}", handle
         )
     finally:
         await store.close()

@@ -11,6 +11,7 @@ from typing import IO
 
 from rich.table import Table
 
+from models.vocab import Topic
 from streams.cli.display import cell, console
 from streams.cli.progress import consume_range
 from streams.errors import ConfigurationError
@@ -32,7 +33,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "offsets would move to the start of the range (workers stopped), and move them with --yes; "
         "unchanged records end as DUPLICATE, changed ones as CONFLICT dead letters, never as an overwrite.",
     )
-    replay.add_argument("--topic", default="raw-hits", choices=TOPIC_NAMES)
+    replay.add_argument("--topic", default=Topic.RAW_HITS.value, choices=TOPIC_NAMES)
     start = replay.add_mutually_exclusive_group()
     start.add_argument("--from-offset", type=int, metavar="N", help="first offset (per partition)")
     start.add_argument("--from-time", metavar="ISO8601", help="first record at or after this time")
@@ -76,7 +77,7 @@ def _range(args: argparse.Namespace) -> Range:
     if args.from_offset is not None and args.from_offset < 0:
         raise ConfigurationError(f"--from-offset must be 0 or more, not {args.from_offset}")
     return Range(
-        topic=args.topic,
+        topic=Topic(args.topic),
         partitions=args.partition,
         from_offset=args.from_offset,
         from_time_ms=parse_time(args.from_time) if args.from_time else None,
@@ -153,11 +154,11 @@ def run_replay(args: argparse.Namespace) -> int:
             "DUPLICATE, changed projections as LEDGER_CONFLICT dead letters."
         )
         return 0
-    if args.topic not in COMPARABLE_TOPICS:
-        raise ConfigurationError(f"--mode compare reads {' or '.join(COMPARABLE_TOPICS)}, not {args.topic}")
+    if wanted.topic not in COMPARABLE_TOPICS:
+        raise ConfigurationError(f"--mode compare reads {' or '.join(COMPARABLE_TOPICS)}, not {wanted.topic}")
     with open(args.out, "wb") as diffs:
         counts, interrupted = asyncio.run(compare(settings, wanted, diffs))
-    title = f"replay compare of {settings.topic(args.topic)}" + (" (interrupted)" if interrupted else "")
+    title = f"replay compare of {settings.topic(wanted.topic)}" + (" (interrupted)" if interrupted else "")
     out.print(_summary(counts, title))
     out.print(f"differences: {args.out}")
     if interrupted:

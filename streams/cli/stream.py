@@ -10,6 +10,7 @@ from typing import IO
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from models.vocab import Topic
 from streams import codec
 from streams.cli.lines import stdin_bytes
 from streams.cli.offline import read_lines
@@ -121,7 +122,7 @@ def run_publish(args: argparse.Namespace) -> int:
         raise ConfigurationError(
             f"unknown topic {args.topic!r}; use one of {', '.join(TOPIC_NAMES)} or --raw-topic"
         )
-    topic = args.topic if args.raw_topic else settings.topic(args.topic)
+    topic = args.topic if args.raw_topic else settings.topic(Topic(args.topic))
     handle: IO[bytes]
     if args.file:  # the input first: a missing file or a closed stdin is said before topics are created
         try:

@@ -397,7 +397,7 @@ class EvidenceChainClient:
             return refused["run_id"], refused["tool_call_id"]
         return record["run_id"], record["tool_call_id"]
 
-    async def _partition_of(self, topic: str, key: bytes, *, refresh: bool = False) -> int:
+    async def _partition_of(self, topic: Topic, key: bytes, *, refresh: bool = False) -> int:
         """The partition the producer's own partitioner (murmur2 of the key) picks."""
         name = self.settings.topic(topic)
         known = None if refresh else self._partitions.get(name)
@@ -409,7 +409,7 @@ class EvidenceChainClient:
             known = self._partitions[name] = sorted(found)
         return int(self._partitioner(key, known, known))
 
-    async def _send(self, topic: str, raw: bytes, key: bytes, partition: int) -> None:
+    async def _send(self, topic: Topic, raw: bytes, key: bytes, partition: int) -> None:
         name = self.settings.topic(topic)
         with kafka_errors(f"producing to {name}[{partition}]"):
             delivered = await self.producer.send(name, raw, key=key, partition=partition)

@@ -12,6 +12,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import IO, Any
 
+from models.topology import chain_from
 from models.vocab import DeadLetterReason, LedgerOutcome, Station, Topic
 from streams import codec
 from streams.ledger.store import LedgerStore, write_outcome
@@ -19,11 +20,11 @@ from streams.messages import Record
 from streams.pipeline import Outcome, PendingWrite, chain
 from streams.settings import Settings
 
-COMPARABLE_TOPICS: dict[str, tuple[Station, ...]] = {
-    Topic.RAW_HITS: (Station.POSTPROCESS, Station.PROJECT, Station.LEDGER),
-    Topic.POSTPROCESSED: (Station.PROJECT, Station.LEDGER),
+COMPARABLE_TOPICS: dict[Topic, tuple[Station, ...]] = {
+    topic: chain_from(topic, through=Station.LEDGER) for topic in (Topic.RAW_HITS, Topic.POSTPROCESSED)
 }
-"""The topics compare can start from, and the stations a record of each goes through."""
+"""The topics compare can start from, and the stations a record of each goes through (from
+:data:`models.topology.TOPOLOGY`, up to the ledger station's decision)."""
 
 OUTCOMES = ("same", "differs", "missing", "failed")
 
@@ -40,7 +41,7 @@ class Expected:
     reason: str | None
 
 
-def expected_entry(record: Record, settings: Settings, topic: str) -> Expected:
+def expected_entry(record: Record, settings: Settings, topic: Topic) -> Expected:
     """Run the stations up to the ledger station's decision on one record (nothing is written)."""
     step = chain(record, settings, COMPARABLE_TOPICS[topic])
     if isinstance(step, PendingWrite):
@@ -60,7 +61,7 @@ def expected_entry(record: Record, settings: Settings, topic: str) -> Expected:
 
 
 async def compare_batch(
-    records: list[Record], settings: Settings, topic: str, store: LedgerStore, diffs: IO[bytes] | None
+    records: list[Record], settings: Settings, topic: Topic, store: LedgerStore, diffs: IO[bytes] | None
 ) -> Counter[str]:
     """Classify each record of a batch as same / differs / missing / failed; write the non-same ones."""
     expectations = [(record, expected_entry(record, settings, topic)) for record in records]

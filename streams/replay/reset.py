@@ -83,7 +83,7 @@ def check_range(wanted: Range) -> None:
         )
     if wanted.topic not in WORKER_INPUTS:
         raise ConfigurationError(
-            f"the workers do not consume {wanted.topic!r}; reset one of {', '.join(WORKER_INPUTS)}"
+            f"the workers do not consume {str(wanted.topic)!r}; reset one of {', '.join(WORKER_INPUTS)}"
         )
 
 

@@ -39,6 +39,7 @@ from typing import Any, NoReturn
 import faust
 from faust.types import TP as FaustTP
 
+from models.topology import TOPOLOGY
 from models.vocab import Station, Topic
 from streams.envelope import event_id
 from streams.errors import RecordsSkipped
@@ -59,12 +60,8 @@ log = logging.getLogger(__name__)
 EXIT_CRASH = 70
 """Exit status of a crash-only exit (``EX_SOFTWARE``)."""
 
-INPUT_TOPIC: dict[Station, Topic] = {
-    Station.POSTPROCESS: Topic.RAW_HITS,
-    Station.PROJECT: Topic.POSTPROCESSED,
-    Station.LEDGER: Topic.PROJECTED,
-    Station.GUARD: Topic.DIAGNOSIS_DRAFTS,
-}
+INPUT_TOPIC: dict[Station, Topic] = {station: wiring.input for station, wiring in TOPOLOGY.items()}
+"""The topic each agent consumes, in the chain's order (from :data:`models.topology.TOPOLOGY`)."""
 
 
 def _brokers(bootstrap: str) -> str:

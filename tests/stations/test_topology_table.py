@@ -1,0 +1,129 @@
+"""The one topology table (``models.topology.TOPOLOGY``) says what the stations really do, and every
+other wiring table is derived from it (STYLE: declare a wiring fact once)."""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from models.ledger import WriteResult
+from models.topology import COMMON_OUTPUTS, TOPOLOGY, chain_from, station_reading
+from models.vocab import LedgerOutcome, Station, Topic
+from streams import codec
+from streams.kafka import WORKER_INPUTS
+from streams.messages import Record
+from streams.pipeline import (
+    OUTPUT_TOPIC,
+    STATIONS,
+    Outcome,
+    PendingRead,
+    PendingWrite,
+    emissions,
+    finish_read,
+    finish_write,
+    run_station,
+)
+from streams.replay.compare import COMPARABLE_TOPICS
+from streams.settings import Settings
+from streams.stations.ledger_view import LedgerLookup
+from streams.worker.app import INPUT_TOPIC
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN_RAW = ROOT.parent / "shared" / "golden" / "pipe" / "input.jsonl"
+SETTINGS = Settings()
+AT = "2026-12-03T00:00:00.000+00:00"
+
+
+def test_every_station_has_exactly_one_input_and_each_input_one_station() -> None:
+    assert set(TOPOLOGY) == set(STATIONS), "every station the pipeline runs is in the table, and only those"
+    inputs = [wiring.input for wiring in TOPOLOGY.values()]
+    assert len(inputs) == len(set(inputs)), "two stations consume one topic"
+    for station, wiring in TOPOLOGY.items():
+        assert station_reading(wiring.input) == station
+        assert wiring.outputs, station
+        assert wiring.input not in wiring.outputs, station
+        assert not set(wiring.outputs) & set(COMMON_OUTPUTS), station
+    assert set(Topic) == {w.input for w in TOPOLOGY.values()} | {
+        topic for w in TOPOLOGY.values() for topic in w.outputs
+    } | set(COMMON_OUTPUTS), "every topic is read or written by some station"
+
+
+def test_the_other_tables_are_derived_from_it() -> None:
+    assert list(INPUT_TOPIC.items()) == [(s, w.input) for s, w in TOPOLOGY.items()]
+    assert list(INPUT_TOPIC) == [Station.POSTPROCESS, Station.PROJECT, Station.LEDGER, Station.GUARD]
+    assert OUTPUT_TOPIC == {s: w.output for s, w in TOPOLOGY.items()}
+    assert WORKER_INPUTS == (Topic.RAW_HITS, Topic.POSTPROCESSED, Topic.PROJECTED, Topic.DIAGNOSIS_DRAFTS)
+    assert COMPARABLE_TOPICS == {
+        Topic.RAW_HITS: (Station.POSTPROCESS, Station.PROJECT, Station.LEDGER),
+        Topic.POSTPROCESSED: (Station.PROJECT, Station.LEDGER),
+    }
+    assert chain_from(Topic.DIAGNOSIS_DRAFTS, through=Station.LEDGER) == ()
+    assert chain_from(Topic.AUDIT, through=Station.LEDGER) == ()
+
+
+def _settle(station: Station, record: Record, draft_lookups: bool = True) -> Outcome[Any]:
+    """One station on one record, its Redis step answered as a fresh ledger would."""
+    step = run_station(station, record, SETTINGS)
+    if isinstance(step, PendingWrite):
+        return finish_write(step, WriteResult(LedgerOutcome.WRITTEN, step.entry, "k"), record)
+    if isinstance(step, PendingRead):
+        return finish_read(step, {key: LedgerLookup(None) for key in step.keys}, record)
+    return step
+
+
+def _observed() -> dict[Station, list[set[Topic]]]:
+    """Per station, the topics of each record's emissions, over the golden raw hits run down the chain,
+    a draft citing unknown tool calls, and malformed input to every station."""
+    seen: dict[Station, list[set[Topic]]] = defaultdict(list)
+
+    def run(station: Station, value: bytes) -> Outcome[Any]:
+        record = Record(f"t.{TOPOLOGY[station].input}", 0, 0, 0, None, value)
+        outcome = _settle(station, record)
+        seen[station].append({Topic(m.topic) for m in emissions(outcome, record, SETTINGS, AT)})
+        return outcome
+
+    for line in GOLDEN_RAW.read_bytes().splitlines():
+        value: bytes | None = line
+        for station in (Station.POSTPROCESS, Station.PROJECT, Station.LEDGER):
+            if value is None:
+                break
+            outcome = run(station, value)
+            value = next((o.value for o in outcome.outputs if o.topic == TOPOLOGY[station].output), None)
+    draft = {
+        "run_id": "run-1",
+        "draft_id": "d-1",
+        "analysis": [{"id": "a1", "kind": "NORMAL", "content": "x", "tool_call_ids": ["call-9"]}],
+        "conclusion": None,
+        "limitations": ["l"],
+    }
+    run(Station.GUARD, codec.dumps(draft))
+    for station in TOPOLOGY:
+        run(station, b"{not json")
+    return seen
+
+
+def test_the_outputs_are_what_each_station_emits() -> None:
+    seen = _observed()
+    assert set(seen) == set(TOPOLOGY)
+    for station, wiring in TOPOLOGY.items():
+        own = set().union(*seen[station]) - set(COMMON_OUTPUTS)
+        assert own == set(wiring.outputs), station
+        assert all(Topic.AUDIT in topics for topics in seen[station]), f"{station}: an audit record per input"
+    assert set().union(*(t for runs in seen.values() for t in runs)) >= set(COMMON_OUTPUTS)
+
+
+def test_no_string_topic_names_in_the_package() -> None:
+    """``Settings.topic`` and ``Range`` take a ``Topic``; a string literal there is a second declaration."""
+    found = []
+    for path in sorted([*ROOT.joinpath("streams").rglob("*.py"), *ROOT.joinpath("models").rglob("*.py")]):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call) or not node.args:
+                continue
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            first = node.args[0]
+            literal = isinstance(first, ast.Constant) and isinstance(first.value, str)
+            if name in {"topic", "Range"} and literal:
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not found, found
