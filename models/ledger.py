@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any, NotRequired, cast
 
 from pydantic import Field, TypeAdapter
 from typing_extensions import TypedDict
@@ -42,6 +43,23 @@ class LedgerEntry(TypedDict):
     origin: ChainOrigin
     source_timestamp: SourceTimestamp
     failure_reason: Annotated[DeadLetterReason | None, Field(description="Null when READY.")]
+    key_id: NotRequired[
+        Annotated[
+            str,
+            Field(
+                description="Signed entries only (SPEC 3.7): the first 16 hex digits of SHA-256 over the "
+                "signer's raw Ed25519 public key."
+            ),
+        ]
+    ]
+    signature: NotRequired[
+        Annotated[
+            str,
+            Field(
+                description="Signed entries only (SPEC 3.7): the Ed25519 signature, 128 lowercase hex digits."
+            ),
+        ]
+    ]
     written_at: Annotated[
         int | None, Field(description="When the store first wrote the entry (Redis TIME, epoch ms).")
     ]
@@ -50,6 +68,20 @@ class LedgerEntry(TypedDict):
 
 LEDGER_ENTRY_FIELDS: tuple[str, ...] = tuple(LedgerEntry.__annotations__)
 """Every field of an entry, in the order of the ``ledger`` topic value."""
+
+SIGNATURE_FIELDS: tuple[str, ...] = ("key_id", "signature")
+"""Present on a signed entry only: an unsigned entry has neither field (not even null)."""
+
+
+def as_stored(source: Mapping[str, Any]) -> LedgerEntry:
+    """The entry's fields in topic order (a missing one null), the signature's only when it is signed."""
+    out = {
+        name: source.get(name)
+        for name in LEDGER_ENTRY_FIELDS
+        if name not in SIGNATURE_FIELDS or source.get(name) is not None
+    }
+    return cast(LedgerEntry, out)
+
 
 LEDGER_ENTRY_ADAPTER: TypeAdapter[LedgerEntry] = TypeAdapter(LedgerEntry)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, NotRequired
 
 from pydantic import Field, TypeAdapter
 from typing_extensions import TypedDict
@@ -41,6 +41,15 @@ class FallbackReport(TypedDict):
     limitations: list[str]
 
 
+class VerdictSignature(TypedDict):
+    """A signed verdict's ``signature`` (SPEC 4.1)."""
+
+    key_id: Annotated[
+        str, Field(description="First 16 hex digits of SHA-256 over the signer's raw Ed25519 public key.")
+    ]
+    value: Annotated[str, Field(description="The Ed25519 signature, 128 lowercase hex digits.")]
+
+
 class Verdict(TypedDict):
     """The ``verdicts`` topic value, keys in this order."""
 
@@ -72,6 +81,9 @@ class Verdict(TypedDict):
     ]
     fallback_report: Annotated[FallbackReport | None, Field(description="Null unless FALLBACK.")]
     source_timestamp: SourceTimestamp
+    signature: NotRequired[
+        Annotated[VerdictSignature, Field(description="Signed verdicts only (SPEC 4.1); absent unsigned.")]
+    ]
 
 
 class ViolationEvent(TypedDict):

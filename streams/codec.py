@@ -115,6 +115,15 @@ def dumps(value: Any) -> bytes:
     return orjson.dumps(value)
 
 
+def dumps_sorted(value: Any) -> bytes:
+    """Serialize with object keys sorted: two values give the same bytes when they are the same JSON.
+
+    Raises:
+        JSONEncodeError: the value holds something JSON cannot represent, or nests too deep.
+    """
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+
+
 def dumps_line(value: Any) -> bytes:
     """Serialize one JSON-lines record (compact JSON plus ``\\n``)."""
     return orjson.dumps(value, option=orjson.OPT_APPEND_NEWLINE)

@@ -22,7 +22,7 @@ from typing import Any, Generic, TypeVar
 
 from models.events import Origin, Rejection
 from models.ids import is_valid_id
-from models.ledger import LEDGER_ENTRY_FIELDS, LedgerEntry, WriteResult
+from models.ledger import LedgerEntry, WriteResult, as_stored
 from models.lookup import FailedLookup, LookupResult
 from models.projection import ProjectedEvent
 from models.topology import TOPOLOGY
@@ -56,6 +56,7 @@ from streams.stations.ledger_view import LedgerKey, LedgerLookup
 from streams.stations.pack import pack
 from streams.stations.postprocess import postprocess
 from streams.stations.project import Projection, pick, project_lookup
+from streams.trust.keys import signer_for, trusted_for
 
 T = TypeVar("T")
 A = TypeVar("A")
@@ -376,7 +377,12 @@ def ledger_station(record: Record, settings: Settings) -> Outcome[None] | Pendin
         )
     origin = read_origin(value.get("origin")) or record.coordinates
     try:
-        entry = ledger_entry(value, origin=origin, event_id=event_id(Station.LEDGER, origin))
+        entry = ledger_entry(
+            value,
+            origin=origin,
+            event_id=event_id(Station.LEDGER, origin),
+            signer=signer_for(settings.signing_key_file),
+        )
     except RejectedInput as exc:
         refused = exc.as_rejection()
         return Outcome(
@@ -399,7 +405,7 @@ def ledger_station(record: Record, settings: Settings) -> Outcome[None] | Pendin
 
 def ledger_event(stored: LedgerEntry) -> bytes:
     """The ``ledger`` topic value: the entry as stored, in :data:`LEDGER_ENTRY_FIELDS` order."""
-    return codec.dumps({name: stored.get(name) for name in LEDGER_ENTRY_FIELDS})
+    return codec.dumps(as_stored(stored))
 
 
 def _after_write(record: Record, entry: LedgerEntry, result: WriteResult) -> Outcome[LedgerEntry]:
@@ -418,9 +424,18 @@ def _after_write(record: Record, entry: LedgerEntry, result: WriteResult) -> Out
 # --- guard ---------------------------------------------------------------------------------------
 
 
+def guard_for(settings: Settings) -> EvidenceGuard:
+    """The guard of these settings: its limits, the keys it trusts (3.7) and signs verdicts with (4.1)."""
+    return EvidenceGuard(
+        settings.guard,
+        trusted=trusted_for(settings.trusted_keys_file),
+        signer=signer_for(settings.signing_key_file),
+    )
+
+
 def guard_station(record: Record, settings: Settings) -> PendingRead:
     """``diagnosis-drafts`` → the entries to read; finishing gives the verdict and its violations."""
-    guard = EvidenceGuard(settings.guard)
+    guard = guard_for(settings)
     plan = guard.plan(record.value)
     run_id = plan.run_id or ""
     keys = tuple((run_id, tool_call_id) for tool_call_id in plan.cited)

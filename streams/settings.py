@@ -72,6 +72,18 @@ class Settings(BaseSettings):
     )
     redis_wait_timeout_ms: int = Field(1_000, ge=1, description="Longest WAIT / WAITAOF for a ledger write.")
 
+    # Signing (SPEC 3.7, 4.1)
+    signing_key_file: str | None = Field(
+        None,
+        description="Ed25519 private key (PEM PKCS#8) the ledger agent signs entries and the guard verdicts "
+        "with; unset: unsigned.",
+    )
+    trusted_keys_file: str | None = Field(
+        None,
+        description="Public keys the guard and verify accept (64 hex per line, # comments); set: an "
+        "unsigned or untrusted entry is LEDGER_PAYLOAD_TAMPERED.",
+    )
+
     # The Faust app
     app_id: str = Field("evidence-chain", description="Faust app id = the workers' consumer group.")
     agents: Annotated[frozenset[Station], NoDecode] = Field(

@@ -28,7 +28,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     offline.register(sub)
-    for name in ("stream", "demo", "ledger", "replay", "audit", "serve", "gateway", "schemas"):
+    for name in (
+        "stream",
+        "demo",
+        "ledger",
+        "replay",
+        "audit",
+        "serve",
+        "gateway",
+        "schemas",
+        "trust",
+        "receipt",
+    ):
         try:
             module = __import__(f"streams.cli.{name}", fromlist=["register"])
         except ModuleNotFoundError as exc:

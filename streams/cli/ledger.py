@@ -12,7 +12,7 @@ from typing import Any, cast
 from rich.table import Table
 
 from models.ids import is_valid_id
-from models.ledger import LEDGER_ENTRY_FIELDS, LedgerEntry
+from models.ledger import LedgerEntry, as_stored
 from models.vocab import Topic
 from streams import codec
 from streams.cli.display import console, redact_url
@@ -53,7 +53,7 @@ def entry_of(value: bytes) -> LedgerEntry | None:
         or not is_valid_id(doc.get("tool_call_id"))
     ):
         return None
-    return cast(LedgerEntry, {name: doc.get(name) for name in LEDGER_ENTRY_FIELDS})
+    return as_stored(doc)
 
 
 def restorable(entry: LedgerEntry, record_timestamp: int | None, ttl_ms: int, now_ms: int) -> LedgerEntry:

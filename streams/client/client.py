@@ -23,7 +23,7 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.partitioner import DefaultPartitioner
 
 from models.ids import is_valid_id
-from models.ledger import LEDGER_ENTRY_FIELDS, LedgerEntry
+from models.ledger import LedgerEntry, as_stored
 from models.vocab import LedgerStatus, Topic
 from streams import codec
 from streams.client.readers import PartitionReader, ReaderPool, Waiter
@@ -124,7 +124,7 @@ def _as_bytes(value: bytes | bytearray | memoryview | str | Mapping[str, Any]) -
 
 def stored_entry(value: Mapping[str, Any]) -> LedgerEntry:
     """An entry with exactly the ledger fields, in their order (a ledger event or a Redis hash)."""
-    return {name: value.get(name) for name in LEDGER_ENTRY_FIELDS}  # type: ignore[return-value]
+    return as_stored(value)
 
 
 def check_integrity(entry: LedgerEntry) -> None:

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from typing import Any, cast
 
-from models.ledger import LEDGER_ENTRY_FIELDS, LedgerEntry, WriteResult
+from models.ledger import LedgerEntry, WriteResult, as_stored
 from models.vocab import LedgerOutcome
 from streams.errors import RedisUnavailable
 from streams.ledger.keys import ledger_key
@@ -97,8 +97,7 @@ class MemoryLedgerStore:
         for entry in entries:
             key = (str(entry.get("run_id")), str(entry.get("tool_call_id")))
             if key not in self.entries:
-                complete = {name: entry.get(name) for name in LEDGER_ENTRY_FIELDS}
-                self.entries[key] = cast(LedgerEntry, {**complete, **entry})
+                self.entries[key] = cast(LedgerEntry, {**as_stored(entry), **entry})
                 stored += 1
         return stored
 
@@ -126,7 +125,7 @@ class MemoryLedgerStore:
                 continue
             if not restore:
                 written["written_at"], written["expires_at"] = now, now + self.ttl_ms
-            self.entries[key] = cast(LedgerEntry, {name: written.get(name) for name in LEDGER_ENTRY_FIELDS})
+            self.entries[key] = as_stored(written)
             results.append(WriteResult(outcome, self.entries[key], redis_key))
         return results
 

@@ -34,7 +34,7 @@ import redis.asyncio as aioredis
 from redis import exceptions as redis_errors_mod
 
 from models.events import Origin
-from models.ledger import LEDGER_ENTRY_FIELDS, LedgerEntry, WriteResult
+from models.ledger import LEDGER_ENTRY_FIELDS, SIGNATURE_FIELDS, LedgerEntry, WriteResult
 from models.vocab import LedgerOutcome
 from streams import codec
 from streams.envelope import read_origin
@@ -227,6 +227,7 @@ def from_hash(fields: Mapping[bytes, bytes] | Mapping[str, str]) -> LedgerEntry:
             "origin": origin,
             "source_timestamp": _int_or_none(text.get("source_timestamp")),
             "failure_reason": text.get("failure_reason"),
+            **{name: text[name] for name in SIGNATURE_FIELDS if name in text},
             "written_at": _int_or_none(text.get("written_at")),
             "expires_at": _int_or_none(text.get("expires_at")),
         },

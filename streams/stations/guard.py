@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from models.draft import DIAGNOSIS_DRAFT_ADAPTER, MAX_ATTEMPT, MAX_ID_CHARS, DiagnosisDraft
 from models.events import Origin
@@ -19,13 +19,21 @@ from models.ids import is_valid_id
 from models.limits import GuardSettings
 from models.projection import RagToolResult
 from models.validation import ContractError, validate
-from models.verdict import EvidenceSnapshot, FallbackReport, Verdict, Violation, ViolationEvent
+from models.verdict import (
+    EvidenceSnapshot,
+    FallbackReport,
+    Verdict,
+    VerdictSignature,
+    Violation,
+    ViolationEvent,
+)
 from models.vocab import FALLBACK_LIMITATION, AnalysisKind, LedgerStatus, VerdictKind, ViolationCode
 from streams import codec
 from streams.hashing import sha256_hex
 from streams.stations.blank import is_blank
 from streams.stations.ledger_view import LedgerLookup
 from streams.stations.reread import reread
+from streams.trust.keys import Signer, TrustedKeys
 
 Code = ViolationCode
 _KINDS = frozenset(AnalysisKind)
@@ -123,8 +131,12 @@ def _attempt(value: int | None) -> int:
 class EvidenceGuard:
     """Collects every violation of a draft (except that unparsable or too large ends the check)."""
 
-    def __init__(self, settings: GuardSettings) -> None:
+    def __init__(
+        self, settings: GuardSettings, *, trusted: TrustedKeys | None = None, signer: Signer | None = None
+    ) -> None:
         self.settings = settings
+        self.trusted = trusted
+        self.signer = signer
 
     # -- step 1: parse and structure (A) ---------------------------------------------------------
 
@@ -293,7 +305,7 @@ class EvidenceGuard:
         report: FallbackReport | None = None
         if verdict is VerdictKind.FALLBACK:
             report = {"conclusion": None, "limitations": [FALLBACK_LIMITATION]}
-        return {
+        judged: Verdict = {
             "event_id": event_id,
             "origin": origin,
             "run_id": plan.run_id,
@@ -308,6 +320,9 @@ class EvidenceGuard:
             "fallback_report": report,
             "source_timestamp": origin["timestamp"] if origin is not None else None,
         }
+        if self.signer is not None:
+            judged["signature"] = cast(VerdictSignature, self.signer.sign_verdict(judged))
+        return judged
 
     def _citations(
         self,
@@ -326,7 +341,8 @@ class EvidenceGuard:
                 path = f"analysis[{i}].tool_call_ids[{j}]"
                 citation = cache.get(tcid)
                 if citation is None:
-                    citation = cache[tcid] = _check_citation(tcid, run_id, lookups.get(tcid, _NO_ENTRY))
+                    lookup = lookups.get(tcid, _NO_ENTRY)
+                    citation = cache[tcid] = _check_citation(tcid, run_id, lookup, self.trusted)
                 result = citation.result
                 if result is None:
                     out.append(_violation(citation.code or Code.CITATION_NOT_FOUND, path, citation.message))
@@ -353,7 +369,9 @@ class EvidenceGuard:
         return out
 
 
-def _check_citation(tool_call_id: str, run_id: str | None, lookup: LedgerLookup) -> _Citation:
+def _check_citation(
+    tool_call_id: str, run_id: str | None, lookup: LedgerLookup, trusted: TrustedKeys | None
+) -> _Citation:
     """B then C for one cited tool call: found → READY → same run → re-read."""
     if not is_valid_id(tool_call_id):
         return _Citation(Code.CITATION_NOT_FOUND, f"{_shown(tool_call_id)} is not a valid tool call id")
@@ -371,7 +389,7 @@ def _check_citation(tool_call_id: str, run_id: str | None, lookup: LedgerLookup)
         return _Citation(
             Code.CITATION_CROSS_RUN, f"the entry's stored run {_shown(entry.get('run_id'))} differs"
         )
-    outcome = reread(entry, tool_call_id)
+    outcome = reread(entry, tool_call_id, trusted)
     if outcome.result is None:
         return _Citation(outcome.code, f"{_shown(tool_call_id)}: {outcome.detail[:200]}")
     return _Citation(None, "", outcome.result, str(entry.get("projection_sha256")))

@@ -15,11 +15,15 @@ from models.vocab import DeadLetterReason, LedgerStatus, RecordStatus, parse_rea
 from streams import codec
 from streams.errors import InvalidId, SchemaViolation
 from streams.hashing import sha256_hex
+from streams.trust.keys import Signer
 
 
-def ledger_entry(event: dict[str, Any], *, origin: Origin | None, event_id: str | None) -> LedgerEntry:
+def ledger_entry(
+    event: dict[str, Any], *, origin: Origin | None, event_id: str | None, signer: Signer | None = None
+) -> LedgerEntry:
     """The entry a parsed ``projected`` value asks to write.
 
+    With a ``signer`` the entry carries ``key_id`` and ``signature`` over its stored fields (SPEC 3.7).
     The ids are validated again before they become a Redis key. An ``OK`` value must carry a
     projection whose SHA-256 matches: one that does not is corrupt in transit and is not written.
 
@@ -56,7 +60,7 @@ def ledger_entry(event: dict[str, Any], *, origin: Origin | None, event_id: str 
         raise SchemaViolation(
             f"status must be OK or FAILED, not {str(status)[:40]!r}", run_id=run_id, tool_call_id=tool_call_id
         )
-    return {
+    entry: LedgerEntry = {
         "event_id": event_id,
         "run_id": run_id,
         "tool_call_id": tool_call_id,
@@ -70,6 +74,10 @@ def ledger_entry(event: dict[str, Any], *, origin: Origin | None, event_id: str 
         "written_at": None,
         "expires_at": None,
     }
+    if signer is not None:  # deterministic (Ed25519): a re-delivered record signs to the same bytes
+        signed = signer.sign_entry(entry)
+        entry["key_id"], entry["signature"] = signed["key_id"], signed["signature"]
+    return entry
 
 
 def conflict_error(key: str, stored: LedgerEntry, wanted: LedgerEntry) -> str:

@@ -14,6 +14,7 @@ from models.projection import EVIDENCE_ITEM_FIELDS, RAG_TOOL_RESULT_FIELDS, RagT
 from models.vocab import EvidenceStatus, RelevanceLevel, ViolationCode
 from streams import codec
 from streams.hashing import sha256_hex
+from streams.trust.keys import TrustedKeys
 
 _TOP = frozenset(RAG_TOOL_RESULT_FIELDS)
 _ITEM = frozenset(EVIDENCE_ITEM_FIELDS)
@@ -88,8 +89,12 @@ def _invalid(doc: dict[str, Any], tool_call_id: str) -> str | None:
     return None
 
 
-def reread(entry: Mapping[str, Any], tool_call_id: str) -> Reread:
-    """Re-read and check the stored projection of one ledger entry."""
+def reread(entry: Mapping[str, Any], tool_call_id: str, trusted: TrustedKeys | None = None) -> Reread:
+    """Re-read and check the stored projection of one ledger entry.
+
+    With ``trusted`` keys (SPEC 3.7), an entry that is unsigned, signed by a key not in them, or whose
+    signature does not verify over its stored fields is TAMPERED, checked right after the hash.
+    """
     stored = entry.get("projection")
     if isinstance(stored, str):
         data = stored.encode("utf-8")
@@ -101,6 +106,10 @@ def reread(entry: Mapping[str, Any], tool_call_id: str) -> Reread:
         return _fail(
             ViolationCode.LEDGER_PAYLOAD_TAMPERED, "the projection's SHA-256 differs from the stored one"
         )
+    if trusted is not None:
+        why = trusted.verify_entry(entry)
+        if why is not None:
+            return _fail(ViolationCode.LEDGER_PAYLOAD_TAMPERED, f"the entry's signature: {why}")
     try:
         # Canonical bytes never repeat a name; stored bytes that do are not JSON here, as in a draft
         # (SPEC 4 A.1): which of the two values would be "the" projection is not ours to pick.
