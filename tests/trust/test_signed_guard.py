@@ -1,0 +1,220 @@
+"""The ledger signs entries deterministically; with trusted keys the guard accepts only what verifies.
+
+Run through the very code ``verify --ledger`` and the agents run (``streams.pipeline``), on the golden
+ledger signed here with keys made for the test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from models.vocab import LedgerOutcome, Station
+from streams import codec
+from streams.cli.offline import load_ledger, verdict_line
+from streams.hashing import sha256_hex
+from streams.ledger.memory import MemoryLedgerStore
+from streams.messages import Record
+from streams.pipeline import PendingWrite, ledger_event, run_station
+from streams.settings import Settings
+from streams.trust import Signer, TrustedKeys, generate_key_pair
+from tests.golden import GOLDEN
+
+
+@pytest.fixture(scope="module")
+def keys(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Signer, Path, Path]]:
+    folder = tmp_path_factory.mktemp("keys")
+    return {name: generate_key_pair(folder, name) for name in ("old", "new", "stranger")}
+
+
+def golden_entries() -> list[dict[str, Any]]:
+    return [
+        codec.loads(line) for line in (GOLDEN / "guard" / "ledger.jsonl").read_bytes().splitlines() if line
+    ]
+
+
+def signed(entry: dict[str, Any], signer: Signer) -> dict[str, Any]:
+    return {**entry, **signer.sign_entry(entry)}
+
+
+def trust_file(tmp_path: Path, *signers: Signer) -> str:
+    path = tmp_path / f"trusted-{'-'.join(s.key_id for s in signers)}.pub"
+    path.write_text("".join(f"# {s.key_id}\n{s.public_hex}\n" for s in signers))
+    return str(path)
+
+
+def verdicts(
+    tmp_path: Path, entries: list[dict[str, Any]], drafts: list[bytes], **settings: Any
+) -> list[dict[str, Any]]:
+    ledger_path = tmp_path / "ledger.jsonl"
+    ledger_path.write_bytes(b"".join(codec.dumps_line(e) for e in entries))
+    ledger = load_ledger(str(ledger_path))
+    config = Settings(**settings)
+    return [codec.loads(verdict_line(draft, config, ledger.read_now)) for draft in drafts]
+
+
+def drafts() -> list[bytes]:
+    return [line for line in (GOLDEN / "guard" / "drafts.jsonl").read_bytes().splitlines() if line]
+
+
+def draft(draft_id: str) -> bytes:
+    return next(d for d in drafts() if f'"draft_id":"{draft_id}"'.encode() in d.replace(b" ", b""))
+
+
+def codes(verdict: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(v["code"], v["path"]) for v in verdict["violations"]]
+
+
+def expected() -> list[dict[str, Any]]:
+    lines = (GOLDEN / "guard" / "expected_verdicts.jsonl").read_bytes().splitlines()
+    return [codec.loads(line) for line in lines if line]
+
+
+def test_a_signed_ledger_under_trusted_keys_judges_every_golden_draft_as_unsigned_did(
+    tmp_path: Path, keys: dict[str, tuple[Signer, Path, Path]]
+) -> None:
+    old = keys["old"][0]
+    got = verdicts(
+        tmp_path,
+        [signed(e, old) for e in golden_entries()],
+        drafts(),
+        trusted_keys_file=trust_file(tmp_path, old),
+    )
+    assert [(v["verdict"], codes(v)) for v in got] == [(v["verdict"], codes(v)) for v in expected()]
+
+
+def test_unsigned_entries_under_trusted_keys_are_tampered(
+    tmp_path: Path, keys: dict[str, tuple[Signer, Path, Path]]
+) -> None:
+    (verdict,) = verdicts(
+        tmp_path, golden_entries(), [draft("d-pass")], trusted_keys_file=trust_file(tmp_path, keys["old"][0])
+    )
+    assert verdict["verdict"] == "REJECT"
+    assert {code for code, _ in codes(verdict)} == {"LEDGER_PAYLOAD_TAMPERED"}
+    assert all("unsigned" in v["message"] for v in verdict["violations"])
+    assert verdict["evidence_snapshot"] == []
+
+
+def test_an_untrusted_signer_is_tampered(tmp_path: Path, keys: dict[str, tuple[Signer, Path, Path]]) -> None:
+    entries = [signed(e, keys["stranger"][0]) for e in golden_entries()]
+    (verdict,) = verdicts(
+        tmp_path, entries, [draft("d-pass")], trusted_keys_file=trust_file(tmp_path, keys["old"][0])
+    )
+    assert {code for code, _ in codes(verdict)} == {"LEDGER_PAYLOAD_TAMPERED"}
+    assert all("not trusted" in v["message"] for v in verdict["violations"])
+
+
+def test_a_forged_projection_with_a_recomputed_hash_is_tampered(
+    tmp_path: Path, keys: dict[str, tuple[Signer, Path, Path]]
+) -> None:
+    old = keys["old"][0]
+    entries = [signed(e, old) for e in golden_entries()]
+    x1 = next(e for e in entries if e["tool_call_id"] == "call_x1")
+    forged = x1["projection"].replace('"excerpt":"', '"excerpt":"FORGED ', 1)
+    assert forged != x1["projection"]
+    x1["projection"], x1["projection_sha256"] = forged, sha256_hex(forged.encode())
+    (verdict,) = verdicts(tmp_path, entries, [draft("d-pass")], trusted_keys_file=trust_file(tmp_path, old))
+    assert verdict["verdict"] == "REJECT"
+    tampered = [v for v in verdict["violations"] if v["code"] == "LEDGER_PAYLOAD_TAMPERED"]
+    assert tampered and all("does not verify" in v["message"] for v in tampered)
+    assert all("call_x1" in v["message"] for v in tampered)
+    # without trusted keys the same forgery passes: exactly the hole signatures close
+    (unchecked,) = verdicts(tmp_path, entries, [draft("d-pass")])
+    assert unchecked["verdict"] == "PASS"
+
+
+def test_a_changed_index_field_breaks_the_signature(
+    tmp_path: Path, keys: dict[str, tuple[Signer, Path, Path]]
+) -> None:
+    old = keys["old"][0]
+    entries = [signed(e, old) for e in golden_entries()]
+    x2 = next(e for e in entries if e["tool_call_id"] == "call_x2")
+    x2["evidence_status"] = "EVIDENCE_FOUND"  # the projection still says NO_EVIDENCE; the hash still holds
+    (unchecked,) = verdicts(tmp_path, entries, [draft("d-pass")])
+    assert unchecked["verdict"] == "PASS"  # the kind is judged on the projection, so nothing else notices
+    (verdict,) = verdicts(tmp_path, entries, [draft("d-pass")], trusted_keys_file=trust_file(tmp_path, old))
+    tampered = [v for v in verdict["violations"] if v["code"] == "LEDGER_PAYLOAD_TAMPERED"]
+    assert tampered and all("call_x2" in v["message"] for v in tampered)
+
+
+def test_rotation_old_entries_keep_verifying_under_the_old_key(
+    tmp_path: Path, keys: dict[str, tuple[Signer, Path, Path]]
+) -> None:
+    old, new = keys["old"][0], keys["new"][0]
+    entries = [signed(e, old if e["tool_call_id"] == "call_x1" else new) for e in golden_entries()]
+    (both,) = verdicts(tmp_path, entries, [draft("d-pass")], trusted_keys_file=trust_file(tmp_path, old, new))
+    assert both["verdict"] == "PASS"
+    (only_new,) = verdicts(tmp_path, entries, [draft("d-pass")], trusted_keys_file=trust_file(tmp_path, new))
+    assert {code for code, _ in codes(only_new)} == {"LEDGER_PAYLOAD_TAMPERED"}
+    assert all("call_x1" in v["message"] for v in only_new["violations"])
+
+
+def test_verdicts_are_signed_last_and_verify(
+    tmp_path: Path, keys: dict[str, tuple[Signer, Path, Path]]
+) -> None:
+    signer, private, _ = keys["new"]
+    got = verdicts(tmp_path, golden_entries(), drafts(), signing_key_file=str(private))
+    trusted = TrustedKeys.from_hex([signer.public_hex])
+    for verdict in got:
+        assert list(verdict)[-1] == "signature"
+        assert verdict["signature"]["key_id"] == signer.key_id
+        assert trusted.verify_verdict(verdict) is None
+        assert trusted.verify_verdict({**verdict, "attempt": verdict["attempt"] + 1}) is not None
+    plain = verdicts(tmp_path, golden_entries(), drafts())
+    assert all("signature" not in v for v in plain)
+    assert [dict(v, signature=None) for v in plain] == [dict(v, signature=None) for v in got]
+
+
+def projected_record(offset: int) -> Record:
+    entry = next(e for e in golden_entries() if e["tool_call_id"] == "call_x1")
+    value = {
+        "run_id": entry["run_id"],
+        "tool_call_id": entry["tool_call_id"],
+        "status": "OK",
+        "projection": entry["projection"],
+        "projection_sha256": entry["projection_sha256"],
+        "origin": {"topic": "raw-hits", "partition": 0, "offset": offset, "timestamp": 1_700_000_000_000},
+    }
+    return Record("projected", 0, offset, 1_700_000_000_500, b"run-g", codec.dumps(value))
+
+
+def written(store: MemoryLedgerStore, record: Record, settings: Settings) -> tuple[LedgerOutcome, bytes]:
+    step = run_station(Station.LEDGER, record, settings)
+    assert isinstance(step, PendingWrite)
+    (result,) = asyncio.run(store.write_many([step.entry]))
+    return result.outcome, ledger_event(result.stored)
+
+
+def test_a_redelivered_record_writes_byte_identical_signed_output(
+    keys: dict[str, tuple[Signer, Path, Path]],
+) -> None:
+    signer, private, _ = keys["old"]
+    config = Settings(signing_key_file=str(private))
+    record = projected_record(7)
+    first = run_station(Station.LEDGER, record, config)
+    again = run_station(Station.LEDGER, record, config)
+    assert isinstance(first, PendingWrite) and isinstance(again, PendingWrite)
+    assert codec.dumps(first.entry) == codec.dumps(again.entry)
+    store = MemoryLedgerStore()
+    outcome, event = written(store, record, config)
+    assert outcome is LedgerOutcome.WRITTEN
+    assert written(store, record, config) == (LedgerOutcome.DUPLICATE, event)
+    doc = codec.loads(event)
+    names = list(doc)
+    assert names[names.index("failure_reason") + 1 : names.index("failure_reason") + 3] == [
+        "key_id",
+        "signature",
+    ]
+    assert TrustedKeys.from_hex([signer.public_hex]).verify_entry(doc) is None
+    # the same bytes under another key are a DUPLICATE, and the event repeats the first signature
+    other = Settings(signing_key_file=str(keys["new"][1]))
+    assert written(store, projected_record(8), other) == (LedgerOutcome.DUPLICATE, event)
+
+
+def test_unsigned_ledger_events_carry_no_signature_fields() -> None:
+    store = MemoryLedgerStore()
+    _, event = written(store, projected_record(9), Settings())
+    assert "key_id" not in codec.loads(event) and b"signature" not in event
