@@ -12,6 +12,11 @@ REDIS_CONF="$REDIS_HOME/redis.conf"
 REDIS_PIDFILE="$REDIS_HOME/redis.pid"
 REDIS_LOG="$REDIS_HOME/redis.log"
 REDIS_DATA="$REDIS_HOME/data"
+# The app's Redis users (deploy/redis/users.acl): their passwords and ready-made URLs, mode 0600.
+REDIS_USERS_DIR="$REDIS_HOME/users"
+REDIS_ACL="$REPO_ROOT/deploy/redis/acl.sh"
+# Key namespaces the users may touch: EC_NS (default ec) and the demo's fresh ones (`make run`).
+REDIS_USER_NAMESPACES=("${EC_NS:-ec}" "demo-*")
 
 redis_probe() {
     [[ $(timeout 5 redis-cli -h "$REDIS_HOST" -p "$REDIS_PORT" ping 2>/dev/null) == PONG ]]
@@ -49,6 +54,46 @@ proc-title-template "{title} {listen-addr} {config-file}"
 EOF
 }
 
+# random_hex BYTES: a random value for a password (no quoting needed anywhere).
+random_hex() {
+    od -An -N"$1" -tx1 /dev/urandom | tr -d ' \n'
+}
+
+# redis_users: (re)create the ledger writer and the reader with ACL SETUSER from users.acl, each with
+# a password generated once into .local/redis/users/<user>.password (and <user>.url). Idempotent:
+# every rule list starts with `reset`. The `default` user stays the passwordless admin: this Redis
+# listens on 127.0.0.1 only and is for development (docs/security.md).
+redis_users() {
+    local version user password out rules
+    version=$(redis-server --version | grep -o 'v=[0-9.]*' | cut -d= -f2)
+    (
+        umask 077
+        mkdir -p "$REDIS_USERS_DIR"
+    )
+    chmod 700 "$REDIS_USERS_DIR"
+    while read -r user; do
+        if [[ ! -s $REDIS_USERS_DIR/$user.password ]]; then
+            (
+                umask 077
+                random_hex 32 >"$REDIS_USERS_DIR/$user.password.tmp"
+                mv "$REDIS_USERS_DIR/$user.password.tmp" "$REDIS_USERS_DIR/$user.password"
+            )
+        fi
+        password=$(<"$REDIS_USERS_DIR/$user.password")
+        (
+            umask 077
+            printf 'redis://%s:%s@%s:%s/0\n' "$user" "$password" "$REDIS_HOST" "$REDIS_PORT" \
+                >"$REDIS_USERS_DIR/$user.url"
+        )
+        rules=$("$REDIS_ACL" rules "$user" "$version" "${REDIS_USER_NAMESPACES[@]}")
+        # On stdin, not in argv: the password never shows in a process list.
+        out=$(printf 'ACL SETUSER %s %s >%s\n' "$user" "$rules" "$password" \
+            | timeout 10 redis-cli -h "$REDIS_HOST" -p "$REDIS_PORT" 2>&1) || true
+        [[ $out == OK ]] || die "redis: ACL SETUSER $user failed: ${out:-no answer} (rules: $rules)"
+    done < <("$REDIS_ACL" users)
+    log "redis: users $(paste -sd, < <("$REDIS_ACL" users)) ready (deploy/redis/users.acl; passwords and URLs in ${REDIS_USERS_DIR#"$REPO_ROOT"/}/)"
+}
+
 redis_pids() {
     { pid_alive "$REDIS_PIDFILE" "$REDIS_CONF" || true; pids_with_arg "$REDIS_CONF"; } | sort -un
 }
@@ -75,6 +120,7 @@ redis_up() {
     if [[ -n $pid ]]; then
         redis_wait_ready
         log "redis: already running (pid $pid) on $REDIS_HOST:$REDIS_PORT"
+        redis_users
         return 0
     fi
     if port_open "$REDIS_HOST" "$REDIS_PORT"; then
@@ -88,6 +134,7 @@ redis_up() {
     fi
     redis_wait_ready
     log "redis: ready on $REDIS_HOST:$REDIS_PORT (pid $(redis_pids | head -n1), AOF in ${REDIS_DATA#"$REPO_ROOT"/})"
+    redis_users
 }
 
 redis_down() {

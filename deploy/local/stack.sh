@@ -2,7 +2,8 @@
 # The local stack: one Kafka broker (KRaft) and one Redis, all state under .local/; PostgreSQL on request.
 #
 #   deploy/local/stack.sh up           start what is not running, wait until it answers (idempotent);
-#                                      PostgreSQL too when EC_STACK_POSTGRES=1
+#                                      PostgreSQL too when EC_STACK_POSTGRES=1; Redis's users and the
+#                                      dev signing keys are made when missing (docs/security.md)
 #   deploy/local/stack.sh up-postgres  start only PostgreSQL (for the audit sink's PostgreSQL backend)
 #   deploy/local/stack.sh down         stop everything; waits for exit, SIGKILL after a timeout
 #   deploy/local/stack.sh status       show what runs; exit 0 when all answer, 3 when something is stopped
@@ -21,9 +22,11 @@ source "$here/kafka.sh"
 source "$here/redis.sh"
 # shellcheck source=deploy/local/postgres.sh
 source "$here/postgres.sh"
+# shellcheck source=deploy/local/keys.sh
+source "$here/keys.sh"
 
 usage() {
-    sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
@@ -34,6 +37,7 @@ cmd_up() {
     if [[ ${EC_STACK_POSTGRES:-} == 1 ]]; then
         postgres_up
     fi
+    keys_up
 }
 
 cmd_down() {

@@ -1,0 +1,54 @@
+# Development signing keys (SPEC 3.7, 4.1) under .local/keys, made with `evidence-chain keys generate`.
+# Sourced by stack.sh and run.sh after lib.sh; defines keys_up.
+#
+#   .local/keys/ledger.key   the ledger agent's private key (EC_SIGNING_KEY_FILE of the ledger worker)
+#   .local/keys/guard.key    the guard's private key (EC_SIGNING_KEY_FILE of the guard worker)
+#   .local/keys/*.pub        their public keys
+#   .local/keys/trusted.keys both public keys: EC_TRUSTED_KEYS_FILE of every process
+# Each worker gets only its own private key; everything reads the trusted keys. Dev keys only:
+# deploy/k8s and docker-compose.yml take theirs from secrets (docs/security.md).
+# shellcheck shell=bash
+
+KEYS_DIR="$LOCAL_DIR/keys"
+KEY_NAMES=(ledger guard)
+TRUSTED_KEYS="$KEYS_DIR/trusted.keys"
+
+# keys_up [required]: make the missing key pairs and rewrite trusted.keys. Without the project's CLI
+# (no .venv yet: `make install`) it warns and returns, unless "required" (run.sh) makes that fatal.
+keys_up() {
+    local cli="$REPO_ROOT/.venv/bin/evidence-chain" name made=()
+    if [[ ! -x $cli ]] || ! "$cli" keys generate --help >/dev/null 2>&1; then
+        [[ ${1:-} == required ]] && die "signing keys: $cli has no 'keys generate'; run 'make install'"
+        warn "signing keys: no $cli with 'keys generate' yet ('make install'); not made, workers would run unsigned"
+        return 0
+    fi
+    (
+        umask 077
+        mkdir -p "$KEYS_DIR"
+    )
+    chmod 700 "$KEYS_DIR"
+    for name in "${KEY_NAMES[@]}"; do
+        if [[ -e $KEYS_DIR/$name.key ]]; then
+            [[ -s $KEYS_DIR/$name.pub ]] \
+                || die "signing keys: $KEYS_DIR/$name.key has no $name.pub beside it; delete the .key to make a new pair"
+            continue
+        fi
+        [[ -e $KEYS_DIR/$name.pub ]] && rm -f "$KEYS_DIR/$name.pub" # a public key without its private one
+        "$cli" keys generate "$KEYS_DIR" --name "$name" >/dev/null \
+            || die "signing keys: 'evidence-chain keys generate $KEYS_DIR --name $name' failed"
+        made+=("$name")
+    done
+    {
+        printf '# Trusted public keys of the local stack (deploy/local/keys.sh rewrites this file).\n'
+        for name in "${KEY_NAMES[@]}"; do
+            cat "$KEYS_DIR/$name.pub"
+        done
+    } >"$TRUSTED_KEYS.tmp"
+    chmod 644 "$TRUSTED_KEYS.tmp"
+    mv "$TRUSTED_KEYS.tmp" "$TRUSTED_KEYS"
+    if ((${#made[@]})); then
+        log "signing keys: made ${made[*]} in ${KEYS_DIR#"$REPO_ROOT"/}/ (dev only); trusted keys in ${TRUSTED_KEYS#"$REPO_ROOT"/}"
+    else
+        log "signing keys: ${KEY_NAMES[*]} in ${KEYS_DIR#"$REPO_ROOT"/}/; trusted keys in ${TRUSTED_KEYS#"$REPO_ROOT"/}"
+    fi
+}
