@@ -51,6 +51,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     demo.add_argument("--prefix", default=None, help="topic prefix (default: a fresh demo-<time>-)")
     demo.add_argument("--wait-seconds", type=float, default=120.0)
     demo.add_argument(
+        "--chain-env",
+        metavar="FILE",
+        help="run the chain (postprocess, project, ledger) and the guard as two workers, adding FILE's "
+        "NAME=VALUE lines to the chain worker's environment (make run: its signing key, its Redis user)",
+    )
+    demo.add_argument("--guard-env", metavar="FILE", help="the same for the guard worker (with --chain-env)")
+    demo.add_argument(
         "--mode",
         choices=("all", "sample", "loop"),
         default="all",
@@ -67,8 +74,34 @@ def _lines(path: str) -> list[bytes]:
         raise ConfigurationError(f"cannot read {path!r}: {exc.strerror}") from exc
 
 
-def _start_worker(settings: Settings, log_path: Path) -> subprocess.Popen[bytes]:
+def _env_file(path: str | None) -> dict[str, str]:
+    """``NAME=VALUE`` lines (``#`` comments) of a worker's extra environment; values never shown.
+
+    Raises:
+        ConfigurationError: the file cannot be read or a line is not ``NAME=VALUE``.
+    """
+    if path is None:
+        return {}
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise ConfigurationError(f"cannot read {path!r}: {exc.strerror}") from exc
+    out: dict[str, str] = {}
+    for number, line in enumerate(lines, 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        name, equals, value = line.partition("=")
+        if not equals or not name.strip().isidentifier():
+            raise ConfigurationError(f"{path}:{number}: not a NAME=VALUE line")
+        out[name.strip()] = value
+    return out
+
+
+def _start_worker(
+    settings: Settings, log_path: Path, extra: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
     env = dict(os.environ)
+    env.update(extra or {})
     env.update(EC_TOPIC_PREFIX=settings.topic_prefix, EC_APP_ID=settings.app_id, EC_NS=settings.ns)
     cli = Path(sys.executable).with_name("evidence-chain")
     with log_path.open("wb") as log:
@@ -222,9 +255,21 @@ def run_demo(args: argparse.Namespace) -> int:
     out = console(width=width)
     asyncio.run(ensure_topics(settings))
     logs = Path(".local") if Path(".local").is_dir() else Path(tempfile.gettempdir())
-    log_path = logs / f"{prefix}worker.log"
-    out.print(f"starting the worker (agents: all; log: {log_path})")
-    worker = _start_worker(settings, log_path)
+    if args.chain_env or args.guard_env:
+        # As deployed (deploy/k8s, docker-compose.yml): each worker holds only its own key and Redis user.
+        groups = {
+            "chain": ("postprocess,project,ledger", _env_file(args.chain_env)),
+            "guard": ("guard", _env_file(args.guard_env)),
+        }
+        workers = []
+        for name, (agents, extra) in groups.items():
+            log_path = logs / f"{prefix}{name}.log"
+            out.print(f"starting the {name} worker (agents: {agents}; log: {log_path})")
+            workers.append(_start_worker(settings, log_path, {**extra, "EC_AGENTS": agents}))
+    else:
+        log_path = logs / f"{prefix}worker.log"
+        out.print(f"starting the worker (agents: all; log: {log_path})")
+        workers = [_start_worker(settings, log_path)]
     try:
         if args.mode in ("all", "sample"):
             outcome = asyncio.run(_demo(settings, raw, drafts, args.wait_seconds, out))
@@ -233,7 +278,8 @@ def run_demo(args: argparse.Namespace) -> int:
             out.print()
             _agent_loop(settings, width=width, timeout_ms=int(args.wait_seconds * 1000))
     finally:
-        _stop(worker)
+        for worker in workers:
+            _stop(worker)
     out.print(
         Text.assemble(
             "\nTopics are kept under the prefix ",
