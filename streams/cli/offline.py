@@ -27,9 +27,18 @@ from streams.errors import ConfigurationError
 from streams.ledger.memory import MemoryLedgerStore
 from streams.ledger.store import LedgerStore
 from streams.messages import Record
-from streams.pipeline import Outcome, PendingRead, ProjectOutcome, finish_read, internal_error, run_station
+from streams.pipeline import (
+    Outcome,
+    PendingRead,
+    ProjectOutcome,
+    chain,
+    finish_read,
+    internal_error,
+    run_station,
+)
 from streams.settings import Settings, get_settings
 from streams.stations.ledger_view import LedgerKey, LedgerLookup
+from streams.trust.keys import signing_status
 
 # Offline, a rejected line prints a dead letter instead of a FAILED LookupResult, so every
 # LookupResult printed is status OK; the two envelope fields carry nothing and are left out.
@@ -133,16 +142,24 @@ def _oversized(line: Line, settings: Settings, source: str) -> Rejection:
 
 
 def pipe_line(line: bytes, settings: Settings, *, source: str, emit: str) -> bytes:
-    """The one output line of ``pipe`` for one whole input line."""
+    """The one output line of ``pipe`` for one whole input line.
+
+    The stations run as :func:`~streams.pipeline.chain` runs them for the agents, except that the
+    chain stops at the first rejection: offline, that rejection is the line printed.
+    """
     if source == "lookup":
-        return _projection_line(run_station(Station.PROJECT, Record.offline(line), settings))
-    first = run_station(Station.POSTPROCESS, Record.offline(line), settings)
-    if not isinstance(first, Outcome) or first.rejection is not None or not first.outputs:
-        return dead_letter_line(_rejection_of(first))
-    if emit == "lookup":
-        shown = {k: v for k, v in first.detail.items() if k not in _OFFLINE_LOOKUP_OMITS}
+        stations: tuple[Station, ...] = (Station.PROJECT,)
+    elif emit == "lookup":
+        stations = (Station.POSTPROCESS,)
+    else:
+        stations = (Station.POSTPROCESS, Station.PROJECT)
+    step = chain(Record.offline(line), settings, stations, through_rejections=False)
+    if isinstance(step, Outcome) and step.station == Station.PROJECT:
+        return _projection_line(step)
+    if emit == "lookup" and isinstance(step, Outcome) and step.rejection is None and step.outputs:
+        shown = {k: v for k, v in step.detail.items() if k not in _OFFLINE_LOOKUP_OMITS}
         return codec.dumps_line(shown)
-    return _projection_line(run_station(Station.PROJECT, Record.offline(first.outputs[0].value), settings))
+    return dead_letter_line(_rejection_of(step))
 
 
 def _projection_line(step: Any) -> bytes:
@@ -234,6 +251,7 @@ def verdict_line(
 def run_verify(args: argparse.Namespace) -> int:
     """The ``verify`` command."""
     settings = get_settings()
+    signing_status(settings.signing_key_file, settings.trusted_keys_file)  # unusable keys: exit 2 first
     if args.redis:
         return asyncio.run(_verify_redis(settings))
     drafts, out = stdin_bytes(f"evidence-chain verify --ledger {args.ledger} < DRAFTS"), stdout_bytes()
