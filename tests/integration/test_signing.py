@@ -77,9 +77,8 @@ async def test_entries_are_signed_and_redelivery_repeats_the_same_bytes(signed: 
     async with aioredis.from_url(signed.redis) as client:
         doc = codec.loads(first[0])
         stored = await client.hgetall(ledger_key(signed.ns, doc["run_id"], doc["tool_call_id"]))
-    names = [name.decode() for name in stored]
-    assert stored[b"signature"].decode() == doc["signature"]
-    assert names[-4:] == ["key_id", "signature", "written_at", "expires_at"]  # after the SPEC's fields
+    # a Redis hash has no field order to speak of once a value is long (hashtable encoding)
+    assert stored[b"key_id"].decode() == doc["key_id"] and stored[b"signature"].decode() == doc["signature"]
 
 
 def draft_citing(run_id: str, tool_call_id: str, draft_id: str) -> bytes:
