@@ -218,3 +218,20 @@ def test_unsigned_ledger_events_carry_no_signature_fields() -> None:
     store = MemoryLedgerStore()
     _, event = written(store, projected_record(9), Settings())
     assert "key_id" not in codec.loads(event) and b"signature" not in event
+
+
+def test_export_and_rebuild_keep_the_signature(keys: dict[str, tuple[Signer, Path, Path]]) -> None:
+    from streams.cli.ledger import entry_of
+    from streams.ledger.redis import from_hash, to_hash
+
+    signer = keys["old"][0]
+    store = MemoryLedgerStore()
+    _, event = written(store, projected_record(11), Settings(signing_key_file=str(keys["old"][1])))
+    rebuilt = entry_of(event)  # ledger rebuild reads the topic's events
+    assert rebuilt is not None and codec.dumps(rebuilt) == event
+    hashed = to_hash(rebuilt)  # what Redis holds ...
+    assert hashed["key_id"] == signer.key_id
+    stamps = {"written_at": str(rebuilt["written_at"]), "expires_at": str(rebuilt["expires_at"])}
+    exported = from_hash({**hashed, **stamps})  # ... and what ledger export prints
+    assert codec.dumps(exported) == event
+    assert TrustedKeys.from_hex([signer.public_hex]).verify_entry(exported) is None
