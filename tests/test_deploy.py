@@ -1,8 +1,10 @@
-"""The container deployment keeps the durable record durable and local state out of the image."""
+"""The container deployment keeps the durable record durable, local state out of the image, and gives
+each process only the Redis user and signing key it needs (issue 19, items 4 and 5)."""
 
 from __future__ import annotations
 
 import fnmatch
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +25,14 @@ def test_redis_fsyncs_before_it_replies() -> None:
     command = SERVICES["redis"]["command"]
     assert command[command.index("--appendonly") + 1] == "yes"
     assert command[command.index("--appendfsync") + 1] == "always"
-    assert SERVICES["worker"]["environment"]["EC_REDIS_DURABILITY"] == "fsync"
+    for name in ("worker-chain", "worker-guard"):
+        assert SERVICES[name]["environment"]["EC_REDIS_DURABILITY"] == "fsync", name
 
 
 def test_every_service_has_a_memory_limit_and_the_apps_a_healthcheck_and_a_restart_policy() -> None:
     for name, service in SERVICES.items():
         assert service["deploy"]["resources"]["limits"]["memory"], name
-    for name in ("worker", "audit-sink", "gateway"):
+    for name in ("worker-chain", "worker-guard", "audit-sink", "gateway"):
         assert "livez" in " ".join(SERVICES[name]["healthcheck"]["test"]), name
         assert SERVICES[name]["restart"] == "unless-stopped", name
 
@@ -82,6 +85,9 @@ def test_local_state_never_enters_the_image() -> None:
         ".local/kafka/libs",
         ".venv/bin",
         ".env",
+        "deploy/k8s/generated/ledger.key",
+        "deploy/k8s/generated/redis-reader.env",
+        "anywhere/signing.key",
     ):
         assert ignored(path), path
     for path in (
@@ -95,3 +101,59 @@ def test_local_state_never_enters_the_image() -> None:
     ):
         assert not ignored(path), path
     assert ignored("docs/design.md")
+
+
+def agents(name: str) -> set[str]:
+    value = SERVICES[name].get("environment", {}).get("EC_AGENTS", "postprocess,project,ledger,guard")
+    return set(value.split(","))
+
+
+def test_the_workers_together_run_every_agent_once_and_the_guard_apart_from_the_ledger() -> None:
+    workers = [n for n, s in SERVICES.items() if s.get("command") == ["evidence-chain", "worker"]]
+    every = sorted(a for n in workers for a in agents(n))
+    assert every == sorted(["postprocess", "project", "ledger", "guard"])
+    (guard,) = [n for n in workers if "guard" in agents(n)]
+    assert agents(guard) == {"guard"}
+
+
+def secrets_of(name: str) -> set[str]:
+    return {s if isinstance(s, str) else s["source"] for s in SERVICES[name].get("secrets", [])}
+
+
+def test_each_key_only_where_it_signs_and_the_trusted_keys_where_entries_are_read() -> None:
+    files = {name: spec["file"] for name, spec in COMPOSE["secrets"].items()}
+    assert all(path.startswith(".local/compose/") for path in files.values()), "generated, never committed"
+    holders = {secret: {n for n in SERVICES if secret in secrets_of(n)} for secret in files}
+    ledger = {
+        n for n in SERVICES if "ledger" in agents(n) and SERVICES[n].get("command", [""])[-1] == "worker"
+    }
+    guard = {n for n in SERVICES if "guard" in agents(n) and SERVICES[n].get("command", [""])[-1] == "worker"}
+    assert holders["ledger-signing-key"] == ledger
+    assert holders["guard-signing-key"] == guard
+    assert holders["trusted-keys"] == ledger | guard | {"gateway"}
+    assert holders["redis-users"] == {"redis"}
+    for name in holders["trusted-keys"]:
+        assert SERVICES[name]["environment"]["EC_TRUSTED_KEYS_FILE"] == "/run/secrets/trusted-keys", name
+    for name in ledger:
+        assert SERVICES[name]["environment"]["EC_SIGNING_KEY_FILE"] == "/run/secrets/ledger-signing-key"
+    for name in guard:
+        assert SERVICES[name]["environment"]["EC_SIGNING_KEY_FILE"] == "/run/secrets/guard-signing-key"
+
+
+def test_each_process_logs_in_to_redis_as_its_user() -> None:
+    users = subprocess.run(  # noqa: S603 - our own script
+        [str(ROOT / "deploy" / "redis" / "acl.sh"), "users"], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert users == ["ec-ledger", "ec-reader"]
+    expected = {"worker-chain": "ec-ledger", "worker-guard": "ec-reader", "gateway": "ec-reader"}
+    for name, service in SERVICES.items():
+        env_files = service.get("env_file", [])
+        assert "EC_REDIS_URL" not in service.get("environment", {}), f"{name}: the URL holds a password"
+        assert env_files == ([f".local/compose/{expected[name]}.env"] if name in expected else []), name
+    command = SERVICES["redis"]["command"]
+    assert command[command.index("--aclfile") + 1] == "/run/secrets/redis-users"
+    # WAITAOF (7.2+): deploy/local/compose-secrets.sh renders the users for this version.
+    version = SERVICES["redis"]["image"].split(":")[1]
+    script = (ROOT / "deploy" / "local" / "compose-secrets.sh").read_text()
+    assert f"COMPOSE_REDIS_VERSION={version}\n" in script
+    assert tuple(int(p) for p in version.split(".")[:2]) >= (7, 2)

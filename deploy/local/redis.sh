@@ -59,6 +59,25 @@ random_hex() {
     od -An -N"$1" -tx1 /dev/urandom | tr -d ' \n'
 }
 
+# redis_passwords: a password for each user of users.acl, generated once into
+# .local/redis/users/<user>.password (mode 0600); docker-compose.yml's users get the same ones.
+redis_passwords() {
+    local user
+    (
+        umask 077
+        mkdir -p "$REDIS_USERS_DIR"
+    )
+    chmod 700 "$REDIS_USERS_DIR"
+    while read -r user; do
+        [[ -s $REDIS_USERS_DIR/$user.password ]] && continue
+        (
+            umask 077
+            random_hex 32 >"$REDIS_USERS_DIR/$user.password.tmp"
+            mv "$REDIS_USERS_DIR/$user.password.tmp" "$REDIS_USERS_DIR/$user.password"
+        )
+    done < <("$REDIS_ACL" users)
+}
+
 # redis_users: (re)create the ledger writer and the reader with ACL SETUSER from users.acl, each with
 # a password generated once into .local/redis/users/<user>.password (and <user>.url). Idempotent:
 # every rule list starts with `reset`. The `default` user stays the passwordless admin: this Redis
@@ -66,19 +85,8 @@ random_hex() {
 redis_users() {
     local version user password out rules
     version=$(redis-server --version | grep -o 'v=[0-9.]*' | cut -d= -f2)
-    (
-        umask 077
-        mkdir -p "$REDIS_USERS_DIR"
-    )
-    chmod 700 "$REDIS_USERS_DIR"
+    redis_passwords
     while read -r user; do
-        if [[ ! -s $REDIS_USERS_DIR/$user.password ]]; then
-            (
-                umask 077
-                random_hex 32 >"$REDIS_USERS_DIR/$user.password.tmp"
-                mv "$REDIS_USERS_DIR/$user.password.tmp" "$REDIS_USERS_DIR/$user.password"
-            )
-        fi
         password=$(<"$REDIS_USERS_DIR/$user.password")
         (
             umask 077
