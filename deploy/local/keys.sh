@@ -4,7 +4,8 @@
 #   .local/keys/ledger.key   the ledger agent's private key (EC_SIGNING_KEY_FILE of the ledger worker)
 #   .local/keys/guard.key    the guard's private key (EC_SIGNING_KEY_FILE of the guard worker)
 #   .local/keys/*.pub        their public keys
-#   .local/keys/trusted.keys both public keys: EC_TRUSTED_KEYS_FILE of every process
+#   .local/keys/trusted.keys both public keys, then retired.keys if present (old public keys kept
+#                            trusted after a rotation): EC_TRUSTED_KEYS_FILE of every process
 # Each worker gets only its own private key; everything reads the trusted keys. Dev keys only:
 # deploy/k8s and docker-compose.yml take theirs from secrets (docs/security.md).
 # shellcheck shell=bash
@@ -43,6 +44,10 @@ keys_up() {
         for name in "${KEY_NAMES[@]}"; do
             cat "$KEYS_DIR/$name.pub"
         done
+        if [[ -s $KEYS_DIR/retired.keys ]]; then
+            printf '# Retired keys, still trusted so that older entries and receipts verify (retired.keys).\n'
+            cat "$KEYS_DIR/retired.keys"
+        fi
     } >"$TRUSTED_KEYS.tmp"
     chmod 644 "$TRUSTED_KEYS.tmp"
     mv "$TRUSTED_KEYS.tmp" "$TRUSTED_KEYS"
