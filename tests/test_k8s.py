@@ -12,12 +12,14 @@ streams.kafka, streams.worker.app, deploy/redis/users.acl and Faust.
 
 from __future__ import annotations
 
+import atexit
 import copy
 import functools
 import json
 import os
 import posixpath
 import re
+import shutil
 import stat
 import subprocess
 import tempfile
@@ -127,7 +129,9 @@ def config_map() -> dict[str, str]:
 @functools.cache
 def generated_dir() -> Path:
     """deploy/k8s/secrets.sh run once into a temporary directory (as an operator runs it before apply)."""
-    out = Path(tempfile.mkdtemp(prefix="ec-k8s-secrets-")) / "generated"
+    scratch = tempfile.mkdtemp(prefix="ec-k8s-secrets-")
+    atexit.register(shutil.rmtree, scratch, ignore_errors=True)
+    out = Path(scratch) / "generated"
     env = {
         **os.environ,
         "EC_K8S_SECRETS_DIR": str(out),
