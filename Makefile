@@ -21,7 +21,8 @@ CHECK_JSONSCHEMA_SPEC := check-jsonschema>=0.33,<1
 help:
 	@echo 'make install    create .venv ($(PYTHON)) and pip install -e ".[dev]" (again only when pyproject.toml changes)'
 	@echo 'make up         start the local stack: Kafka on 127.0.0.1:9092, Redis on 127.0.0.1:6379'
-	@echo '                (and PostgreSQL too with EC_STACK_POSTGRES=1)'
+	@echo '                (and PostgreSQL too with EC_STACK_POSTGRES=1); Redis users and dev signing'
+	@echo '                keys under .local/ when missing (docs/security.md)'
 	@echo 'make up-postgres start PostgreSQL for the audit tests (Debian package; 127.0.0.1:5432 or next free)'
 	@echo 'make browser    install Debian chromium + chromium-driver for the browser tests if missing'
 	@echo 'make status     show the local stack'
@@ -29,7 +30,7 @@ help:
 	@echo 'make check      ruff, mypy, docker-compose.yml schema, topic contracts, docs/openapi.yaml'
 	@echo 'make test       install + up + up-postgres + browser + check + the whole pytest suite (CI)'
 	@echo 'make unit       the tests that need no service (rules, fakes, CLI, contracts), two at a time'
-	@echo 'make run        install + up, then deploy/local/run.sh'
+	@echo 'make run        install + up, then deploy/local/run.sh (chain and guard workers, each with its own key and Redis user)'
 	@echo 'make bench      station CPU vs orjson, then the stream figures into BENCHMARKS.md (needs the stack)'
 	@echo 'make clean      down, then delete .local state except downloads'
 	@echo 'make distclean  down, then delete .local, .venv and caches'
