@@ -43,6 +43,10 @@ TOPOLOGY: Mapping[Station, Wiring] = MappingProxyType(
 COMMON_OUTPUTS: tuple[Topic, ...] = (Topic.AUDIT, Topic.DEAD_LETTERS)
 """Topics every station writes besides its own outputs."""
 
+AUDIT_SINK_INPUTS: tuple[Topic, ...] = (Topic.AUDIT, Topic.LEDGER, Topic.VERDICTS, Topic.DIAGNOSIS_DRAFTS)
+"""What the audit sink (not a station) consumes: the audit records, and the evidence a run page and a
+receipt need after the Redis entries expire — each ledger entry as stored, each verdict, each draft."""
+
 
 def station_reading(topic: Topic) -> Station | None:
     """The station that consumes ``topic``, or None when no station does."""

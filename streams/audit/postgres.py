@@ -24,6 +24,7 @@ from typing import Any, cast
 
 from models.events import AuditRecord
 from streams import codec
+from streams.audit.evidence import Evidence
 from streams.audit.migrations import pending
 from streams.audit.migrations import postgres as migrations
 from streams.audit.store import AuditStore
@@ -89,6 +90,35 @@ WITH ins AS (
     END
 )
 SELECT count(*) FROM ins
+"""
+
+# The first entry of a key wins (what the agent was shown); a later different one only sets the flag.
+_INSERT_ENTRY = b"""
+INSERT INTO ledger_entry AS e (run_id, tool_call_id, status, projection_sha256, key_id, event_id,
+    origin_topic, origin_partition, origin_offset, source_timestamp, ledger_topic, ledger_partition,
+    ledger_offset, entry, applied_at)
+VALUES (%(run_id)s::text, %(tool_call_id)s::text, %(status)s::text, %(projection_sha256)s::text,
+    %(key_id)s::text, %(event_id)s::text, %(origin_topic)s::text, %(origin_partition)s::bigint,
+    %(origin_offset)s::bigint, %(source_timestamp)s::bigint, %(ledger_topic)s::text,
+    %(ledger_partition)s::bigint, %(ledger_offset)s::bigint, %(entry)s::text, %(applied_at)s::timestamptz)
+ON CONFLICT (run_id, tool_call_id) DO UPDATE SET later_differs = 1
+WHERE EXCLUDED.projection_sha256 IS DISTINCT FROM e.projection_sha256
+    OR EXCLUDED.status IS DISTINCT FROM e.status
+"""
+_INSERT_VERDICT_RECORD = b"""
+INSERT INTO verdict_record (event_id, run_id, draft_id, attempt, verdict, draft_sha256, origin_topic,
+    origin_partition, origin_offset, source_timestamp, document, applied_at)
+VALUES (%(event_id)s::text, %(run_id)s::text, %(draft_id)s::text, %(attempt)s::bigint, %(verdict)s::text,
+    %(draft_sha256)s::text, %(origin_topic)s::text, %(origin_partition)s::bigint, %(origin_offset)s::bigint,
+    %(source_timestamp)s::bigint, %(document)s::text, %(applied_at)s::timestamptz)
+ON CONFLICT (event_id) DO NOTHING
+"""
+_INSERT_DRAFT = b"""
+INSERT INTO draft_record (draft_sha256, run_id, draft_id, origin_topic, origin_partition, origin_offset,
+    value, applied_at)
+VALUES (%(draft_sha256)s::text, %(run_id)s::text, %(draft_id)s::text, %(origin_topic)s::text,
+    %(origin_partition)s::bigint, %(origin_offset)s::bigint, %(value)s::bytea, %(applied_at)s::timestamptz)
+ON CONFLICT (draft_sha256) DO NOTHING
 """
 
 # What a failed connect says, as (words libpq or the server use, what we say): only our words are
@@ -191,18 +221,20 @@ class PostgresAuditStore(AuditStore):
     def _storable(self, record: AuditRecord) -> AuditRecord:
         return cast(AuditRecord, _no_nul(record))
 
-    def _write(self, rows: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
+    def _write(self, rows: Sequence[Mapping[str, Any]], evidence: Evidence | None) -> tuple[int, int]:
         with _errors(f"storing {len(rows)} audit records in {self.where}", writing=True):
             conn = self._live()
             try:
                 with conn.transaction(), conn.cursor() as cur:
-                    cur.executemany(_APPLY, rows, returning=True)
                     inserted = 0
-                    while True:
-                        got = cur.fetchone()
-                        inserted += int(got[0]) if got else 0
-                        if not cur.nextset():
-                            break
+                    if rows:
+                        cur.executemany(_APPLY, rows, returning=True)
+                        while True:
+                            got = cur.fetchone()
+                            inserted += int(got[0]) if got else 0
+                            if not cur.nextset():
+                                break
+                    _insert_evidence(cur, evidence)
                 return inserted, 0
             except _UNSTORABLE as exc:
                 log.warning(
@@ -211,10 +243,12 @@ class PostgresAuditStore(AuditStore):
                     type(exc).__name__,
                     exc,
                 )
-            return self._write_each(conn, rows)
+            return self._write_each(conn, rows, evidence)
 
     @staticmethod
-    def _write_each(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
+    def _write_each(
+        conn: Connection, rows: Sequence[Mapping[str, Any]], evidence: Evidence | None
+    ) -> tuple[int, int]:
         """The slow path: one savepoint per record, so one that cannot be stored is skipped alone."""
         inserted = unstorable = 0
         with conn.transaction(), conn.cursor() as cur:
@@ -232,6 +266,7 @@ class PostgresAuditStore(AuditStore):
                         type(exc).__name__,
                         exc,
                     )
+            _insert_evidence(cur, evidence)
         return inserted, unstorable
 
     def _read(self, sql: bytes, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
@@ -240,6 +275,9 @@ class PostgresAuditStore(AuditStore):
             with conn.cursor(row_factory=dict_row) as cur:
                 cur.execute(sql, params)
                 return cur.fetchall()
+
+    def _select(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        return self._read(sql.replace("?", "%s").encode(), params)
 
     def counts(self) -> dict[str, int]:
         (one,) = self._read(
@@ -280,6 +318,20 @@ class PostgresAuditStore(AuditStore):
             (run_id,),
         )
         return [(row["event_id"], row["fields"]) for row in rows]
+
+
+def _insert_evidence(cur: psycopg.Cursor[Any], evidence: Evidence | None) -> None:
+    """The evidence rows, in consumed order (so the first entry of a key is the first stored). The JSON
+    texts never hold a raw NUL (JSON escapes it); an id decoded from one may, and is stored as U+FFFD."""
+    if evidence is None:
+        return
+    for sql, rows in (
+        (_INSERT_ENTRY, evidence.entries),
+        (_INSERT_VERDICT_RECORD, evidence.verdicts),
+        (_INSERT_DRAFT, evidence.drafts),
+    ):
+        if rows:
+            cur.executemany(sql, [_no_nul(row) for row in rows])
 
 
 def _prepare(conn: Connection, where: str, *, readonly: bool) -> list[int]:

@@ -1,4 +1,6 @@
-"""The audit sink: the ``audit`` topic into the audit store (:mod:`streams.audit.store`).
+"""The audit sink: the ``audit`` topic into the audit store (:mod:`streams.audit.store`), and with it the
+evidence — ``ledger``, ``verdicts`` and ``diagnosis-drafts`` (:data:`models.topology.AUDIT_SINK_INPUTS`,
+rows by :mod:`streams.audit.evidence`) — so pages and receipts outlive the Redis ledger.
 
 Delivery: :func:`run_sink` consumes in its own consumer group (``<app_id>-audit-sink``) without
 auto-commit; each batch is applied in one database transaction (SQLite with ``synchronous=FULL``, or
@@ -22,7 +24,9 @@ from aiokafka import AIOKafkaConsumer
 from aiokafka.errors import KafkaError
 from aiokafka.structs import ConsumerRecord, TopicPartition
 
+from models.topology import AUDIT_SINK_INPUTS
 from models.vocab import Topic
+from streams.audit.evidence import TopicValue, applied_at, evidence_of
 from streams.audit.factory import store_from_settings
 from streams.audit.store import AuditStore, describe
 from streams.errors import AuditStoreBusy, HoldInterrupted
@@ -39,7 +43,11 @@ class SinkStats:
     """What one :func:`run_sink` call did."""
 
     read: int = 0
+    """Records read from every topic the sink consumes."""
     inserted: int = 0
+    """New audit events."""
+    evidence: int = 0
+    """Records read from ``ledger``, ``verdicts`` and ``diagnosis-drafts`` (each stored once at most)."""
     malformed: int = 0
     batches: int = 0
     counts: dict[str, int] = field(default_factory=dict)
@@ -55,7 +63,7 @@ class SinkStats:
 def _consumer(settings: Settings) -> AIOKafkaConsumer:
     return new_consumer(
         settings,
-        settings.topic(Topic.AUDIT),
+        *(settings.topic(topic) for topic in AUDIT_SINK_INPUTS),
         group_id=f"{settings.app_id}-audit-sink",
         client_id=f"{settings.app_id}-audit-sink",
         session_timeout_ms=int(settings.broker_session_timeout_seconds * 1000),
@@ -105,8 +113,12 @@ async def run_sink(
             with kafka_errors(f"audit sink on {settings.kafka_bootstrap}"):
                 await ensure_topics(settings)
                 await consumer.start()
-                log.info("audit sink: %s into %s", settings.topic(Topic.AUDIT), store.where)
-                await _consume(consumer, store, stats, stop, batch_size, once, policy)
+                log.info(
+                    "audit sink: %s into %s",
+                    ", ".join(settings.topic(topic) for topic in AUDIT_SINK_INPUTS),
+                    store.where,
+                )
+                await _consume(consumer, store, stats, stop, batch_size, once, policy, settings)
         finally:
             stats.assigned = False
             with contextlib.suppress(Exception):
@@ -147,6 +159,7 @@ async def _consume(
     batch_size: int,
     once: bool,
     policy: RetryPolicy,
+    settings: Settings,
 ) -> None:
     """Store batches until stopped, or with ``once`` until drained.
 
@@ -159,7 +172,7 @@ async def _consume(
         stats.assigned = bool(consumer.assignment())
         batch = await consumer.getmany(timeout_ms=500, max_records=batch_size)
         if batch:
-            await _store_batch(consumer, store, stats, batch, policy, stop)
+            await _store_batch(consumer, store, stats, batch, policy, stop, settings)
         if once and await _drained(consumer, end):
             return
 
@@ -171,23 +184,43 @@ async def _store_batch(
     batch: dict[TopicPartition, list[ConsumerRecord[bytes, bytes]]],
     policy: RetryPolicy,
     stop: asyncio.Event,
+    settings: Settings,
 ) -> None:
     """The database first, Kafka offsets after: a crash in between replays the batch, which dedupes.
 
-    While the database is busy or failing the batch is held and retried; a stop meanwhile leaves
-    its offsets uncommitted, so the batch is read again next time.
+    Audit records and evidence go into one transaction. While the database is busy or failing the
+    batch is held and retried; a stop meanwhile leaves its offsets uncommitted, so the batch is read
+    again next time.
     """
     started = time.monotonic()
-    values = [(f"{r.topic}[{r.partition}]@{r.offset}", r.value) for rs in batch.values() for r in rs]
+    audit = settings.topic(Topic.AUDIT)
+    by_kind: dict[str, list[TopicValue]] = {
+        settings.topic(t): [] for t in (Topic.LEDGER, Topic.VERDICTS, Topic.DIAGNOSIS_DRAFTS)
+    }
+    values: list[tuple[str, bytes | None]] = []
+    for rs in batch.values():
+        for r in rs:
+            if r.topic == audit:
+                values.append((f"{r.topic}[{r.partition}]@{r.offset}", r.value))
+            else:
+                by_kind[r.topic].append(TopicValue(r.topic, r.partition, r.offset, r.value))
     before = store.stats.malformed
     records = store.decode(values)
+    evidence = evidence_of(
+        by_kind[settings.topic(Topic.LEDGER)],
+        by_kind[settings.topic(Topic.VERDICTS)],
+        by_kind[settings.topic(Topic.DIAGNOSIS_DRAFTS)],
+        applied_at(),
+        settings.guard.max_draft_bytes,
+    )
+    read = len(values) + sum(len(v) for v in by_kind.values())
 
     def on_hold(held: float | None) -> None:
         stats.holding = held is not None
 
     try:
         inserted = await hold(
-            lambda: asyncio.to_thread(store.apply, records),
+            lambda: asyncio.to_thread(store.apply, records, evidence),
             what=f"audit sink: storing {len(records)} records in {store.where}",
             policy=policy,
             stop=stop,
@@ -196,8 +229,9 @@ async def _store_batch(
     except HoldInterrupted:
         log.warning("audit sink: stopping with %d records not stored; they will be read again", len(records))
         return
-    stats.read += len(values)
+    stats.read += read
     stats.inserted += inserted
+    stats.evidence += read - len(values)
     malformed = store.stats.malformed - before
     stats.malformed += malformed
     stats.batches += 1

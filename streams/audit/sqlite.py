@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from streams.audit.evidence import Evidence
 from streams.audit.migrations import pending
 from streams.audit.migrations import sqlite as migrations
 from streams.audit.store import AuditStore
@@ -57,6 +58,31 @@ WHERE CASE
              > (tool_call_station.source_timestamp, tool_call_station.tiebreak)
     ELSE 1
 END
+"""
+
+# The first entry of a key wins (what the agent was shown); a later different one only sets the flag.
+_INSERT_ENTRY = """
+INSERT INTO ledger_entry (run_id, tool_call_id, status, projection_sha256, key_id, event_id, origin_topic,
+    origin_partition, origin_offset, source_timestamp, ledger_topic, ledger_partition, ledger_offset, entry,
+    applied_at)
+VALUES (:run_id, :tool_call_id, :status, :projection_sha256, :key_id, :event_id, :origin_topic,
+    :origin_partition, :origin_offset, :source_timestamp, :ledger_topic, :ledger_partition, :ledger_offset,
+    :entry, :applied_at)
+ON CONFLICT (run_id, tool_call_id) DO UPDATE SET later_differs = 1
+WHERE excluded.projection_sha256 IS NOT ledger_entry.projection_sha256
+    OR excluded.status IS NOT ledger_entry.status
+"""
+_INSERT_VERDICT_RECORD = """
+INSERT OR IGNORE INTO verdict_record (event_id, run_id, draft_id, attempt, verdict, draft_sha256,
+    origin_topic, origin_partition, origin_offset, source_timestamp, document, applied_at)
+VALUES (:event_id, :run_id, :draft_id, :attempt, :verdict, :draft_sha256, :origin_topic, :origin_partition,
+    :origin_offset, :source_timestamp, :document, :applied_at)
+"""
+_INSERT_DRAFT = """
+INSERT OR IGNORE INTO draft_record (draft_sha256, run_id, draft_id, origin_topic, origin_partition,
+    origin_offset, value, applied_at)
+VALUES (:draft_sha256, :run_id, :draft_id, :origin_topic, :origin_partition, :origin_offset, :value,
+    :applied_at)
 """
 
 _UNSTORABLE = (
@@ -162,7 +188,7 @@ class SqliteAuditStore(AuditStore):
         """Close the connection (a WAL checkpoint happens on the last close)."""
         self.conn.close()
 
-    def _write(self, rows: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
+    def _write(self, rows: Sequence[Mapping[str, Any]], evidence: Evidence | None) -> tuple[int, int]:
         inserted = unstorable = 0
         cur = self.conn.cursor()
         with _errors(f"storing {len(rows)} audit records in {self.path}", writing=True):
@@ -183,6 +209,8 @@ class SqliteAuditStore(AuditStore):
                             exc,
                         )
                     cur.execute("RELEASE one_record")
+                if evidence is not None:
+                    self._insert_evidence(cur, evidence)
                 cur.execute("COMMIT")
             except BaseException:
                 if self.conn.in_transaction:
@@ -202,6 +230,20 @@ class SqliteAuditStore(AuditStore):
         elif row["is_station"]:
             cur.execute(_UPSERT_STATION, values)
         return True
+
+    @staticmethod
+    def _insert_evidence(cur: sqlite3.Cursor, evidence: Evidence) -> None:
+        """The evidence rows, in consumed order (so the first entry of a key is the first stored)."""
+        for sql, rows in (
+            (_INSERT_ENTRY, evidence.entries),
+            (_INSERT_VERDICT_RECORD, evidence.verdicts),
+            (_INSERT_DRAFT, evidence.drafts),
+        ):
+            for row in rows:
+                cur.execute(sql, {**row, "applied_at": row["applied_at"].isoformat(timespec="milliseconds")})
+
+    def _select(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        return [dict(row) for row in self._read(sql, params)]
 
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         with _errors(f"reading {self.path}", self._unreadable):

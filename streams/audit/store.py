@@ -20,6 +20,9 @@ Tables:
   and one ``kind = 'verdict'`` row per guard verdict (:data:`VERDICT_COLUMNS`). Query it with SQL,
   e.g. ``SELECT * FROM tool_invocation WHERE run_id = 'run-7f3a'``.
 - ``run_summary`` — a VIEW: one row per run with its tool calls, dead letters and verdicts by outcome.
+- ``ledger_entry``, ``verdict_record``, ``draft_record`` (version 3) — the evidence itself, as the
+  ``ledger``, ``verdicts`` and ``diagnosis-drafts`` topics carried it (:mod:`streams.audit.evidence`),
+  so the run page and receipts outlive the Redis ledger.
 
 "Latest" is the origin's order, never the wall clock, so a replayed older record cannot overwrite
 newer figures. A new record replaces a station's row only when it is strictly newer:
@@ -49,6 +52,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 from models.events import AuditRecord
 from models.vocab import Station
 from streams import codec
+from streams.audit.evidence import Evidence
 from streams.audit.migrations.views import TOOL_CALL_COLUMNS, VERDICT_COLUMNS, VERDICT_SHARED
 from streams.envelope import read_origin
 from streams.errors import ConfigurationError, MalformedAudit, Unstorable
@@ -62,6 +66,7 @@ __all__ = [
     "VERDICT_COLUMNS",
     "ApplyStats",
     "AuditStore",
+    "StoredEntry",
     "check_record",
     "decode_record",
     "is_dsn",
@@ -86,6 +91,8 @@ _INT_COLUMNS = (
     "source_timestamp",
     "attempt",
 )
+EVIDENCE_VERSION = 3
+"""The schema version that holds ledger entries, verdicts and drafts (:mod:`streams.audit.evidence`)."""
 VERDICT_OUTCOMES = ("PASS", "REJECT", "FALLBACK")
 """The verdicts ``run_summary`` counts, in the order pages show them."""
 
@@ -153,6 +160,19 @@ def decode_record(value: bytes | None) -> AuditRecord:
     return check_record(doc)
 
 
+@dataclass(frozen=True)
+class StoredEntry:
+    """A ledger entry as the audit store holds it: the first one of its key the ``ledger`` topic carried."""
+
+    tool_call_id: str
+    entry: dict[str, Any]
+    """The entry as stored (the ``ledger`` topic value, parsed; key order kept)."""
+    later_differs: bool
+    """Whether the topic later carried a different entry for the same key (not stored: the first wins)."""
+    where: str
+    """The ``ledger`` record it came from, ``topic[partition]@offset``."""
+
+
 @dataclass
 class ApplyStats:
     """What an :class:`AuditStore` has seen since it was opened."""
@@ -160,6 +180,8 @@ class ApplyStats:
     seen: int = 0
     inserted: int = 0
     malformed: int = 0
+    evidence: int = 0
+    """Evidence rows (ledger entries, verdicts, drafts) handed to :meth:`AuditStore.apply`, new or not."""
 
     @property
     def replays(self) -> int:
@@ -233,12 +255,14 @@ class AuditStore(ABC):
         """:meth:`decode` then :meth:`apply`; returns the number of new events stored."""
         return self.apply(self.decode(values))
 
-    def apply(self, records: Sequence[AuditRecord]) -> int:
-        """Store the records whose ``event_id`` is new, all in one transaction; returns how many.
+    def apply(self, records: Sequence[AuditRecord], evidence: Evidence | None = None) -> int:
+        """Store the records whose ``event_id`` is new, and ``evidence`` (ledger entries, verdicts,
+        drafts: :mod:`streams.audit.evidence`), all in one transaction; returns how many records.
 
         A record seen before changes nothing. A record that cannot be stored (malformed, or with a
         value the database cannot hold, such as an integer beyond 64 bits) is logged, counted as
-        malformed and skipped; the rest of the batch is stored.
+        malformed and skipped; the rest of the batch is stored. Evidence rows already stored change
+        nothing (the first ledger entry of a key wins); how many were new is in ``stats.evidence``.
 
         Raises:
             AuditStoreBusy: the database is busy, unreachable or the disk failed; nothing was stored.
@@ -264,7 +288,10 @@ class AuditStore(ABC):
                 log.warning(
                     "audit record %s cannot be stored, skipped: %s", str(record["event_id"])[:200], exc
                 )
-        inserted, unstorable = self._write(rows) if rows else (0, 0)
+        evidence = evidence if evidence else None  # the writer migrated: it has the evidence tables
+        inserted, unstorable = self._write(rows, evidence) if rows or evidence else (0, 0)
+        if evidence is not None:
+            self.stats.evidence += len(evidence)
         self.stats.seen += len(records)
         self.stats.inserted += inserted
         self.stats.malformed += malformed + unstorable
@@ -319,8 +346,9 @@ class AuditStore(ABC):
         return row
 
     @abstractmethod
-    def _write(self, rows: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
-        """Store ``rows`` in one transaction and commit; returns (new events, rows that could not be stored).
+    def _write(self, rows: Sequence[Mapping[str, Any]], evidence: Evidence | None) -> tuple[int, int]:
+        """Store ``rows`` and ``evidence`` in one transaction and commit; returns (new events, rows that
+        could not be stored).
 
         Raises:
             AuditStoreBusy: nothing was stored; retry.
@@ -351,6 +379,79 @@ class AuditStore(ABC):
     @abstractmethod
     def _guard_fields(self, run_id: str) -> list[tuple[str, str]]:
         """``(event_id, fields as JSON text)`` of every guard audit record of one run."""
+
+    @abstractmethod
+    def _select(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        """Rows of one query written with ``?`` placeholders, as dicts (each backend its own driver)."""
+
+    def _has_evidence(self) -> bool:
+        return max(self.versions, default=0) >= EVIDENCE_VERSION
+
+    def evidence_counts(self) -> dict[str, int]:
+        """Rows of the evidence tables: ``entries``, ``verdicts``, ``drafts`` (zeros before version 3)."""
+        if not self._has_evidence():
+            return {"entries": 0, "verdicts": 0, "drafts": 0}
+        (one,) = self._select(
+            "SELECT (SELECT count(*) FROM ledger_entry) AS entries, "
+            "(SELECT count(*) FROM verdict_record) AS verdicts, (SELECT count(*) FROM draft_record) AS drafts"
+        )
+        return {name: int(value) for name, value in one.items()}
+
+    def ledger_entries(self, run_id: str) -> list[StoredEntry]:
+        """The run's stored ledger entries, in the order of their origin (``raw-hits``) records."""
+        if not self._has_evidence():
+            return []
+        rows = self._select(
+            "SELECT tool_call_id, entry, later_differs, ledger_topic, ledger_partition, ledger_offset "
+            "FROM ledger_entry WHERE run_id = ? "
+            "ORDER BY origin_partition, origin_offset, tool_call_id",
+            (run_id,),
+        )
+        return [
+            StoredEntry(
+                tool_call_id=row["tool_call_id"],
+                entry=codec.loads(row["entry"]),
+                later_differs=bool(row["later_differs"]),
+                where=f"{row['ledger_topic']}[{row['ledger_partition']}]@{row['ledger_offset']}",
+            )
+            for row in rows
+        ]
+
+    def stored_verdicts(self, run_id: str, draft_id: str | None = None) -> list[dict[str, Any]]:
+        """The run's verdicts as the topic carried them (of one draft when ``draft_id`` is given), oldest
+        first: by attempt, then by the draft record's position."""
+        if not self._has_evidence():
+            return []
+        rows = self._select(
+            "SELECT document FROM verdict_record "
+            "WHERE run_id = ? AND (CAST(? AS TEXT) IS NULL OR draft_id = ?) "
+            "ORDER BY attempt, origin_partition, origin_offset, event_id",
+            (run_id, draft_id, draft_id),
+        )
+        return [codec.loads(row["document"]) for row in rows]
+
+    def station_records(self, run_id: str) -> list[dict[str, Any]]:
+        """Every postprocess, project and ledger audit record of the run (not only the latest per tool
+        call): ``tool_call_id``, ``station``, the origin's ``origin_topic/partition/offset`` and ``fields``,
+        in origin order, so a reader can tell the write the ledger kept from one it refused."""
+        rows = self._select(
+            "SELECT tool_call_id, station, origin_topic, origin_partition, origin_offset, fields "
+            "FROM audit_events WHERE run_id = ? AND station IN ('postprocess', 'project', 'ledger') "
+            "AND tool_call_id IS NOT NULL ORDER BY origin_partition, origin_offset, event_id",
+            (run_id,),
+        )
+        out = []
+        for row in rows:
+            fields = _json_or_text(row["fields"])
+            out.append(dict(row) | {"fields": fields if isinstance(fields, dict) else {}})
+        return out
+
+    def stored_drafts(self, run_id: str) -> dict[str, bytes]:
+        """The run's stored drafts by their SHA-256 (a verdict's ``draft_sha256``)."""
+        if not self._has_evidence():
+            return {}
+        rows = self._select("SELECT draft_sha256, value FROM draft_record WHERE run_id = ?", (run_id,))
+        return {row["draft_sha256"]: bytes(row["value"]) for row in rows}
 
     def run_trail(self, run_id: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """The ``tool_invocation`` rows of one run: tool calls (in origin order) and verdicts."""

@@ -94,11 +94,11 @@ def run_audit_sink(args: argparse.Namespace) -> int:
     settings = settings_with_db(args.db)
     logging.config.dictConfig(logging_config(settings.log_format, args.loglevel))
     stats = asyncio.run(_serve_and_sink(settings, args.batch_size, args.once))
-    replays = stats.read - stats.inserted - stats.malformed
+    replays = stats.read - stats.evidence - stats.inserted - stats.malformed
     counts = stats.counts
     print(
         f"audit-sink: read {stats.read} records: {stats.inserted} new events, {replays} replays dropped, "
-        f"{stats.malformed} malformed"
+        f"{stats.malformed} malformed; {stats.evidence} ledger entries, verdicts and drafts"
     )
     if counts:
         print(

@@ -10,6 +10,7 @@ import sqlite3
 from datetime import UTC, datetime
 
 from streams.audit.migrations import Migration, pending
+from streams.audit.migrations.evidence import EVIDENCE_NAME, evidence_tables
 from streams.audit.migrations.views import RUN_SUMMARY_SQL, tool_invocation_sql
 from streams.errors import ConfigurationError
 
@@ -72,6 +73,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         ),
     ),
     Migration(2, "run_summary view", (RUN_SUMMARY_SQL,)),
+    Migration(3, EVIDENCE_NAME, evidence_tables("sqlite")),
 )
 
 _CREATE_VERSIONS = """

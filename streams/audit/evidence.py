@@ -1,0 +1,202 @@
+"""The evidence the audit sink keeps besides the audit records: ledger entries, verdicts, drafts.
+
+The sink reads the ``ledger``, ``verdicts`` and ``diagnosis-drafts`` topics too (``AUDIT_SINK_INPUTS`` in
+:mod:`models.topology`) and stores each value as the topic carried it (schema version 3,
+:mod:`streams.audit.migrations.evidence`), so the run page and ``receipt`` work after the Redis entries
+expire, and without Redis. This module turns topic records into rows; no I/O.
+
+- a ledger entry: keyed ``(run_id, tool_call_id)``, the first stored wins (what the agent was shown);
+- a verdict: keyed by its ``event_id`` (a re-delivered verdict repeats it), every attempt kept;
+- a draft: keyed by the SHA-256 of its exact bytes (the verdict's ``draft_sha256``); only a draft the
+  guard parses (at most ``max_draft_bytes``, a JSON object) is kept, so the store stays bounded.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from streams import codec
+from streams.envelope import read_origin
+from streams.errors import MalformedAudit
+from streams.hashing import sha256_hex
+
+log = logging.getLogger(__name__)
+
+_INT64 = range(-(2**63), 2**63)
+
+
+@dataclass(frozen=True, slots=True)
+class TopicValue:
+    """One consumed record of an evidence topic: where it was, and its value."""
+
+    topic: str
+    partition: int
+    offset: int
+    value: bytes | None
+
+    @property
+    def where(self) -> str:
+        return f"{self.topic}[{self.partition}]@{self.offset}"
+
+
+@dataclass
+class Evidence:
+    """The rows of one batch for the three evidence tables, in the order they were consumed."""
+
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    verdicts: list[dict[str, Any]] = field(default_factory=list)
+    drafts: list[dict[str, Any]] = field(default_factory=list)
+    skipped: int = 0
+    """Values not kept: malformed (logged), or drafts too large or unparsable to be judged item by item."""
+
+    def __bool__(self) -> bool:
+        return bool(self.entries or self.verdicts or self.drafts)
+
+    def __len__(self) -> int:
+        return len(self.entries) + len(self.verdicts) + len(self.drafts)
+
+
+def applied_at() -> datetime:
+    """Now, in UTC, to the millisecond (what the stores keep)."""
+    now = datetime.now(UTC)
+    return now.replace(microsecond=now.microsecond // 1000 * 1000)
+
+
+def _doc(value: bytes | None) -> tuple[dict[str, Any], str]:
+    """The value as a JSON object and as its exact text.
+
+    Raises:
+        MalformedAudit: empty, not strict UTF-8 JSON, or not an object.
+    """
+    if value is None:
+        raise MalformedAudit("the value is empty (a tombstone)")
+    try:
+        doc = codec.loads(value)
+        text = value.decode("utf-8")
+    except (codec.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise MalformedAudit(f"not strict JSON: {str(exc)[:200]}") from exc
+    if not isinstance(doc, dict):
+        raise MalformedAudit(f"a JSON object is expected, not {type(doc).__name__}")
+    return doc, text
+
+
+def _int(value: Any) -> int | None:
+    ok = isinstance(value, int) and not isinstance(value, bool) and value in _INT64
+    return value if ok else None
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _origin(doc: dict[str, Any]) -> dict[str, Any]:
+    origin = read_origin(doc.get("origin")) if doc.get("origin") is not None else None
+    return {
+        "origin_topic": origin["topic"] if origin else None,
+        "origin_partition": _int(origin["partition"]) if origin else None,
+        "origin_offset": _int(origin["offset"]) if origin else None,
+        "source_timestamp": _int(doc.get("source_timestamp")),
+    }
+
+
+def entry_row(record: TopicValue, applied_at: datetime) -> dict[str, Any]:
+    """A ``ledger`` topic value as a ``ledger_entry`` row (``entry``: the exact text).
+
+    Raises:
+        MalformedAudit: not a JSON object with string ``run_id`` and ``tool_call_id``.
+    """
+    doc, text = _doc(record.value)
+    run_id, tool_call_id = doc.get("run_id"), doc.get("tool_call_id")
+    if not isinstance(run_id, str) or not isinstance(tool_call_id, str):
+        raise MalformedAudit("a ledger entry needs string run_id and tool_call_id")
+    return {
+        "run_id": run_id,
+        "tool_call_id": tool_call_id,
+        "status": _str(doc.get("status")),
+        "projection_sha256": _str(doc.get("projection_sha256")),
+        "key_id": _str(doc.get("key_id")),
+        "event_id": _str(doc.get("event_id")),
+        **_origin(doc),
+        "ledger_topic": record.topic,
+        "ledger_partition": record.partition,
+        "ledger_offset": record.offset,
+        "entry": text,
+        "applied_at": applied_at,
+    }
+
+
+def verdict_row(record: TopicValue, applied_at: datetime) -> dict[str, Any]:
+    """A ``verdicts`` topic value as a ``verdict_record`` row (``document``: the exact text).
+
+    Raises:
+        MalformedAudit: not a JSON object with a non-empty string ``event_id``.
+    """
+    doc, text = _doc(record.value)
+    event = doc.get("event_id")
+    if not isinstance(event, str) or not event:
+        raise MalformedAudit("a verdict needs a non-empty string event_id")
+    return {
+        "event_id": event,
+        "run_id": _str(doc.get("run_id")),
+        "draft_id": _str(doc.get("draft_id")),
+        "attempt": _int(doc.get("attempt")),
+        "verdict": _str(doc.get("verdict")),
+        "draft_sha256": _str(doc.get("draft_sha256")),
+        **_origin(doc),
+        "document": text,
+        "applied_at": applied_at,
+    }
+
+
+def draft_row(record: TopicValue, applied_at: datetime, max_draft_bytes: int) -> dict[str, Any] | None:
+    """A ``diagnosis-drafts`` value as a ``draft_record`` row, or None when the guard would not read its
+    items (over ``max_draft_bytes``, or not a JSON object): its verdict says why, nothing to show."""
+    value = record.value
+    if value is None or len(value) > max_draft_bytes:
+        return None
+    try:
+        doc, _ = _doc(value)
+    except MalformedAudit:
+        return None
+    draft_id = doc.get("draft_id")
+    return {
+        "draft_sha256": sha256_hex(value),
+        "run_id": _str(doc.get("run_id")),
+        "draft_id": draft_id if isinstance(draft_id, str) and len(draft_id) <= 128 else None,
+        "origin_topic": record.topic,
+        "origin_partition": record.partition,
+        "origin_offset": record.offset,
+        "value": value,
+        "applied_at": applied_at,
+    }
+
+
+def evidence_of(
+    ledger: list[TopicValue],
+    verdicts: list[TopicValue],
+    drafts: list[TopicValue],
+    applied_at: datetime,
+    max_draft_bytes: int,
+) -> Evidence:
+    """The rows of one batch; a malformed value is logged with its ``topic[partition]@offset`` and skipped."""
+    out = Evidence()
+    for values, build, rows in (
+        (ledger, entry_row, out.entries),
+        (verdicts, verdict_row, out.verdicts),
+    ):
+        for record in values:
+            try:
+                rows.append(build(record, applied_at))
+            except MalformedAudit as exc:
+                out.skipped += 1
+                log.warning("%s: not stored: %s", record.where, exc)
+    for record in drafts:
+        row = draft_row(record, applied_at, max_draft_bytes)
+        if row is None:
+            out.skipped += 1
+        else:
+            out.drafts.append(row)
+    return out
