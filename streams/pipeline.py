@@ -565,16 +565,20 @@ OUTPUT_TOPIC: dict[Station, Topic] = {station: wiring.output for station, wiring
 """The topic on which each station's main output travels (from :data:`models.topology.TOPOLOGY`)."""
 
 
-def chain(record: Record, settings: Settings, stations: tuple[Station, ...]) -> Step:
+def chain(
+    record: Record, settings: Settings, stations: tuple[Station, ...], *, through_rejections: bool = True
+) -> Step:
     """Run ``stations`` in order on one record, each consuming the previous one's main output.
 
     This is how ``pipe`` and ``replay`` run the chain without Kafka: the same station functions
     as the agents, the same bytes passed between them. Stops early at a rejection that carries
-    nothing on, or at a pending step (the ledger's write, the guard's reads).
+    nothing on, or at a pending step (the ledger's write, the guard's reads). A rejection that
+    carries a value on (postprocess's FAILED LookupResult) goes on as it does between the agents,
+    unless ``through_rejections`` is False (``pipe`` prints that rejection instead).
     """
     step = run_station(stations[0], record, settings)
     for previous, station in zip(stations, stations[1:], strict=False):
-        if not isinstance(step, Outcome):
+        if not isinstance(step, Outcome) or (step.rejection is not None and not through_rejections):
             return step
         value = next((o.value for o in step.outputs if o.topic == OUTPUT_TOPIC[previous]), None)
         if value is None:
