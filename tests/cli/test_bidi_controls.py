@@ -3,9 +3,6 @@ neither the terminal nor the HTML raw: they show escaped, as the C0/C1 controls 
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import cast
 
@@ -16,6 +13,7 @@ from streams.audit.factory import open_store
 from streams.cli import pages
 from streams.cli.display import cell, printable
 from tests.cli.bidi_text import BIDI_CONTROLS, EVIL_CALL, EVIL_DRAFT, EVIL_RUN, SEPARATORS
+from tests.console import Command, Console, Done, clean_env
 from tests.streams.audit_records import chain, guard
 
 
@@ -39,16 +37,15 @@ def test_a_tool_call_anchor_and_its_links_agree() -> None:
     assert all(c not in anchor for c in BIDI_CONTROLS)
 
 
-def _inspect(db: Path, run_id: str) -> subprocess.CompletedProcess[bytes]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("EC_")}
-    env.update(
+def _inspect(script: Console, db: Path, run_id: str) -> Done:
+    env = clean_env(
         EC_AUDIT_DB=str(db), EC_REDIS_URL="redis://127.0.0.1:1/0", EC_REDIS_TIMEOUT_MS="300", COLUMNS="200"
     )
-    cli = str(Path(sys.executable).with_name("evidence-chain"))
-    return subprocess.run([cli, "inspect", run_id], env=env, capture_output=True, timeout=60, check=False)  # noqa: S603
+    (done,) = script.run(Command(["inspect", run_id], env, timeout=60))
+    return done
 
 
-def test_inspect_shows_bidi_controls_in_ids_escaped(tmp_path: Path) -> None:
+def test_inspect_shows_bidi_controls_in_ids_escaped(script: Console, tmp_path: Path) -> None:
     db = tmp_path / "audit.db"
     store = open_store(db)
     # As another producer could write them: the agents themselves never put an invalid id in the audit.
@@ -62,14 +59,14 @@ def test_inspect_shows_bidi_controls_in_ids_escaped(tmp_path: Path) -> None:
     store.apply(cast(list[AuditRecord], [*records, verdict]))
     store.close()
 
-    done = _inspect(db, EVIL_RUN)
+    done = _inspect(script, db, EVIL_RUN)
     assert done.returncode == 0, done.stderr
     out = done.stdout.decode()
     assert "run run\\u202eg: 1 tool calls, 1 drafts" in out
     assert "call\\u202ex" in out and "d\\u202etxt.exe" in out
     assert not any(c in out for c in BIDI_CONTROLS + SEPARATORS), out
 
-    missing = _inspect(db, "nobody\u202e")
+    missing = _inspect(script, db, "nobody\u202e")
     assert missing.returncode == 1
     err = missing.stderr.decode()
     assert "no audit records for run nobody\\u202e;" in err and "\u202e" not in err

@@ -8,25 +8,13 @@ same as with ``cat``), and a closed stdin or stdout is one line saying what to d
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.console import CLI, clean_env
 from tests.golden import GOLDEN
-
-
-def console_script() -> str:
-    found = shutil.which("evidence-chain", path=str(Path(sys.executable).parent))
-    assert found is not None, "evidence-chain is not installed next to the test interpreter"
-    return found
-
-
-def clean_env() -> dict[str, str]:
-    return {key: value for key, value in os.environ.items() if not key.startswith("EC_")}
 
 
 def many(path: Path, first_line_of: Path, copies: int) -> Path:
@@ -46,7 +34,7 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path: Path, comman
     with (
         source.open("rb") as stdin,
         subprocess.Popen(  # noqa: S603 - our own console script
-            [console_script(), *args],
+            [CLI, *args],
             stdin=stdin,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -66,7 +54,7 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path: Path, comman
 def test_head_in_a_shell_pipeline(tmp_path: Path) -> None:
     source = many(tmp_path / "raw.jsonl", GOLDEN / "pipe" / "input.jsonl", 20_000)
     done = subprocess.run(  # noqa: S603 - bash running our own console script
-        ["bash", "-c", 'set -o pipefail; "$0" pipe < "$1" | head -1', console_script(), str(source)],  # noqa: S607
+        ["bash", "-c", 'set -o pipefail; "$0" pipe < "$1" | head -1', CLI, str(source)],  # noqa: S607
         capture_output=True,
         env=clean_env(),
         timeout=60,
@@ -88,7 +76,7 @@ def test_head_in_a_shell_pipeline(tmp_path: Path) -> None:
 )
 def test_a_closed_stdin_is_one_line_saying_what_to_do(args: list[str], usage: bytes) -> None:
     done = subprocess.run(  # noqa: S603 - bash running our own console script
-        ["bash", "-c", 'exec "$0" "$@" <&-', console_script(), *args],  # noqa: S607
+        ["bash", "-c", 'exec "$0" "$@" <&-', CLI, *args],  # noqa: S607
         capture_output=True,
         env=clean_env(),
         timeout=60,
@@ -108,7 +96,7 @@ def test_a_closed_stdin_is_one_line_saying_what_to_do(args: list[str], usage: by
 
 def test_a_closed_stdout_is_one_line_saying_what_to_do() -> None:
     done = subprocess.run(  # noqa: S603 - bash running our own console script
-        ["bash", "-c", 'exec "$0" pipe >&-', console_script()],  # noqa: S607
+        ["bash", "-c", 'exec "$0" pipe >&-', CLI],  # noqa: S607
         input=b"{}\n",
         capture_output=False,
         stderr=subprocess.PIPE,

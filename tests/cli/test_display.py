@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +9,7 @@ from rich.table import Table
 
 from streams.audit.factory import open_store
 from streams.cli.display import cell, console, printable, redact_url
+from tests.console import Command, Console, clean_env
 from tests.streams.audit_records import chain, guard
 
 HOSTILE = "x[/]\x1b[31m[bold red]boom[/]\x07\x9b2J\n:emoji_smile:"
@@ -50,19 +48,17 @@ def test_hostile_text_renders_as_itself_never_as_markup(capsys: pytest.CaptureFi
     assert capsys.readouterr().out.strip() == "[bold]not markup[/] :smile:"
 
 
-def test_inspect_prints_hostile_ids_as_text_and_no_password(tmp_path: Path) -> None:
+def test_inspect_prints_hostile_ids_as_text_and_no_password(script: Console, tmp_path: Path) -> None:
     db = tmp_path / "audit.db"
     store = open_store(db)
     verdict = guard("run-1", 0, 1, "REJECT", ["CITATION_NOT_FOUND"])
     verdict["fields"] = {**verdict["fields"], "draft_id": HOSTILE, "cited_tool_call_ids": [HOSTILE]}
     store.apply([*chain("run-1", "call_a", 0), verdict])
     store.close()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("EC_")}
-    env.update(
+    env = clean_env(
         EC_AUDIT_DB=str(db), EC_REDIS_URL="redis://:hunter2-secret@127.0.0.1:1/0", EC_REDIS_TIMEOUT_MS="300"
     )
-    cli = str(Path(sys.executable).with_name("evidence-chain"))
-    done = subprocess.run([cli, "inspect", "run-1"], env=env, capture_output=True, timeout=60, check=False)  # noqa: S603
+    (done,) = script.run(Command(["inspect", "run-1"], env, timeout=60))
     assert done.returncode == 0, done.stderr
     out = done.stdout.decode()
     assert "hunter2-secret" not in out + done.stderr.decode()

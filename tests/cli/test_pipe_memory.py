@@ -9,16 +9,14 @@ parent's peak RSS figure (Linux records the old address space's peak at exec), a
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from streams import codec
+from tests.console import CLI, clean_env
 from tests.golden import GOLDEN
 
 CAP = 1024 * 1024  # EC_INPUT__MAX_MESSAGE_BYTES's default
@@ -54,16 +52,10 @@ Line = list[tuple[str, int]]
 """One input line as pieces: ``(text, times)`` repeated; its ``\\n`` is a piece too."""
 
 
-def console_script() -> str:
-    found = shutil.which("evidence-chain", path=str(Path(sys.executable).parent))
-    assert found is not None, "evidence-chain is not installed next to the test interpreter"
-    return found
-
-
 def run_probe(lines: list[Line]) -> dict[str, Any]:
-    env = {key: value for key, value in os.environ.items() if not key.startswith("EC_")}
+    env = clean_env()
     done = subprocess.run(  # noqa: S603 - our own interpreter and console script
-        [sys.executable, "-c", PROBE, console_script()],
+        [sys.executable, "-c", PROBE, CLI],
         input=codec.dumps(lines),
         capture_output=True,
         env=env,

@@ -1,20 +1,17 @@
 """No secret in any error: a connection string that cannot work stops every command with one line
 naming its setting (exit 2), never a traceback, never a piece of the password (issue 23, items 1-2).
 
-The commands run as the real console script with the secret in the environment. Nothing here needs
-Kafka, Redis or PostgreSQL: every address is a closed port, and each case is refused before any
-connection (tests/integration/test_audit_dsn.py has the cases that need a real server).
+The commands run as the console script with the secret in the environment: each in a child forked
+from one interpreter that has the script's imports done (``tests/console.py``), and a few through the
+installed script itself, start-up and exit included. Nothing here needs Kafka, Redis or PostgreSQL:
+every address is a closed port, and each case is refused before any connection
+(tests/integration/test_audit_dsn.py has the cases that need a real server).
 """
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
-import sys
-import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -24,8 +21,8 @@ from streams.errors import ConfigurationError
 from streams.ledger.redis import open_client
 from streams.redaction import check_postgres_dsn, check_redis_url, redact_url
 from streams.settings import load_settings
+from tests.console import CLI, Command, Console, clean_env
 
-CLI = str(Path(sys.executable).with_name("evidence-chain"))
 SECRET = "S3CR3T"
 
 # Every command that loads the settings, with arguments that need nothing on stdin.
@@ -100,8 +97,7 @@ LEAKY_DSNS = {
 
 
 def base_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("EC_", "OTEL_"))}
-    env.update(
+    env = clean_env(
         EC_KAFKA_BOOTSTRAP="127.0.0.1:1",
         EC_REDIS_URL="redis://127.0.0.1:1/0",
         EC_REDIS_TIMEOUT_MS="300",
@@ -116,8 +112,13 @@ def base_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     return env
 
 
+Results = list[tuple[str, int | None, str]]
+"""Per command: its arguments, its exit status (None: still running at its timeout, killed), and
+stdout + stderr."""
+
+
 def run(args: Sequence[str], env: dict[str, str], cwd: Path, timeout: float = 45) -> tuple[int | None, str]:
-    """Exit status (None: still running at ``timeout``, killed) and stdout + stderr."""
+    """The installed console script itself: exit status and stdout + stderr."""
     try:
         done = subprocess.run(  # noqa: S603 - our own console script
             [CLI, *args], env=env, cwd=cwd, input=b"", capture_output=True, timeout=timeout, check=False
@@ -127,18 +128,15 @@ def run(args: Sequence[str], env: dict[str, str], cwd: Path, timeout: float = 45
     return done.returncode, (done.stdout + done.stderr).decode(errors="replace")
 
 
-def run_every(
-    commands: Sequence[Sequence[str]], env: dict[str, str], cwd: Path
-) -> list[tuple[str, int | None, str]]:
-    """Each command at once (each is its own process), in the given order."""
-    with ThreadPoolExecutor(max_workers=len(commands)) as pool:
-        results = list(pool.map(lambda args: run(args, env, cwd), commands))
-    return [(" ".join(args), code, output) for args, (code, output) in zip(commands, results, strict=True)]
+def run_every(script: Console, commands: Sequence[Sequence[str]], env: dict[str, str], cwd: Path) -> Results:
+    """Each command at once (each in its own forked child), in the given order."""
+    return [
+        (" ".join(done.args), done.returncode, done.output)
+        for done in script.run(*(Command(args, env, cwd) for args in commands))
+    ]
 
 
-def assert_configuration_errors(
-    results: list[tuple[str, int | None, str]], setting: str, secrets: Sequence[str]
-) -> None:
+def assert_configuration_errors(results: Results, setting: str, secrets: Sequence[str]) -> None:
     problems = []
     for command, code, output in results:
         leaked = [s for s in secrets if s in output]
@@ -233,26 +231,30 @@ def test_valid_dsns_are_accepted(dsn: str) -> None:
     assert load_settings(audit_dsn=dsn).audit_dsn is not None
 
 
-# --- every command, the real console script -------------------------------------------------------
+# --- every command, as the console script runs it ---------------------------------------------
 
 
-def test_a_malformed_audit_dsn_stops_every_command_with_its_name_and_no_secret(tmp_path: Path) -> None:
+def test_a_malformed_audit_dsn_stops_every_command_with_its_name_and_no_secret(
+    script: Console, tmp_path: Path
+) -> None:
     """Finding 1: libpq's message quoted the password, and the sink retried it as a busy database."""
     value, secrets = MALFORMED_DSNS["bad-percent-escape"]
-    results = run_every(EVERY_COMMAND, base_env(tmp_path, EC_AUDIT_DSN=value), tmp_path)
+    results = run_every(script, EVERY_COMMAND, base_env(tmp_path, EC_AUDIT_DSN=value), tmp_path)
     assert_configuration_errors(results, "EC_AUDIT_DSN", secrets)
 
 
 @pytest.mark.parametrize("name", sorted(MALFORMED_DSNS))
-def test_each_malformed_audit_dsn_is_a_setting_error_not_a_busy_database(name: str, tmp_path: Path) -> None:
+def test_each_malformed_audit_dsn_is_a_setting_error_not_a_busy_database(
+    name: str, script: Console, tmp_path: Path
+) -> None:
     """Finding 1, form by form, with the command that retried a malformed DSN for ever."""
     value, secrets = MALFORMED_DSNS[name]
-    results = run_every(DATABASE_COMMANDS, base_env(tmp_path, EC_AUDIT_DSN=value), tmp_path)
+    results = run_every(script, DATABASE_COMMANDS, base_env(tmp_path, EC_AUDIT_DSN=value), tmp_path)
     assert_configuration_errors(results, "EC_AUDIT_DSN", secrets)
 
 
 @pytest.mark.parametrize("name", ["ipv6-unclosed", "ports-do-not-pair"])
-def test_a_malformed_dsn_given_with_db_is_refused_too(name: str, tmp_path: Path) -> None:
+def test_a_malformed_dsn_given_with_db_is_refused_too(name: str, script: Console, tmp_path: Path) -> None:
     """``--db`` bypasses the settings' validators: the store checks the DSN again before libpq sees it."""
     value, secrets = MALFORMED_DSNS[name]
     commands = [
@@ -260,57 +262,50 @@ def test_a_malformed_dsn_given_with_db_is_refused_too(name: str, tmp_path: Path)
         ("audit-sink", "--db", value),
         ("serve", "--port", "0", "--db", value),
     ]
-    results = run_every(commands, base_env(tmp_path), tmp_path)
+    results = run_every(script, commands, base_env(tmp_path), tmp_path)
     assert_configuration_errors(results, "EC_AUDIT_DSN", secrets)
 
 
 @pytest.mark.parametrize("name", sorted(LEAKY_DSNS))
-def test_a_valid_dsn_is_accepted_and_its_password_never_printed(name: str, tmp_path: Path) -> None:
+def test_a_valid_dsn_is_accepted_and_its_password_never_printed(
+    name: str, script: Console, tmp_path: Path
+) -> None:
     """Finding 1 (query parameters) and 2 (several hosts): accepted, waited for, printed redacted."""
     value, shown = LEAKY_DSNS[name]
     env = base_env(tmp_path, EC_AUDIT_DSN=value)
-    readers = run_every([("inspect", "run-1"), ("serve", "--port", "0")], env, tmp_path)
+    readers = run_every(script, [("inspect", "run-1"), ("serve", "--port", "0")], env, tmp_path)
     for command, code, output in readers:
         assert code == 1 and "AuditStoreBusy" in output, f"{command}: {code}\n{output}"
         assert shown in output and SECRET not in output and "Traceback" not in output, output
-    # The sink waits for an unreachable server, logging each retry: stop it after two (or 60 s; a busy
-    # machine starts it slowly, so no fixed sleep).
-    log_path = tmp_path / "sink.log"
-    with log_path.open("wb") as sink_log:
-        sink = subprocess.Popen(  # noqa: S603
-            [CLI, "audit-sink"], env=env, cwd=tmp_path, stdout=sink_log, stderr=subprocess.STDOUT
-        )
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and sink.poll() is None:
-            if log_path.read_bytes().count(b"retry") >= 2:
-                break
-            time.sleep(0.2)
-    finally:
-        sink.send_signal(signal.SIGTERM)
-        sink.wait(timeout=30)
-    log = log_path.read_text(errors="replace")
+    # The sink waits for an unreachable server, logging each retry: stopped (SIGTERM) after two, or at
+    # 60 s (a busy machine starts it slowly, so no fixed sleep).
+    (sink,) = script.run(Command(["audit-sink"], env, tmp_path, timeout=60, stop_on=("retry", 2)))
+    log = sink.output
     assert log.count("retry") >= 2, log
     assert shown in log and SECRET not in log and "Traceback" not in log, log
 
 
-def test_a_malformed_redis_url_stops_every_command_with_its_name_and_no_secret(tmp_path: Path) -> None:
+def test_a_malformed_redis_url_stops_every_command_with_its_name_and_no_secret(
+    script: Console, tmp_path: Path
+) -> None:
     """Finding 2: ValueError tracebacks, this one quoting the "port" (a piece of the password)."""
     value, secrets = MALFORMED_REDIS_URLS["slash-in-password"]
-    results = run_every(EVERY_COMMAND, base_env(tmp_path, EC_REDIS_URL=value), tmp_path)
+    results = run_every(script, EVERY_COMMAND, base_env(tmp_path, EC_REDIS_URL=value), tmp_path)
     assert_configuration_errors(results, "EC_REDIS_URL", secrets)
 
 
 @pytest.mark.parametrize("name", sorted(MALFORMED_REDIS_URLS))
-def test_each_malformed_redis_url_is_a_setting_error(name: str, tmp_path: Path) -> None:
+def test_each_malformed_redis_url_is_a_setting_error(name: str, script: Console, tmp_path: Path) -> None:
     """Finding 2, form by form (scheme, port, IPv6, path, query), with a command that opens Redis."""
     value, secrets = MALFORMED_REDIS_URLS[name]
-    results = run_every(REDIS_COMMANDS, base_env(tmp_path, EC_REDIS_URL=value), tmp_path)
+    results = run_every(script, REDIS_COMMANDS, base_env(tmp_path, EC_REDIS_URL=value), tmp_path)
     assert_configuration_errors(results, "EC_REDIS_URL", secrets)
 
 
 @pytest.mark.parametrize("content", [None, b"not a certificate\n"])
-def test_a_missing_or_broken_kafka_ca_file_names_its_setting(content: bytes | None, tmp_path: Path) -> None:
+def test_a_missing_or_broken_kafka_ca_file_names_its_setting(
+    content: bytes | None, script: Console, tmp_path: Path
+) -> None:
     """Finding 2: FileNotFoundError from the SSL context (or a broker "unavailable" for ever)."""
     ca = tmp_path / "kafka-ca.pem"
     if content is not None:
@@ -322,10 +317,12 @@ def test_a_missing_or_broken_kafka_ca_file_names_its_setting(content: bytes | No
         EC_KAFKA_SASL_PASSWORD=SECRET,
         EC_KAFKA_SSL_CAFILE=str(ca),
     )
-    assert_configuration_errors(run_every(KAFKA_COMMANDS, env, tmp_path), "EC_KAFKA_SSL_CAFILE", [SECRET])
+    assert_configuration_errors(
+        run_every(script, KAFKA_COMMANDS, env, tmp_path), "EC_KAFKA_SSL_CAFILE", [SECRET]
+    )
 
 
-def test_a_missing_redis_ca_file_names_its_setting(tmp_path: Path) -> None:
+def test_a_missing_redis_ca_file_names_its_setting(script: Console, tmp_path: Path) -> None:
     """Finding 2: redis-py loads the CA at connect, so a missing file read as Redis unreachable."""
     env = base_env(
         tmp_path,
@@ -333,4 +330,32 @@ def test_a_missing_redis_ca_file_names_its_setting(tmp_path: Path) -> None:
         EC_REDIS_SSL_CA_FILE=str(tmp_path / "missing-ca.pem"),
     )
     commands = [("ledger", "export", "--run", "run-1"), ("verify", "--redis")]
-    assert_configuration_errors(run_every(commands, env, tmp_path), "EC_REDIS_SSL_CA_FILE", [SECRET])
+    assert_configuration_errors(run_every(script, commands, env, tmp_path), "EC_REDIS_SSL_CA_FILE", [SECRET])
+
+
+# --- the installed script itself -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "setting", "case"),
+    [
+        (("worker",), "EC_REDIS_URL", MALFORMED_REDIS_URLS["slash-in-password"]),
+        (("audit-sink",), "EC_AUDIT_DSN", MALFORMED_DSNS["bad-percent-escape"]),
+    ],
+)
+def test_the_installed_script_stops_with_one_line_and_exit_2(
+    command: tuple[str, ...], setting: str, case: tuple[str, list[str]], tmp_path: Path
+) -> None:
+    """The cases above run in forked children of one interpreter; these run the script end to end, its
+    own start-up and exit included."""
+    value, secrets = case
+    code, output = run(command, base_env(tmp_path, **{setting: value}), tmp_path)
+    assert_configuration_errors([(" ".join(command), code, output)], setting, secrets)
+
+
+def test_the_installed_script_reports_an_unreachable_database_with_exit_1(tmp_path: Path) -> None:
+    """An error of the project's own (the database does not answer): exit 1, one line, no traceback."""
+    value, shown = LEAKY_DSNS["password-in-query"]
+    code, output = run(("inspect", "run-1"), base_env(tmp_path, EC_AUDIT_DSN=value), tmp_path)
+    assert code == 1 and "AuditStoreBusy" in output, f"{code}\n{output}"
+    assert shown in output and SECRET not in output and "Traceback" not in output, output
