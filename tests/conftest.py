@@ -1,7 +1,10 @@
-"""Fixtures every tier may use: a Kafka broker and Redis servers of the tests' own (``tests.services``)."""
+"""Fixtures every tier may use: a Kafka broker and Redis servers of the tests' own (``tests.services``),
+and, outside the service tiers, an environment without the caller's ``EC_*`` settings."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +14,7 @@ from tests.services import FaultKafka, FaultRedis
 
 HERE = Path(__file__).resolve().parent
 FAULTS = HERE / "faults"
+INTEGRATION = HERE / "integration"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -19,6 +23,43 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if item.path.is_relative_to(FAULTS):
             item.add_marker(pytest.mark.faults)
             item.add_marker(pytest.mark.timeout(420))
+
+
+def _needs_services(path: Path) -> bool:
+    """The service tiers keep the caller's settings: ``EC_KAFKA_BOOTSTRAP`` and ``EC_REDIS_URL`` say
+    which broker and Redis they use (``tests/integration/conftest.py``)."""
+    return path.is_relative_to(INTEGRATION) or path.is_relative_to(FAULTS)
+
+
+@contextlib.contextmanager
+def _without_caller_settings() -> Iterator[None]:
+    saved = {name: value for name, value in os.environ.items() if name.startswith("EC_")}
+    for name in saved:
+        del os.environ[name]
+    try:
+        yield
+    finally:
+        os.environ.update(saved)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Iterator[None]:
+    """A module that needs no service is imported without the developer's ``EC_*`` settings (some
+    build their ``Settings()`` at import)."""
+    if isinstance(collector, pytest.Module) and not _needs_services(collector.path):
+        with _without_caller_settings():
+            return (yield)
+    return (yield)
+
+
+@pytest.fixture(autouse=True)
+def _no_caller_settings(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test that needs no service sees the SPEC's defaults and what it sets itself, never the
+    developer's ``EC_*`` settings."""
+    if _needs_services(request.node.path):
+        return
+    for name in [name for name in os.environ if name.startswith("EC_")]:
+        monkeypatch.delenv(name)
 
 
 @pytest.fixture(scope="session")
