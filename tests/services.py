@@ -27,6 +27,34 @@ TOOLS_LOG4J = REPO / "deploy" / "local" / "kafka" / "tools-log4j2.properties"
 SASL_USER, SASL_PASSWORD = "evidence-chain", "s3cret-sasl-Pa55"
 """The one SASL/PLAIN user the broker knows (besides its own inter-broker admin)."""
 
+SINGLE_NODE = {
+    "process.roles": "broker,controller",
+    "node.id": "1",
+    "controller.listener.names": "CONTROLLER",
+    "inter.broker.listener.name": "PLAINTEXT",
+    "num.partitions": "1",
+    "default.replication.factor": "1",
+    "offsets.topic.replication.factor": "1",
+    "transaction.state.log.replication.factor": "1",
+    "transaction.state.log.min.isr": "1",
+    "share.coordinator.state.topic.replication.factor": "1",
+    "share.coordinator.state.topic.min.isr": "1",
+    "min.insync.replicas": "1",
+    "group.initial.rebalance.delay.ms": "0",
+    "auto.create.topics.enable": "true",
+    "message.max.bytes": "4194304",
+    "replica.fetch.max.bytes": "5242880",
+}
+"""What every broker the tests start has in common (this suite's own, and the integration tier's
+container): one KRaft node that is both broker and controller, replication 1 everywhere, no rebalance
+delay, topics created on first use, and messages up to 4 MiB. Each adds its listeners and data."""
+
+
+def docker_env(properties: dict[str, str]) -> dict[str, str]:
+    """Broker properties as the ``apache/kafka`` image reads them from its environment
+    (``num.partitions`` is ``KAFKA_NUM_PARTITIONS``)."""
+    return {"KAFKA_" + name.upper().replace(".", "_"): value for name, value in properties.items()}
+
 
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -60,40 +88,24 @@ class FaultKafka:
         self.conf = home / "server.properties"
         self.process: subprocess.Popen[bytes] | None = None
         home.mkdir(parents=True, exist_ok=True)
-        self.conf.write_text(
-            "\n".join(
-                [
-                    "process.roles=broker,controller",
-                    "node.id=1",
-                    f"controller.quorum.voters=1@127.0.0.1:{self.controller}",
-                    f"listeners=PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{self.controller},"
-                    f"SASL_PLAINTEXT://127.0.0.1:{self.sasl_port}",
-                    f"advertised.listeners=PLAINTEXT://127.0.0.1:{self.port},SASL_PLAINTEXT://127.0.0.1:{self.sasl_port}",
-                    "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
-                    "sasl.enabled.mechanisms=PLAIN",
-                    "listener.name.sasl_plaintext.plain.sasl.jaas.config="
-                    "org.apache.kafka.common.security.plain.PlainLoginModule required "
-                    f'user_{SASL_USER}="{SASL_PASSWORD}";',
-                    "controller.listener.names=CONTROLLER",
-                    "inter.broker.listener.name=PLAINTEXT",
-                    f"log.dirs={home / 'data'}",
-                    "num.partitions=1",
-                    "default.replication.factor=1",
-                    "offsets.topic.replication.factor=1",
-                    "offsets.topic.num.partitions=3",
-                    "transaction.state.log.replication.factor=1",
-                    "transaction.state.log.min.isr=1",
-                    "share.coordinator.state.topic.replication.factor=1",
-                    "share.coordinator.state.topic.min.isr=1",
-                    "min.insync.replicas=1",
-                    "group.initial.rebalance.delay.ms=0",
-                    "auto.create.topics.enable=true",
-                    "message.max.bytes=4194304",
-                    "replica.fetch.max.bytes=5242880",
-                    "",
-                ]
-            )
-        )
+        properties = {
+            **SINGLE_NODE,
+            "controller.quorum.voters": f"1@127.0.0.1:{self.controller}",
+            "listeners": f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{self.controller},"
+            f"SASL_PLAINTEXT://127.0.0.1:{self.sasl_port}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port},"
+            f"SASL_PLAINTEXT://127.0.0.1:{self.sasl_port}",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,"
+            "SASL_PLAINTEXT:SASL_PLAINTEXT",
+            "sasl.enabled.mechanisms": "PLAIN",
+            "listener.name.sasl_plaintext.plain.sasl.jaas.config": (
+                "org.apache.kafka.common.security.plain.PlainLoginModule required "
+                f'user_{SASL_USER}="{SASL_PASSWORD}";'
+            ),
+            "log.dirs": str(home / "data"),
+            "offsets.topic.num.partitions": "3",
+        }
+        self.conf.write_text("".join(f"{name}={value}\n" for name, value in properties.items()))
         java = ["java", "-Xmx256m", f"-Dlog4j2.configurationFile={TOOLS_LOG4J}", "-cp", f"{LIBS}/*"]
         subprocess.run(
             [

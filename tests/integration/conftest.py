@@ -19,7 +19,7 @@ import socket
 import subprocess
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -27,6 +27,8 @@ from typing import Any, Literal
 import pytest
 import redis.asyncio as aioredis
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+
+from tests.services import SINGLE_NODE, docker_env
 
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parents[1]
@@ -87,7 +89,7 @@ async def _redis_error(url: str, timeout_s: float) -> str | None:
         await client.aclose()
 
 
-def _wait_until_ready(probe: Callable[[], Awaitable[str | None]], timeout_s: float) -> str | None:
+def _wait_until_ready(probe: Callable[[], Coroutine[Any, Any, str | None]], timeout_s: float) -> str | None:
     deadline = time.monotonic() + timeout_s
     while True:
         error = asyncio.run(probe())
@@ -151,28 +153,14 @@ def _start_kafka_container() -> tuple[Any, str]:
     # and mapped to the same port inside the container.
     port = _free_port()
     container = DockerContainer(KAFKA_IMAGE).with_bind_ports(port, port)
-    for name, value in {
-        "KAFKA_NODE_ID": "1",
-        "KAFKA_PROCESS_ROLES": "broker,controller",
-        "KAFKA_LISTENERS": f"PLAINTEXT://0.0.0.0:{port},CONTROLLER://0.0.0.0:9093",
-        "KAFKA_ADVERTISED_LISTENERS": f"PLAINTEXT://{host}:{port}",
-        "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-        "KAFKA_CONTROLLER_LISTENER_NAMES": "CONTROLLER",
-        "KAFKA_INTER_BROKER_LISTENER_NAME": "PLAINTEXT",
-        "KAFKA_CONTROLLER_QUORUM_VOTERS": "1@localhost:9093",
-        "KAFKA_NUM_PARTITIONS": "1",
-        "KAFKA_DEFAULT_REPLICATION_FACTOR": "1",
-        "KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR": "1",
-        "KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR": "1",
-        "KAFKA_TRANSACTION_STATE_LOG_MIN_ISR": "1",
-        "KAFKA_SHARE_COORDINATOR_STATE_TOPIC_REPLICATION_FACTOR": "1",
-        "KAFKA_SHARE_COORDINATOR_STATE_TOPIC_MIN_ISR": "1",
-        "KAFKA_MIN_INSYNC_REPLICAS": "1",
-        "KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS": "0",
-        "KAFKA_AUTO_CREATE_TOPICS_ENABLE": "true",
-        "KAFKA_MESSAGE_MAX_BYTES": "4194304",
-        "KAFKA_REPLICA_FETCH_MAX_BYTES": "5242880",
-    }.items():
+    properties = {
+        **SINGLE_NODE,
+        "listeners": f"PLAINTEXT://0.0.0.0:{port},CONTROLLER://0.0.0.0:9093",
+        "advertised.listeners": f"PLAINTEXT://{host}:{port}",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "controller.quorum.voters": "1@localhost:9093",
+    }
+    for name, value in docker_env(properties).items():
         container = container.with_env(name, value)
     container.start()
     return container, f"{host}:{port}"
