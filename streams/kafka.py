@@ -2,7 +2,7 @@
 of topic ranges and offsets for the commands and the worker's gap checks.
 
 Only this module builds aiokafka clients (the Faust app turns the same settings into Faust's
-``broker_credentials`` in ``streams.worker.app``), so ``EC_KAFKA_SECURITY_PROTOCOL``, SASL and SSL
+``broker_credentials`` in ``streams.worker.credentials``), so ``EC_KAFKA_SECURITY_PROTOCOL``, SASL and SSL
 settings reach every one of them. Every
 aiokafka exception is translated here, once, by :func:`kafka_errors`, using aiokafka's own
 ``retriable`` flag. Public aiokafka API only.
@@ -183,6 +183,20 @@ class KafkaSink:
         if self._producer is not None:
             producer, self._producer = self._producer, None
             await producer.stop()
+
+    async def ping(self) -> None:
+        """Ask the cluster for fresh metadata through the agents' producer (readiness).
+
+        Raises:
+            KafkaUnavailable: the producer has not started, or no broker answered.
+            KafkaRefused: as :func:`kafka_errors` maps the client's errors.
+        """
+        if self._producer is None:
+            raise KafkaUnavailable("the agents' producer has not started")
+        with kafka_errors("asking for metadata"):
+            answered = await self._producer.client.force_metadata_update()
+        if not answered:
+            raise KafkaUnavailable("no broker answered a metadata request")
 
     async def _partitions_of(self, name: str) -> list[int]:
         known = self._partitions.get(name)

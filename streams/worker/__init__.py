@@ -1,2 +1,3 @@
-"""The stream worker: the Faust app and agent loops (app), one station over one batch (runner),
-which offsets may be committed (offsets)."""
+"""The stream worker: the Faust app and its composition (app, context), one agent's loop (loop, batches,
+commit, crash), health and web routes (health), Faust's Kafka settings (credentials), one station over
+one batch (runner), which offsets may be committed (offsets)."""

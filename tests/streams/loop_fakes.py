@@ -10,7 +10,7 @@ from faust.types import Message
 
 from models.vocab import Station
 from streams.settings import Settings
-from streams.worker.app import AgentLoop
+from streams.worker.loop import AgentLoop
 from streams.worker.runner import BatchRunner
 from tests.streams.conftest import FakeSink, golden_lines
 

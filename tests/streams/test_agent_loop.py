@@ -16,7 +16,8 @@ import pytest
 from models.vocab import Station
 from streams.errors import ConfigurationError, HoldExpired, KafkaUnavailable, RecordsSkipped
 from streams.settings import Settings, load_settings
-from streams.worker.app import batches, create_app
+from streams.worker.app import create_app
+from streams.worker.batches import batches
 from tests.streams.conftest import FakeSink
 from tests.streams.loop_fakes import RAW, TOPIC, FakeProbe, Loop, event
 
@@ -143,9 +144,9 @@ async def test_a_record_the_station_rejects_is_a_dead_letter_and_the_batch_goes_
 async def test_create_app_registers_the_chosen_agents_only() -> None:
     app = create_app(Settings(app_id="compose-test", agents="project,ledger", data_dir="/nonexistent/x"))
     assert sorted(app.agents) == ["ledger", "project"]
-    assert set(app.ec_loops) == {Station.PROJECT, Station.LEDGER}
+    assert set(app.context.loops) == {Station.PROJECT, Station.LEDGER}
     assert not Path("/nonexistent/x").exists()  # noqa: ASYNC240 - composed, not started: nothing created
-    for loop in app.ec_loops.values():
+    for loop in app.context.loops.values():
         store = loop.runner.store
         if store is not None:
             await store.close()
@@ -175,9 +176,9 @@ def test_importing_streams_app_reads_no_environment_and_creates_nothing(tmp_path
 
 def test_crash_exits_at_once_with_status_70() -> None:
     code = (
-        "import streams.worker.app\n"
+        "import streams.worker.crash\n"
         "try:\n    raise ValueError('boom')\n"
-        "except ValueError as exc:\n    streams.worker.app.crash(exc, 'test')\n"
+        "except ValueError as exc:\n    streams.worker.crash.crash(exc, 'test')\n"
         "print('not reached')\n"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False)

@@ -1,0 +1,242 @@
+"""One agent's loop: batches from its channel, the gap check, the station, explicit commits, crash-only.
+
+Delivery: at-least-once with ``concurrency=1`` per agent (higher can commit past an in-flight record,
+faust #606). A batch is marked finished only once :class:`~streams.worker.runner.BatchRunner` hands it
+back, i.e. its outputs are acknowledged by the broker (acks=all) and its Redis effects are durable;
+only then can the :class:`~streams.worker.commit.Committer` commit past it.
+
+Crash-only: a batch-level error that is neither one record's fault (those are dead letters) nor a
+known outage (held and retried, for at most ``EC_MAX_HOLD_SECONDS``) makes the process exit with
+status 70 at once (:func:`~streams.worker.crash.crash`), without committing the batch and without
+Faust's in-process agent restart; the loop never raises into Faust's supervisor, and its safety does
+not rest on Faust's ``on_task_error`` (which commits).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import faust
+
+from models.topology import TOPOLOGY
+from models.vocab import Station
+from streams.envelope import event_id
+from streams.errors import RecordsSkipped
+from streams.kafka import OffsetProbe
+from streams.messages import Record
+from streams.observe.logs import record_fields
+from streams.observe.metrics import WorkerMetrics
+from streams.pipeline import Outcome
+from streams.retry import RetryPolicy, hold
+from streams.settings import Settings
+from streams.worker.batches import batches, to_record
+from streams.worker.commit import CommitFn, Committer
+from streams.worker.crash import crash
+from streams.worker.offsets import OffsetTracker
+from streams.worker.runner import BatchRunner
+
+log = logging.getLogger(__name__)
+
+
+class AgentLoop:
+    """One agent: batches from its channel, gap checks, the station, explicit commits, crash-only."""
+
+    def __init__(
+        self,
+        app: faust.App,
+        station: Station,
+        settings: Settings,
+        runner: BatchRunner,
+        probe: OffsetProbe,
+        *,
+        on_crash: Callable[[BaseException, str], Any] = crash,
+        commit: CommitFn | None = None,
+        metrics: WorkerMetrics | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.app = app
+        self.station = station
+        self.settings = settings
+        self.runner = runner
+        self.probe = probe
+        self.tracker = OffsetTracker()
+        self.policy = RetryPolicy.from_settings(settings)
+        # A commit waits out an outage for as long as it lasts: waiting loses nothing (the records
+        # are only read again), and while there is work the batches' own holds bound the outage.
+        self.committer = Committer(
+            app,
+            self.tracker,
+            settings.broker_commit_interval_seconds,
+            RetryPolicy.from_settings(settings, forever=True),
+            commit,
+            name=str(station),
+        )
+        self.on_crash = on_crash
+        self.metrics = metrics or WorkerMetrics()
+        self.metrics.start_agent(station)
+        self.clock = clock
+        self.processed = 0
+        self.last_progress = clock()
+        """When the agent last took a batch or finished one."""
+        self.waiting_since: float | None = None
+        """Since when the agent waits on an empty channel (None while it has a batch)."""
+        self.hold_started: float | None = None
+        """Since when the current batch has been held for an outage (None when it is not)."""
+        if runner.on_hold is None:
+            runner.on_hold = self.on_hold
+
+    def on_hold(self, held: float | None) -> None:
+        """The retry policy's listener: how long the current batch has been held, None when released."""
+        self.hold_started = None if held is None else self.clock() - held
+        self.metrics.set_held(self.station, self.held_seconds())
+
+    def held_seconds(self) -> float:
+        return 0.0 if self.hold_started is None else self.clock() - self.hold_started
+
+    def on_wait(self, waiting: bool) -> None:
+        now = self.clock()
+        self.waiting_since = now if waiting else None
+        if not waiting:
+            self.last_progress = now
+
+    async def lags(self) -> dict[tuple[str, int], int]:
+        """Unprocessed records per assigned partition of the agent's input topic."""
+        consumer: Any = self.app.consumer
+        topic = self.settings.topic(TOPOLOGY[self.station].input)
+        out: dict[tuple[str, int], int] = {}
+        for tp in consumer.assignment():
+            if tp.topic != topic:
+                continue
+            high = consumer.highwater(tp)
+            done = self.tracker.position((tp.topic, tp.partition))
+            if done is None:
+                done = await consumer.position(tp)
+            if high is not None and high >= 0 and done is not None:
+                out[(tp.topic, tp.partition)] = max(0, high - done)
+        return out
+
+    def stalled(self, lags: dict[tuple[str, int], int], stall_seconds: float) -> str | None:
+        """Why the agent counts as stuck, or None: no progress for ``stall_seconds`` while it has work.
+
+        A batch held for a known outage is not a stall (``/readyz`` reports the outage, and
+        ``EC_MAX_HOLD_SECONDS`` bounds it); an agent waiting on an empty channel is stuck only if
+        its input has lag, i.e. records are not being delivered to it.
+        """
+        if self.hold_started is not None:
+            return None
+        now = self.clock()
+        if self.waiting_since is None:
+            if now - self.last_progress > stall_seconds:
+                held = now - self.last_progress
+                return f"{self.station}: one batch for {held:.0f}s (EC_STALL_SECONDS={stall_seconds:g})"
+            return None
+        lag = sum(lags.values())
+        if lag and now - self.waiting_since > stall_seconds:
+            return (
+                f"{self.station}: waiting {now - self.waiting_since:.0f}s for records while its input has "
+                f"{lag} unprocessed (EC_STALL_SECONDS={stall_seconds:g})"
+            )
+        return None
+
+    async def consume(self, stream: Any) -> None:
+        """The agent body: runs until the worker stops; never raises into Faust's supervisor."""
+        committing = asyncio.ensure_future(self.committer.run())
+        committing.add_done_callback(self._committer_ended)
+        try:
+            async for events in batches(stream, self.settings.batch_size, self.on_wait):
+                await self.process(events)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - crash-only: nothing of this batch is committed
+            self.on_crash(exc, f"{self.station} agent")
+            raise
+        finally:
+            committing.cancel()
+            await self.commit_on_the_way_out()
+
+    def _committer_ended(self, task: asyncio.Future[None]) -> None:
+        """The committer ends only when cancelled; an error it raised is a crash-only exit."""
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            self.on_crash(exc, f"{self.station} committer")
+
+    async def commit_on_the_way_out(self) -> None:
+        """Commit what is finished (best effort: not committing only means repeats, never a loss)."""
+        try:
+            await asyncio.wait_for(self.committer.commit_now(), 5.0)
+        except Exception as exc:  # noqa: BLE001 - the records are read again after a restart
+            log.warning("%s: final commit failed (%s); finished records are read again", self.station, exc)
+
+    async def process(self, events: Sequence[Any]) -> None:
+        """One batch of events: stale ones skipped, gaps verified, processed, then marked for commit."""
+        generation = self.app.consumer_generation_id
+        current = [e for e in events if e.message.generation_id == generation]
+        if not current:
+            return
+        started = self.clock()
+        trips = self.runner.round_trips()
+        records = [to_record(e) for e in current]
+        self.tracker.start_generation(generation)
+        with self.runner.tracer.batch(records[0].topic, len(records)):
+            await self._verify(records)
+            outcomes = await self.runner.run(records)
+        self.tracker.finish([((r.topic, r.partition), r.offset) for r in records])  # type: ignore[misc]
+        self.processed += len(records)
+        self.last_progress = self.clock()
+        self.metrics.batch(
+            self.station, outcomes, self.last_progress - started, self.runner.round_trips() - trips
+        )
+        for record, outcome in zip(records, outcomes, strict=True):
+            if outcome.rejection is not None:
+                self._log_rejection(record, outcome)
+        self.committer.poke()
+
+    def _log_rejection(self, record: Record, outcome: Outcome[Any]) -> None:
+        refused: dict[str, Any] = dict(outcome.rejection or {})
+        fields = record_fields(
+            record,
+            agent=str(self.station),
+            run_id=outcome.run_id,
+            tool_call_id=outcome.tool_call_id,
+            event_id=event_id(self.station, outcome.origin or record.coordinates),
+            reason=refused.get("reason"),
+        )
+        log.warning(
+            "%s: dead letter %s: %s", self.station, refused.get("reason"), refused.get("error"), extra=fields
+        )
+
+    async def _verify(self, records: Sequence[Record]) -> None:
+        """Know where each partition starts, and make sure no record was skipped on the way to us.
+
+        Raises:
+            RecordsSkipped: records the broker holds were never delivered (the worker must exit).
+        """
+        positions = [((r.topic, r.partition), r.offset) for r in records]
+        unknown = self.tracker.unknown(tp for tp, _ in positions)  # type: ignore[misc]
+        if unknown:
+            committed = await hold(
+                lambda: self.probe.committed(unknown),
+                what=f"{self.station}: reading committed offsets",
+                policy=self.policy,
+                on_hold=self.on_hold,
+            )
+            for tp in unknown:
+                self.tracker.start_at(tp, committed.get(tp))
+        for gap in self.tracker.gaps(positions):  # type: ignore[arg-type]
+            first: int | None = await hold(
+                functools.partial(self.probe.first_offset_from, gap.tp[0], gap.tp[1], gap.start),
+                what=f"{self.station}: checking {gap}",
+                policy=self.policy,
+                on_hold=self.on_hold,
+            )
+            if first != gap.found:
+                raise RecordsSkipped(
+                    f"{gap} were never delivered to the {self.station} agent (the broker's first record "
+                    "there is "
+                    f"{first}); exiting so they are read again"
+                )
+            log.info("%s: %s hold no records (first record is %d); accepted", self.station, gap, first)
