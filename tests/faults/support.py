@@ -7,8 +7,6 @@ import asyncio
 import contextlib
 import os
 import random
-import signal
-import subprocess
 import sys
 import time
 from collections import Counter, defaultdict
@@ -27,7 +25,7 @@ from streams.ledger.redis import RedisLedgerStore
 from streams.messages import Record
 from streams.pipeline import Outcome, PendingWrite, chain
 from streams.settings import Settings
-from tests.integration.helpers import checked, publish, worker_env
+from tests.integration.helpers import Worker, checked, publish, worker_env
 
 REPO = Path(__file__).resolve().parents[2]
 TEXT = "网关超时先检查上游配置，再看连接池。Check proxy_read_timeout and upstream latency. "
@@ -143,58 +141,11 @@ def fault_env(prefix: str, kafka: str, redis: str, **extra: str) -> dict[str, st
 
 
 @dataclass
-class Worker:
-    """One worker process (the hooked worker: the product plus the suite's test hooks)."""
+class HookedWorker(Worker):
+    """A worker with the suite's test hooks (``python -m tests.faults.hooked_worker``)."""
 
-    env: dict[str, str]
-    log_path: Path
-    process: subprocess.Popen[bytes] | None = None
-    exits: list[int] = field(default_factory=list)
-
-    def start(self) -> Worker:
-        with self.log_path.open("ab") as log:
-            self.process = subprocess.Popen(  # noqa: S603 - our own worker module
-                [sys.executable, "-m", "tests.faults.hooked_worker"],
-                cwd=REPO,
-                env=self.env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        return self
-
-    @property
-    def running(self) -> bool:
-        return self.process is not None and self.process.poll() is None
-
-    def kill(self) -> None:
-        if self.running:
-            assert self.process is not None
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(10)
-            self.exits.append(-9)
-
-    def stop(self) -> None:
-        if self.running:
-            assert self.process is not None
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(10)
-
-    def supervise(self) -> int | None:
-        """What ``restart: unless-stopped`` does: start the worker again if it exited on its own."""
-        if self.process is not None and self.process.poll() is not None:
-            code = self.process.returncode
-            self.exits.append(code)
-            self.start()
-            return code
-        return None
-
-    def tail(self, lines: int = 60) -> str:
-        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+    command: tuple[str, ...] = (sys.executable, "-m", "tests.faults.hooked_worker")
+    cwd: Path | None = REPO
 
 
 async def wait_progress(run: Run, keys: list[tuple[str, str]], share: float, worker: Worker) -> None:
@@ -205,7 +156,7 @@ async def wait_progress(run: Run, keys: list[tuple[str, str]], share: float, wor
         if await run.entries_found(keys) >= share * len(keys):
             return
         await asyncio.sleep(0.2)
-    raise AssertionError(f"no progress to {share:.0%}\n{worker.tail()}")
+    raise AssertionError(f"no progress to {share:.0%}\n{worker.log_tail()}")
 
 
 @dataclass
@@ -263,7 +214,7 @@ class Run:
             await asyncio.sleep(0.5)
         raise AssertionError(
             f"{await self.entries_found(keys)} of {len(keys)} entries after {timeout_s}s\n"
-            + "\n".join(w.tail() for w in workers)
+            + "\n".join(w.log_tail() for w in workers)
         )
 
     async def check(self, want: Expected, *, exact_dead_letters: bool = True) -> dict[str, Any]:

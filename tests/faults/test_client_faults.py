@@ -12,7 +12,7 @@ from pathlib import Path
 from streams import codec
 from streams.client import EvidenceChainClient, LedgerReply, LookupTimeout
 from streams.hashing import sha256_hex
-from tests.faults.support import Run, Worker, expected, fault_env, hostile, valid
+from tests.faults.support import HookedWorker, Run, expected, fault_env, hostile, valid
 from tests.services import FaultKafka, FaultRedis
 
 LOOKUPS = 300
@@ -30,12 +30,12 @@ async def test_lookups_in_flight_survive_a_worker_sigkill(
     ]
     want = expected(records, run.settings)
     await run.prepare()
-    worker = Worker(fault_env(run.prefix, run.kafka, run.redis), tmp_path / "worker.log").start()
+    worker = HookedWorker(fault_env(run.prefix, run.kafka, run.redis), tmp_path / "worker.log").start()
     settings = run.settings.model_copy(update={"gateway_timeout_ms": 120_000})
     try:
         async with EvidenceChainClient(settings) as client:
             warm = await client.lookup(records[0])  # the worker is up and its partitions assigned
-            assert warm.status == "READY", worker.tail()
+            assert warm.status == "READY", worker.log_tail()
 
             async def paced(n: int, record: bytes) -> LedgerReply | BaseException:
                 await asyncio.sleep(n * 0.01)  # ~100 lookups/s: the kill lands mid-stream
@@ -69,4 +69,4 @@ async def test_lookups_in_flight_survive_a_worker_sigkill(
         assert (reply.status, reply.projection_sha256) == (status, sha)
         if reply.projection_bytes is not None:
             assert sha256_hex(reply.projection_bytes) == sha
-    assert worker.exits == [-9], worker.tail()
+    assert worker.exits == [-9], worker.log_tail()

@@ -7,7 +7,15 @@ import random
 import uuid
 from pathlib import Path
 
-from tests.faults.support import HOSTILE_KINDS, Run, Worker, expected, fault_env, record_mix, wait_progress
+from tests.faults.support import (
+    HOSTILE_KINDS,
+    HookedWorker,
+    Run,
+    expected,
+    fault_env,
+    record_mix,
+    wait_progress,
+)
 from tests.services import FaultKafka, FaultRedis
 
 
@@ -25,7 +33,7 @@ async def test_three_sigkills_lose_nothing(
     )
     await run.prepare()
     await run.publish("raw-hits", records)
-    worker = Worker(fault_env(run.prefix, run.kafka, run.redis), tmp_path / "worker.log").start()
+    worker = HookedWorker(fault_env(run.prefix, run.kafka, run.redis), tmp_path / "worker.log").start()
     keys = sorted(want.entries)
     try:
         for share in sorted(random.uniform(0.1, 0.8) for _ in range(3)):
@@ -34,7 +42,7 @@ async def test_three_sigkills_lose_nothing(
             worker.start()
         await run.wait_entries(keys, [worker])
         await run.check(want)
-        assert worker.running, worker.tail()
-        assert worker.exits == [-9, -9, -9], worker.tail()  # it never exited on its own
+        assert worker.running, worker.log_tail()
+        assert worker.exits == [-9, -9, -9], worker.log_tail()  # it never exited on its own
     finally:
         worker.stop()

@@ -8,7 +8,7 @@ import time
 import uuid
 from pathlib import Path
 
-from tests.faults.support import Run, Worker, expected, fault_env, record_mix, wait_progress
+from tests.faults.support import HookedWorker, Run, expected, fault_env, record_mix, wait_progress
 from tests.services import FaultKafka, FaultRedis
 
 
@@ -22,7 +22,7 @@ async def test_three_workers_one_sigkilled(
     await run.prepare(partitions=6)
     await run.publish("raw-hits", records[:2000])
     env = fault_env(run.prefix, run.kafka, run.redis, EC_TOPIC_PARTITIONS="6")
-    workers = [Worker(env, tmp_path / f"worker{i}.log").start() for i in range(3)]
+    workers = [HookedWorker(env, tmp_path / f"worker{i}.log").start() for i in range(3)]
     try:
         await wait_progress(run, keys, 0.2, workers[0])
         victim = workers.pop(1)
@@ -31,7 +31,7 @@ async def test_three_workers_one_sigkilled(
         await run.publish("raw-hits", records[2000:])
         await run.wait_entries(keys, workers)
         await run.check(want)
-        assert all(w.running for w in workers), "\n".join(w.tail() for w in workers)
+        assert all(w.running for w in workers), "\n".join(w.log_tail() for w in workers)
         deadline = time.monotonic() + 30
         while True:
             assigned = [w.log_path.read_text().count("Executing _on_partitions_assigned") for w in workers]

@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 from streams import codec
-from tests.faults.support import Run, Worker, expected, fault_env, record_mix
+from tests.faults.support import HookedWorker, Run, expected, fault_env, record_mix
 from tests.services import FaultKafka, FaultRedis
 
 
@@ -27,7 +27,7 @@ async def test_a_station_that_raises_for_one_record(
     await run.prepare()
     await run.publish("raw-hits", records)
     env = fault_env(run.prefix, run.kafka, run.redis, EC_TEST_RAISE_ON=f'"tool_call_id":"{marker}"')
-    worker = Worker(env, tmp_path / "worker.log").start()
+    worker = HookedWorker(env, tmp_path / "worker.log").start()
     try:
         await run.wait_entries(sorted(want.entries), [worker])
         seen = await run.check(want, exact_dead_letters=False)
@@ -57,10 +57,10 @@ async def test_an_unexpected_batch_error_exits_and_the_batch_is_processed_after_
         EC_TEST_BATCH_ERROR_FILE=str(flag),
         EC_TEST_BATCH_ERROR_ON=f'"tool_call_id":"{trigger}"',
     )
-    worker = Worker(env, tmp_path / "worker.log").start()
+    worker = HookedWorker(env, tmp_path / "worker.log").start()
     try:
         assert worker.process is not None
-        assert worker.process.wait(120) == 70, worker.tail()  # crash-only: exit at once, status 70
+        assert worker.process.wait(120) == 70, worker.log_tail()  # crash-only: exit at once, status 70
         assert not flag.exists()
         log = worker.log_path.read_text()
         assert "exiting (status 70) without committing this batch" in log

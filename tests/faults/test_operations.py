@@ -16,7 +16,7 @@ from pathlib import Path
 from prometheus_client.parser import text_string_to_metric_families
 
 from streams import codec
-from tests.faults.support import Run, Worker, expected, fault_env, record_mix, wait_progress
+from tests.faults.support import HookedWorker, Run, expected, fault_env, record_mix, wait_progress
 from tests.services import FaultKafka, FaultRedis, free_port
 
 
@@ -71,7 +71,7 @@ async def test_metrics_count_what_was_sent_and_readiness_follows_redis(
     want = expected(records, run.settings)
     await run.prepare()
     port = free_port()
-    worker = Worker(web_env(run, port, EC_LOG_FORMAT="json"), tmp_path / "worker.log").start()
+    worker = HookedWorker(web_env(run, port, EC_LOG_FORMAT="json"), tmp_path / "worker.log").start()
     try:
         await until_status(port, "/readyz", 200, 60)
         await run.publish("raw-hits", records)
@@ -113,7 +113,7 @@ async def test_livez_fails_when_an_agent_is_wedged(
     await run.prepare()
     port = free_port()
     env = web_env(run, port, EC_STALL_SECONDS="3", EC_TEST_STALL_ON="wedge-this-batch")
-    worker = Worker(env, tmp_path / "worker.log").start()
+    worker = HookedWorker(env, tmp_path / "worker.log").start()
     try:
         await until_status(port, "/livez", 200, 60)
         records = record_mix(20)
@@ -135,7 +135,9 @@ async def test_three_workers_share_six_partitions_and_one_stops_mid_stream(
     want = expected(first + second, run.settings)
     await run.prepare(partitions=6)
     ports = [free_port() for _ in range(3)]
-    workers = [Worker(web_env(run, p), tmp_path / f"worker-{i}.log").start() for i, p in enumerate(ports)]
+    workers = [
+        HookedWorker(web_env(run, p), tmp_path / f"worker-{i}.log").start() for i, p in enumerate(ports)
+    ]
     try:
         for port in ports:
             await until_status(port, "/readyz", 200, 90)

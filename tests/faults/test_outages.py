@@ -9,7 +9,7 @@ import uuid
 from pathlib import Path
 
 from streams import codec
-from tests.faults.support import Run, Worker, expected, fault_env, record_mix, wait_progress
+from tests.faults.support import HookedWorker, Run, expected, fault_env, record_mix, wait_progress
 from tests.services import FaultKafka, FaultRedis
 
 OUTAGE_S = 10
@@ -36,7 +36,7 @@ async def test_redis_down_mid_stream_and_mid_guard(
     keys = sorted(want.entries)
     await run.prepare()
     await run.publish("raw-hits", records)
-    worker = Worker(fault_env(run.prefix, run.kafka, run.redis), tmp_path / "worker.log").start()
+    worker = HookedWorker(fault_env(run.prefix, run.kafka, run.redis), tmp_path / "worker.log").start()
     try:
         # mid-stream: the ledger agent holds its batch; nothing is written FAILED or dead-lettered
         await wait_progress(run, keys, 0.3, worker)
@@ -61,8 +61,8 @@ async def test_redis_down_mid_stream_and_mid_guard(
             "verdicts", until=lambda v: len({codec.loads(x)["draft_id"] for x in v}) >= 50
         )
         judged = {codec.loads(v)["draft_id"]: codec.loads(v)["verdict"] for v in verdicts}
-        assert judged == {f"d-{i}": "PASS" for i in range(50)}, worker.tail()
-        assert worker.running, worker.tail()
+        assert judged == {f"d-{i}": "PASS" for i in range(50)}, worker.log_tail()
+        assert worker.running, worker.log_tail()
     finally:
         worker.stop()
 
@@ -76,7 +76,7 @@ async def test_kafka_restarted_mid_stream(
     keys = sorted(want.entries)
     await run.prepare()
     await run.publish("raw-hits", records)
-    worker = Worker(fault_env(run.prefix, run.kafka, run.redis), tmp_path / "worker.log").start()
+    worker = HookedWorker(fault_env(run.prefix, run.kafka, run.redis), tmp_path / "worker.log").start()
     try:
         await wait_progress(run, keys, 0.3, worker)
         await asyncio.to_thread(fault_kafka.stop)
@@ -98,7 +98,7 @@ async def test_redis_sigkilled_after_the_last_ledger_event_keeps_every_entry(
     want = expected(records, run.settings)
     await run.prepare()
     await run.publish("raw-hits", records)
-    worker = Worker(fault_env(run.prefix, run.kafka, run.redis), tmp_path / "worker.log").start()
+    worker = HookedWorker(fault_env(run.prefix, run.kafka, run.redis), tmp_path / "worker.log").start()
     try:
         ledger = await run.read(
             "ledger", until=lambda v: len({codec.loads(x)["tool_call_id"] for x in v}) >= len(want.entries)

@@ -7,7 +7,6 @@ import contextlib
 import os
 import signal
 import subprocess
-import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,10 +21,10 @@ from streams import codec
 from streams.kafka import read_topic as kafka_read_topic
 from streams.ledger.redis import RedisLedgerStore
 from streams.settings import Settings
+from tests.console import CLI as CLI  # re-exported: the integration modules take it from here
+from tests.console import clean_env
 from tests.contracts import validate
 from tests.golden import GOLDEN
-
-CLI = str(Path(sys.executable).with_name("evidence-chain"))
 
 
 def golden_lines(*parts: str) -> list[bytes]:
@@ -76,8 +75,9 @@ async def load_golden_ledger(redis_url: str, ns: str) -> None:
 
 
 def worker_env(prefix: str, kafka: str, redis: str, **extra: str) -> dict[str, str]:
-    """Environment of a worker isolated by topic prefix, app id and ledger namespace."""
-    env = dict(os.environ)
+    """Environment of a worker isolated by topic prefix, app id and ledger namespace (none of the
+    caller's own ``EC_*`` settings: the broker and Redis are the arguments)."""
+    env = clean_env()
     env.update(
         EC_KAFKA_BOOTSTRAP=kafka,
         EC_REDIS_URL=redis,
@@ -99,25 +99,35 @@ def worker_env(prefix: str, kafka: str, redis: str, **extra: str) -> dict[str, s
 
 @dataclass
 class Worker:
-    """``evidence-chain worker`` in a subprocess, with its log in a file."""
+    """A worker in a subprocess of its own session, its log in a file; the integration tier's and the
+    fault suite's (``tests.faults.support.HookedWorker`` runs the same with the suite's test hooks)."""
 
     env: dict[str, str]
     log_path: Path
+    command: tuple[str, ...] = (CLI, "worker", "--loglevel", "info")
+    cwd: Path | None = None
     process: subprocess.Popen[bytes] | None = field(default=None)
+    exits: list[int] = field(default_factory=list)
+    """Exit statuses seen by ``kill`` (-9) and ``supervise`` (what the process exited with)."""
 
     def start(self) -> Worker:
-        log = self.log_path.open("ab")
-        self.process = subprocess.Popen(  # noqa: S603 - our own console script
-            [CLI, "worker", "--loglevel", "info"],
-            env=self.env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        log.close()
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(  # noqa: S603 - our own console script or worker module
+                self.command,
+                cwd=self.cwd,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         return self
 
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
     def stop(self, *, kill: bool = False, timeout: float = 30) -> None:
+        """SIGTERM (SIGKILL with ``kill``) to its process group; SIGKILL if it outlives ``timeout``."""
         if self.process is None or self.process.poll() is not None:
             return
         with contextlib.suppress(ProcessLookupError):
@@ -128,7 +138,22 @@ class Worker:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait(10)
 
-    def log_tail(self, lines: int = 40) -> str:
+    def kill(self) -> None:
+        """SIGKILL: no commit, no flush, no goodbye to the group (recorded in ``exits`` as -9)."""
+        if self.running:
+            self.stop(kill=True, timeout=10)
+            self.exits.append(-9)
+
+    def supervise(self) -> int | None:
+        """What ``restart: unless-stopped`` does: start the worker again if it exited on its own."""
+        if self.process is not None and self.process.poll() is not None:
+            code = self.process.returncode
+            self.exits.append(code)
+            self.start()
+            return code
+        return None
+
+    def log_tail(self, lines: int = 60) -> str:
         text = self.log_path.read_text(errors="replace").splitlines()
         return "\n".join(text[-lines:])
 
