@@ -12,6 +12,7 @@
     ├── MalformedAudit                 an audit record the sink cannot store: counted, skipped
     │   └── Unstorable                 a value no audit database can hold (an integer beyond 64 bits)
     ├── ConfigurationError             a setting, file or argument that cannot work; the CLI explains it
+    │   └── UnknownVerdict             no stored verdict of that run, draft or attempt (serve: 404)
     ├── Refused                        a server refused in a way retrying cannot fix: the worker exits
     │   ├── KafkaRefused               e.g. not authorized, message too large for the topic
     │   └── RedisRefused               e.g. NOPERM, a script error
@@ -106,6 +107,10 @@ class Unstorable(MalformedAudit):
 
 class ConfigurationError(EvidenceChainError):
     """A setting, file or argument that cannot work; the message says what to change."""
+
+
+class UnknownVerdict(ConfigurationError):
+    """The audit store holds no verdict of the run, draft or attempt asked for (a receipt's)."""
 
 
 class Refused(EvidenceChainError):

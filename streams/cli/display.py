@@ -9,6 +9,7 @@ ANSI escape stays visible text. Every URL printed goes through :func:`redact_url
 from __future__ import annotations
 
 import re
+from html import escape
 from typing import Any
 
 from rich.console import Console
@@ -43,3 +44,12 @@ def cell(value: Any, style: str = "", *, empty: str = "—") -> Text:
 def console(*, stderr: bool = False, width: int | None = None) -> Console:
     """A console that renders no markup, no emoji and no auto-highlighting of what it is given."""
     return Console(stderr=stderr, width=width, markup=False, emoji=False, highlight=False)
+
+
+def html_text(value: Any) -> str:
+    """``value`` as HTML text: None as a dash, booleans as yes/no, controls escaped, then ``html.escape``."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return escape(printable(value), quote=True)

@@ -19,7 +19,16 @@ from typing import Any
 from urllib.parse import quote
 
 from streams.audit.store import VERDICT_OUTCOMES
+from streams.cli.display import html_text as text
 from streams.cli.display import printable
+from streams.cli.evidence_pages import (
+    chain_svg,
+    claims,
+    receipt_href,
+    shown_anchor,
+    shown_section,
+    signature_badge,
+)
 
 STYLE = """
 body { font: 15px/1.45 system-ui, sans-serif; margin: 1.5rem auto; max-width: 80rem; padding: 0 1rem;
@@ -34,20 +43,31 @@ tr:target { background: #fff6d5; } code, .mono { font-family: ui-monospace, mono
 .verdict-FALLBACK { background: #f9d9d9; } .bad { color: #a40000; } .dim { color: #777; }
 .wide { overflow-x: auto; }
 article.draft { border: 1px solid #ddd; border-radius: 4px; padding: 0.2rem 1rem 0.6rem; margin: 1rem 0; }
+svg.chain { max-width: 100%; height: auto; margin: 0.5rem 0 1rem; }
+svg.chain rect { fill: #f4f4f6; stroke: #8a8a95; } svg.chain .arrow { fill: #8a8a95; stroke: #8a8a95; }
+svg.chain .label { font-size: 13px; fill: #555; } svg.chain .count { font-size: 24px; font-weight: 600; }
+svg.chain .detail { font-size: 10px; fill: #555; } svg.chain .step-verdict rect { fill: #eef3fb; }
+article.shown { border: 1px solid #ddd; border-radius: 4px; padding: 0.2rem 1rem 0.6rem; margin: 1rem 0; }
+article.shown:target { background: #fff6d5; }
+.pair { display: flex; gap: 1rem; align-items: flex-start; } .pair .seen { flex: 3; min-width: 0; }
+aside.conflict { flex: 2; border: 2px solid #c77700; background: #fff3e0; border-radius: 4px;
+                 padding: 0.4rem 0.7rem; font-size: 0.9rem; }
+ol.items { padding-left: 1.4rem; } li.item { margin: 0.4rem 0; }
+.document-id { font-weight: 600; } .meta { color: #555; font-size: 0.85rem; }
+blockquote.excerpt { margin: 0.2rem 0 0.2rem 0; padding: 0.3rem 0.6rem; border-left: 3px solid #b9c4d6;
+                     background: #fafbfd; white-space: normal; }
+.cut, .truncated { color: #8a5a00; font-size: 0.85rem; }
+.sig-verified { color: #1d6b2f; } .sig-not-verified, .hash.bad { color: #a40000; font-weight: 600; }
+.sig-unsigned, .sig-not-checked { color: #777; }
+.claims { display: grid; gap: 0.6rem; margin: 0.6rem 0; }
+.claim { display: grid; grid-template-columns: 2fr 3fr; gap: 1rem; border-top: 1px solid #eee;
+         padding-top: 0.4rem; }
+.cite h4 { margin: 0.2rem 0; font-size: 0.9rem; }
 """
 STYLE_HASH = "sha256-" + base64.b64encode(hashlib.sha256(STYLE.encode()).digest()).decode()
 """The Content-Security-Policy source that allows exactly :data:`STYLE`."""
 
 _DASH = "—"
-
-
-def text(value: Any) -> str:
-    """``value`` as HTML text: None as a dash, booleans as yes/no, controls escaped, then ``html.escape``."""
-    if value is None:
-        return _DASH
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    return escape(printable(value), quote=True)
 
 
 DOT_SEGMENTS = (".", "..")
@@ -150,8 +170,11 @@ def run_document(
     tool_calls: Sequence[Mapping[str, Any]],
     verdicts: Sequence[Mapping[str, Any]],
     details: Mapping[str, Sequence[Mapping[str, Any]]],
+    evidence: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """One run's trail as JSON: each tool call with its anchor, each draft with its violations.
+    """One run's trail as JSON: each tool call with its anchor, each draft with its violations, and
+    with ``evidence`` (:func:`streams.cli.evidence.evidence_document`) what each tool call showed the
+    agent, each draft's items beside what they cite, the chain's counts and the receipts.
 
     A violation lists the tool calls it concerns when the guard's audit record says so
     (``fields.violations``); a record with only ``violation_codes`` gives codes without them.
@@ -167,16 +190,51 @@ def run_document(
             listed = [
                 {"code": code, "path": None, "tool_call_ids": []} for code in verdict["violation_codes"]
             ]
-        drafts.append(
-            {k: v for k, v in verdict.items() if k != "run_id"}
-            | {"violations": [dict(v) | {"index": i} for i, v in enumerate(listed)]}
-        )
-    return {
+        draft = {k: v for k, v in verdict.items() if k != "run_id"} | {
+            "violations": [dict(v) | {"index": i} for i, v in enumerate(listed)]
+        }
+        view = (evidence or {}).get("drafts", {}).get(str(verdict["event_id"]))
+        if view is not None:
+            draft["evidence"] = _with_links(view, listed)
+            attempts, draft_id = view["attempts"], verdict.get("draft_id")
+            if view["stored_verdict"] and isinstance(draft_id, str) and attempts:
+                latest = verdict.get("attempt") == max(attempts)
+                draft["receipt_href"] = receipt_href(run_id, draft_id, None if latest else verdict["attempt"])
+        drafts.append(draft)
+    document = {
         "run_id": run_id,
         "tool_calls": calls,
         "drafts": drafts,
         "tool_calls_with_dead_letter": sum(1 for c in tool_calls if c.get("dead_letter_reason")),
     }
+    if evidence is not None:
+        document |= {
+            "chain": evidence["chain"],
+            "entries": list(evidence["entries"].values()),
+            "signatures_checked": evidence["signatures_checked"],
+        }
+    return document
+
+
+def _with_links(view: Mapping[str, Any], listed: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The draft's view with each violation given the tool calls the audit record links it to."""
+    about = {(v.get("code"), v.get("path")): v.get("tool_call_ids") or [] for v in listed}
+
+    def linked(violations: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        return [
+            dict(v) | {"tool_call_ids": about.get((v.get("code"), v.get("path")), [])} for v in violations
+        ]
+
+    out = dict(view)
+    out["analysis"] = [dict(i) | {"violations": linked(i["violations"])} for i in view["analysis"]]
+    if view.get("conclusion") is not None:
+        out["conclusion"] = dict(view["conclusion"]) | {
+            "violations": linked(view["conclusion"]["violations"])
+        }
+    out["action_plan"] = [dict(a) | {"violations": linked(a["violations"])} for a in view["action_plan"]]
+    out["limitation_violations"] = linked(view["limitation_violations"])
+    out["other_violations"] = linked(view["other_violations"])
+    return out
 
 
 def _call_ref(tool_call_id: Any, recorded: set[str]) -> str:
@@ -201,14 +259,27 @@ def _sha(sha: Any) -> str:
     return f'<span title="{text(sha)}">{text(sha[:12])}…</span>'
 
 
-def _tool_call_row(call: Mapping[str, Any]) -> str:
+def _tool_call_row(call: Mapping[str, Any], entry: Mapping[str, Any] | None = None) -> str:
+    """A tool call's figures; with its stored ledger ``entry``, the projection columns are the entry's
+    (what the agent was shown), never a later refused projection's."""
     tcid = call["tool_call_id"]
     if call.get("postprocess_status") == "FAILED":
         flow = f'<span class="bad">FAILED {text(call.get("postprocess_failure_reason") or "")}</span>'
     else:
         hits, blocks = call.get("candidate_count"), call.get("evidence_block_count")
         flow = f"{text('?' if hits is None else hits)}→{text('?' if blocks is None else blocks)}"
-    if call.get("project_status") == "FAILED":
+    sha = call.get("projection_sha256")
+    if entry is not None and entry.get("status") == "READY":
+        sha = entry.get("projection_sha256")
+        projection = (
+            f'<a href="{escape("#" + quote(shown_anchor(tcid), safe=""))}">'
+            f"{text(entry.get('evidence_status'))}, {text(entry.get('returned_count'))} returned"
+            + (", truncated" if entry.get("truncated") else "")
+            + "</a> (the ledger entry)"
+        )
+        if entry.get("refused"):
+            projection += ' <span class="bad">· a later projection was refused (CONFLICT)</span>'
+    elif call.get("project_status") == "FAILED":
         projection = f'<span class="bad">FAILED {text(call.get("project_failure_reason") or "")}</span>'
     else:
         projection = (
@@ -230,34 +301,63 @@ def _tool_call_row(call: Mapping[str, Any]) -> str:
         f'<td class="n">{text(call.get("origin_partition"))}@{text(call.get("origin_offset"))}</td>'
         f"<td>{flow}</td><td>{text(call.get('relevance_level'))}</td>"
         f'<td class="projection">{projection}</td>'
-        f'<td class="mono sha">{_sha(call.get("projection_sha256"))}</td>'
+        f'<td class="mono sha">{_sha(sha)}</td>'
         f'<td class="ledger">{ledger}</td><td class="mono dim">{text(call.get("ledger_key"))}</td>'
         f'<td class="dead-letter">{letter}</td></tr>'
     )
 
 
+def _violation(violation: Mapping[str, Any], recorded: set[str]) -> str:
+    """One violation: its code, path, the tool calls it is about (linked), and its message when known."""
+    where = f' <span class="path mono">{text(violation["path"])}</span>' if violation.get("path") else ""
+    about = violation.get("tool_call_ids") or []
+    refs = f" → {_refs(about, recorded)}" if about else ""
+    message = (
+        f' <span class="message dim">{text(violation["message"])}</span>' if violation.get("message") else ""
+    )
+    code = f'<code class="code">{text(violation["code"])}</code>'
+    return f'<li class="violation">{code}{where}{refs}{message}</li>'
+
+
 def _draft(index: int, draft: Mapping[str, Any], recorded: set[str]) -> str:
     verdict = str(draft.get("verdict"))
     klass = f"verdict verdict-{verdict}" if verdict in VERDICT_OUTCOMES else "verdict"
-    items = []
-    for violation in draft["violations"]:
-        where = f' <span class="path mono">{text(violation["path"])}</span>' if violation.get("path") else ""
-        about = violation.get("tool_call_ids") or []
-        refs = f" → {_refs(about, recorded)}" if about else ""
-        items.append(
-            f'<li class="violation"><code class="code">{text(violation["code"])}</code>{where}{refs}</li>'
-        )
-    violations = (
-        f'<ol class="violations">{"".join(items)}</ol>' if items else '<p class="dim">no violations</p>'
-    )
+    view = draft.get("evidence")
+    if view is not None and view["stored_draft"]:
+        # each violation at the item it concerns; what concerns no item stays in the draft's list
+        body = claims(view, lambda v: _violation(v, recorded))
+        listed = view["other_violations"]
+    else:
+        body, listed = "", draft["violations"]
+    items = "".join(_violation(v, recorded) for v in listed)
+    if items:
+        violations = f'<ol class="violations">{items}</ol>'
+    elif draft["violations"]:
+        violations = ""
+    else:
+        violations = '<p class="dim">no violations</p>'
     cited = draft.get("cited_tool_call_ids") or []
+    proof = ""
+    if view is not None and view["stored_verdict"]:
+        receipt = (
+            f' · <a class="receipt" href="{escape(draft["receipt_href"])}">receipt.json</a>'
+            if draft.get("receipt_href")
+            else ""
+        )
+        proof = (
+            f'<p class="proof">verdict {signature_badge(view["signature"])}{receipt} · draft sha256 '
+            f'<span class="mono">{_sha(view["draft_sha256"])}</span></p>'
+        )
+    elif view is not None:
+        proof = '<p class="proof dim">the verdict itself is not in the audit store (no receipt)</p>'
     return (
         f'<article class="draft" id="draft-{index}" data-event-id="{text(draft.get("event_id"))}">'
         f'<h3>draft <span class="draft-id mono">{text(draft.get("draft_id"))}</span> · attempt '
         f'<span class="attempt">{text(draft.get("attempt"))}</span> · '
         f'<span class="{klass}">{text(draft.get("verdict"))}</span></h3>'
+        f"{proof}"
         f'<p class="cites">cites: {_refs(cited, recorded) if cited else _DASH}</p>'
-        f"{violations}"
+        f"{body}{violations}"
         f'<p class="dim">origin {text(draft.get("origin_partition"))}@{text(draft.get("origin_offset"))}, '
         f"{_when(draft.get('source_timestamp'))}</p></article>"
     )
@@ -268,12 +368,24 @@ def run_page(document: Mapping[str, Any]) -> str:
     with its verdict, and every violation's tool calls linked to their rows."""
     run_id, calls, drafts = document["run_id"], document["tool_calls"], document["drafts"]
     recorded = {c["tool_call_id"] for c in calls}
-    rows = "\n".join(_tool_call_row(c) for c in calls)
+    entries = {e["tool_call_id"]: e for e in document.get("entries") or []}
+    rows = "\n".join(_tool_call_row(c, entries.get(c["tool_call_id"])) for c in calls)
+    evidence = ""
+    if "chain" in document:
+        checked = (
+            "Signatures are checked against the trusted keys (EC_TRUSTED_KEYS_FILE)."
+            if document["signatures_checked"]
+            else "Signatures are not checked: serve has no trusted keys (set EC_TRUSTED_KEYS_FILE)."
+        )
+        evidence = f'{chain_svg(document["chain"])}\n<p class="dim">{checked}</p>\n' + shown_section(
+            entries, recorded, call_anchor
+        )
     body = (
         f'<p><a href="/runs">all runs</a> · <a href="{escape(run_href(run_id, as_json=True))}">JSON</a></p>\n'
         f'<h1>Run <span class="mono" id="run-id">{text(run_id)}</span></h1>\n'
         f"<p>{len(calls)} tool calls, {document['tool_calls_with_dead_letter']} with a dead letter, "
         f"{len(drafts)} drafts.</p>\n"
+        f"{evidence}"
         '<h2>Tool calls</h2>\n<div class="wide"><table id="tool-calls">\n'
         "<thead><tr><th>tool call</th><th>origin</th>"
         "<th>hits→blocks</th><th>level</th><th>projection shown</th><th>sha256</th><th>ledger</th>"

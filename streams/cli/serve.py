@@ -39,15 +39,19 @@ from streams.audit.factory import store_from_settings
 from streams.audit.store import AuditStore, describe
 from streams.cli import pages
 from streams.cli.audit import settings_with_db
-from streams.errors import AuditStoreBusy, ConfigurationError
+from streams.cli.evidence import evidence_document
+from streams.cli.receipt import receipt_keys, receipt_parts
+from streams.errors import AuditStoreBusy, ConfigurationError, UnknownVerdict
 from streams.observe.logs import logging_config
 from streams.settings import Settings
+from streams.trust import build_receipt, trusted_for
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 MAX_RUNS = 5000
 _LIMIT = re.compile(r"[0-9]{1,4}")  # ASCII digits only (str.isdigit takes "²"); MAX_RUNS has 4 digits
+_ATTEMPT = re.compile(r"[0-9]{1,7}")
 _FORMATS = ("html", "json")
 HEADER_TIMEOUT_SECONDS = 10.0
 """How long a new connection may take to send its first request head before it is closed."""
@@ -185,6 +189,8 @@ def build_app(settings: Settings) -> web.Application:
     """The web application over the audit database the settings name (nothing is opened yet)."""
     read = _reader(settings)
     where = describe(settings)
+    trusted = trusted_for(settings.trusted_keys_file)  # a bad file fails here, at start
+    keys = receipt_keys(settings)
 
     async def guarded(request: web.Request, page: Callable[[], Awaitable[web.Response]]) -> web.Response:
         try:
@@ -219,9 +225,21 @@ def build_app(settings: Settings) -> web.Application:
 
     async def show_run(request: web.Request, run_id: str) -> web.Response:
         async def page() -> web.Response:
-            tool_calls, verdicts, details = await read(
-                lambda store: (*store.run_trail(run_id), store.violation_details(run_id))
-            )
+            def everything(store: AuditStore) -> tuple[Any, ...]:
+                tool_calls, guard_rows = store.run_trail(run_id)
+                evidence = evidence_document(
+                    tool_calls,
+                    guard_rows,
+                    store.ledger_entries(run_id),
+                    store.station_records(run_id),
+                    store.stored_verdicts(run_id),
+                    store.stored_drafts(run_id),
+                    trusted,
+                    settings.projection.max_excerpt_chars,
+                )
+                return tool_calls, guard_rows, store.violation_details(run_id), evidence
+
+            tool_calls, verdicts, details, evidence = await read(everything)
             if not tool_calls and not verdicts:
                 return _problem(
                     request,
@@ -230,13 +248,56 @@ def build_app(settings: Settings) -> web.Application:
                     f"no audit records for run {run_id}; is the audit sink running "
                     "(evidence-chain audit-sink)?",
                 )
-            document = pages.run_document(run_id, tool_calls, verdicts, details)
+            document = pages.run_document(run_id, tool_calls, verdicts, details, evidence)
             return _answer(request, document, lambda: pages.run_page(document))
 
         return await guarded(request, page)
 
+    async def receipt(request: web.Request) -> web.Response:
+        """The receipt of a draft's verdict (the latest attempt, or ``?attempt=N``) as a JSON download."""
+        wanted = request.query.get("attempt")
+        if len(request.query.getall("attempt", [])) > 1:
+            return web.json_response({"error": "attempt may be given once"}, status=400, headers=HEADERS)
+        if wanted is not None and not (_ATTEMPT.fullmatch(wanted) and int(wanted) >= 1):
+            message = "attempt must be a whole number from 1 to 1000000"
+            return web.json_response({"error": message}, status=400, headers=HEADERS)
+        attempt = int(wanted) if wanted is not None else None
+        run_id, draft_id = request.match_info["run_id"], request.match_info["draft_id"]
+
+        async def page() -> web.Response:
+            def parts(store: AuditStore) -> tuple[Any, ...]:
+                return receipt_parts(store, run_id, draft_id, attempt)
+
+            try:
+                verdict, entries, missing = await read(parts)
+            except UnknownVerdict as exc:
+                return web.json_response({"error": str(exc)}, status=404, headers=HEADERS)
+            if missing:
+                message = (
+                    f"the audit store lacks the ledger entries of {', '.join(missing)}; "
+                    "`evidence-chain receipt` can read them from Redis"
+                )
+                return web.json_response({"error": message}, status=409, headers=HEADERS)
+            doc = build_receipt(verdict, entries, keys)
+            name = f"receipt-{run_id}-{draft_id}-{verdict.get('attempt')}.json"
+            safe = re.sub(r"[^A-Za-z0-9._-]", "_", name)
+            return web.Response(
+                body=codec.dumps(doc),
+                content_type="application/json",
+                headers={**HEADERS, "Content-Disposition": f'attachment; filename="{safe}"'},
+            )
+
+        return await guarded(request, page)
+
     app = web.Application()
-    app.add_routes([web.get("/", runs), web.get("/runs", runs), web.get("/runs/{run_id:.+}", run)])
+    app.add_routes(
+        [
+            web.get("/", runs),
+            web.get("/runs", runs),
+            web.get("/runs/{run_id}/drafts/{draft_id}/receipt.json", receipt),
+            web.get("/runs/{run_id:.+}", run),
+        ]
+    )
     return app
 
 

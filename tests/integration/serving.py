@@ -30,10 +30,12 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def serving(target: str, tmp_path: Path, *options: str) -> Iterator[str]:
-    """``evidence-chain serve`` on a free port over ``target`` (more ``options`` on its command line);
-    its base URL. The DSN goes by environment."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("EC_")}
+def serving(target: str, tmp_path: Path, *options: str, env: dict[str, str] | None = None) -> Iterator[str]:
+    """``evidence-chain serve`` on a free port over ``target`` (more ``options`` on its command line, more
+    ``env`` in its environment, such as ``EC_TRUSTED_KEYS_FILE``); its base URL. The DSN goes by
+    environment."""
+    extra = env or {}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EC_")} | extra
     env["EC_AUDIT_DSN" if target.startswith("postgresql://") else "EC_AUDIT_DB"] = target
     port = _free_port()
     log = tmp_path / "serve.log"

@@ -1,0 +1,352 @@
+"""The evidence of one run as an auditor reads it: what each tool call showed the agent, and each draft's
+claims beside the evidence they cite (issue 19, item 7). Pure: from what the audit store holds to a
+JSON document; :mod:`streams.cli.evidence_pages` draws it.
+
+- Per tool call, the stored ledger entry (the first one of its key: what the agent was shown), its
+  projection's items exactly as the agent saw them, whether its bytes hash to ``projection_sha256``,
+  and its signature: ``verified``, ``not verified`` (with the reason) or ``unsigned`` under the trusted
+  keys; ``not checked`` without them. A write the ledger refused (``CONFLICT``) is listed beside the
+  entry, never in its place.
+- Per draft, the analysis items (from the stored draft bytes, the verdict's ``draft_sha256``), each with
+  the evidence items it cites and the violations whose path is inside it; the conclusion and the
+  action plan likewise; the verdict's signature.
+- The chain at a glance: hits → blocks → shown → ledger → cited → verdict.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from streams import codec
+from streams.audit.store import VERDICT_OUTCOMES, StoredEntry
+from streams.hashing import sha256_hex
+from streams.trust import TrustedKeys
+
+_ITEM_FIELDS = ("document_id", "source", "title", "breadcrumb", "excerpt")
+
+
+def signature_state(key_id: Any, why_not: str | None, trusted: TrustedKeys | None) -> dict[str, Any]:
+    """``{state, key_id, reason}``: ``verified``, ``not verified``, ``unsigned`` or ``not checked``."""
+    if trusted is None:
+        return {"state": "not checked", "key_id": key_id, "reason": "no trusted keys (EC_TRUSTED_KEYS_FILE)"}
+    if why_not is None:
+        return {"state": "verified", "key_id": key_id, "reason": None}
+    if why_not == "unsigned":
+        return {"state": "unsigned", "key_id": None, "reason": None}
+    return {"state": "not verified", "key_id": key_id, "reason": why_not}
+
+
+def _projection(entry: Mapping[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
+    """The entry's projection parsed, or why it cannot be shown."""
+    projection = entry.get("projection")
+    if not isinstance(projection, str):
+        return None, None if entry.get("status") == "FAILED" else "the entry holds no projection"
+    try:
+        shown = codec.loads(projection)
+    except codec.JSONDecodeError:
+        return None, "the stored projection is not JSON"
+    if not isinstance(shown, dict):
+        return None, "the stored projection is not a JSON object"
+    return shown, None
+
+
+def _items(shown: Mapping[str, Any] | None, max_excerpt_chars: int) -> list[dict[str, Any]]:
+    listed = shown.get("evidence") if shown is not None else None
+    out = []
+    for item in listed if isinstance(listed, list) else []:
+        if not isinstance(item, dict):
+            continue
+        excerpt = item.get("excerpt")
+        out.append(
+            {name: item.get(name) for name in _ITEM_FIELDS}
+            # an excerpt at the cap may have been cut (the projection's `truncated` says something was)
+            | {"cut": isinstance(excerpt, str) and len(excerpt) >= max_excerpt_chars}
+        )
+    return out
+
+
+def entry_view(
+    stored: StoredEntry,
+    refused: Sequence[Mapping[str, Any]],
+    trusted: TrustedKeys | None,
+    max_excerpt_chars: int,
+) -> dict[str, Any]:
+    """One tool call's stored entry as the page shows it (see the module docstring)."""
+    entry = stored.entry
+    shown, unreadable = _projection(entry)
+    projection = entry.get("projection")
+    hashes = isinstance(projection, str) and sha256_hex(
+        projection.encode("utf-8", "surrogatepass")
+    ) == entry.get("projection_sha256")
+    why_not = trusted.verify_entry(entry) if trusted is not None else None
+    return {
+        "tool_call_id": stored.tool_call_id,
+        "status": entry.get("status"),
+        "failure_reason": entry.get("failure_reason"),
+        "evidence_status": entry.get("evidence_status"),
+        "relevance_level": shown.get("relevance_level") if shown else None,
+        "truncated": shown.get("truncated") if shown else None,
+        "query": shown.get("query") if shown else None,
+        "returned_count": shown.get("returned_count") if shown else None,
+        "items": _items(shown, max_excerpt_chars),
+        "unreadable": unreadable,
+        "projection_sha256": entry.get("projection_sha256"),
+        "hash_ok": hashes if isinstance(projection, str) else None,
+        "signature": signature_state(entry.get("key_id"), why_not, trusted)
+        | ({"signed": "key_id" in entry} if trusted is None else {}),
+        "event_id": entry.get("event_id"),
+        "ledger_record": stored.where,
+        "later_differs": stored.later_differs,
+        "refused": [dict(r) for r in refused],
+    }
+
+
+def _origin_key(tool_call_id: Any, origin: Any) -> tuple[Any, ...]:
+    origin = origin if isinstance(origin, Mapping) else {}
+    return (tool_call_id, origin.get("topic"), origin.get("partition"), origin.get("offset"))
+
+
+def by_origin(records: Sequence[Mapping[str, Any]]) -> dict[tuple[Any, ...], dict[str, dict[str, Any]]]:
+    """Audit figures grouped by (tool call, origin topic, partition, offset): ``{station: fields}``."""
+    out: dict[tuple[Any, ...], dict[str, dict[str, Any]]] = {}
+    for row in records:
+        origin = {
+            "topic": row["origin_topic"],
+            "partition": row["origin_partition"],
+            "offset": row["origin_offset"],
+        }
+        out.setdefault(_origin_key(row["tool_call_id"], origin), {})[str(row["station"])] = dict(
+            row["fields"]
+        )
+    return out
+
+
+def refused_writes(
+    grouped: Mapping[tuple[Any, ...], Mapping[str, Mapping[str, Any]]],
+) -> dict[str, list[dict[str, Any]]]:
+    """Per tool call, each write the ledger refused (``CONFLICT``), with the refused projection's figures."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for (tool_call_id, _, partition, offset), stations in grouped.items():
+        if stations.get("ledger", {}).get("outcome") != "CONFLICT":
+            continue
+        project = stations.get("project", {})
+        out.setdefault(str(tool_call_id), []).append(
+            {
+                "origin_partition": partition,
+                "origin_offset": offset,
+                **{
+                    k: project.get(k)
+                    for k in ("projection_sha256", "evidence_status", "returned_count", "truncated")
+                },
+            }
+        )
+    return out
+
+
+# --- drafts --------------------------------------------------------------------------------------------
+
+
+def _strings(value: Any) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def _inside(path: str, prefix: str) -> bool:
+    return path == prefix or path.startswith((f"{prefix}.", f"{prefix}["))
+
+
+def _cited(
+    tool_call_ids: Sequence[str], document_ids: Sequence[str], entries: Mapping[str, Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """The evidence an item cites: per tool call, the items it names (all the call's when it names none)."""
+    out = []
+    for tool_call_id in tool_call_ids:
+        entry = entries.get(tool_call_id)
+        items = list(entry["items"]) if entry else []
+        if document_ids:
+            items = [i for i in items if i["document_id"] in document_ids]
+        out.append(
+            {
+                "tool_call_id": tool_call_id,
+                "stored": entry is not None,
+                "evidence_status": entry["evidence_status"] if entry else None,
+                "items": items,
+            }
+        )
+    return out
+
+
+def draft_view(
+    verdict: Mapping[str, Any] | None,
+    draft: bytes | None,
+    entries: Mapping[str, Mapping[str, Any]],
+    trusted: TrustedKeys | None,
+) -> dict[str, Any]:
+    """One verdict's draft, item by item, with the evidence each item cites and the violations inside it."""
+    violations = [dict(v) for v in (verdict or {}).get("violations") or [] if isinstance(v, dict)]
+    placed: set[int] = set()
+
+    def at(prefix: str) -> list[dict[str, Any]]:
+        found = []
+        for index, violation in enumerate(violations):
+            if index not in placed and _inside(str(violation.get("path") or ""), prefix):
+                placed.add(index)
+                found.append(violation)
+        return found
+
+    doc: Any = None
+    if draft is not None:
+        try:
+            doc = codec.loads(draft)
+        except codec.JSONDecodeError:
+            doc = None
+    doc = doc if isinstance(doc, dict) else {}
+    analysis = []
+    for index, item in enumerate(doc.get("analysis") if isinstance(doc.get("analysis"), list) else []):
+        item = item if isinstance(item, dict) else {}
+        tool_call_ids, document_ids = _strings(item.get("tool_call_ids")), _strings(item.get("document_ids"))
+        analysis.append(
+            {
+                "path": f"analysis[{index}]",
+                "id": item.get("id"),
+                "kind": item.get("kind"),
+                "content": item.get("content"),
+                "tool_call_ids": tool_call_ids,
+                "document_ids": document_ids,
+                "cites": _cited(tool_call_ids, document_ids, entries),
+                "violations": at(f"analysis[{index}]"),
+            }
+        )
+    conclusion = doc.get("conclusion")
+    conclusion_view = (
+        {
+            "content": conclusion.get("content"),
+            "based_on_analysis_ids": _strings(conclusion.get("based_on_analysis_ids")),
+            "violations": at("conclusion"),
+        }
+        if isinstance(conclusion, dict)
+        else None
+    )
+    actions = []
+    plan = doc.get("action_plan")
+    for index, action in enumerate(plan if isinstance(plan, list) else []):
+        action = action if isinstance(action, dict) else {}
+        actions.append(
+            {
+                "id": action.get("id"),
+                "content": action.get("content"),
+                "based_on_analysis_ids": _strings(action.get("based_on_analysis_ids")),
+                "violations": at(f"action_plan[{index}]"),
+            }
+        )
+    why_not = trusted.verify_verdict(verdict) if trusted is not None and verdict is not None else None
+    key_id = ((verdict or {}).get("signature") or {}).get("key_id") if verdict else None
+    return {
+        "stored_draft": bool(doc),
+        "stored_verdict": verdict is not None,
+        "analysis": analysis,
+        "conclusion": conclusion_view,
+        "action_plan": actions,
+        "limitations": _strings(doc.get("limitations")),
+        "limitation_violations": at("limitations"),
+        "other_violations": [v for i, v in enumerate(violations) if i not in placed],
+        "violations_truncated": (verdict or {}).get("violations_truncated"),
+        "violation_count": (verdict or {}).get("violation_count"),
+        "draft_sha256": (verdict or {}).get("draft_sha256"),
+        "signature": None
+        if verdict is None
+        else signature_state(key_id, why_not, trusted)
+        | ({"signed": "signature" in verdict} if trusted is None else {}),
+    }
+
+
+# --- the chain at a glance -----------------------------------------------------------------------------
+
+
+def chain(
+    tool_calls: Sequence[Mapping[str, Any]],
+    entries: Mapping[str, Mapping[str, Any]],
+    drafts: Sequence[Mapping[str, Any]],
+    first: Mapping[str, Mapping[str, Any]] | None = None,
+) -> list[dict[str, Any]]:
+    """The run's steps, each ``{step, count, detail}``: hits → blocks → shown → ledger → cited → verdict.
+
+    Hits and blocks of a tool call are the postprocess figures of the record whose entry the ledger kept
+    (``first``, by tool call id) when known, else its latest figures (a refused later record's, maybe).
+    """
+    first = first or {}
+
+    def total(name: str) -> int:
+        counted = 0
+        for call in tool_calls:
+            value = first.get(call["tool_call_id"], call).get(name)
+            counted += value if isinstance(value, int) and not isinstance(value, bool) else 0
+        return counted
+
+    statuses = Counter(str(e["status"]) for e in entries.values())
+    shown = sum(len(e["items"]) for e in entries.values())
+    cited = {t for d in drafts for t in d.get("cited_tool_call_ids") or [] if isinstance(t, str)}
+    outcomes = Counter(str(d.get("verdict")) for d in drafts)
+    return [
+        {"step": "hits", "count": total("candidate_count"), "detail": "candidates from py-rag"},
+        {"step": "blocks", "count": total("evidence_block_count"), "detail": "evidence blocks kept"},
+        {"step": "shown", "count": shown, "detail": f"items in {len(entries)} projections"},
+        {
+            "step": "ledger",
+            "count": len(entries),
+            "detail": " · ".join(f"{n} {s}" for s, n in sorted(statuses.items())) or "no entries stored",
+        },
+        {"step": "cited", "count": len(cited), "detail": "tool calls cited by drafts"},
+        {
+            "step": "verdict",
+            "count": len(drafts),
+            "detail": " · ".join(f"{outcomes[o]} {o}" for o in VERDICT_OUTCOMES if outcomes[o])
+            or "no drafts",
+        },
+    ]
+
+
+def evidence_document(
+    tool_calls: Sequence[Mapping[str, Any]],
+    guard_rows: Sequence[Mapping[str, Any]],
+    stored: Sequence[StoredEntry],
+    records: Sequence[Mapping[str, Any]],
+    verdicts: Sequence[Mapping[str, Any]],
+    drafts: Mapping[str, bytes],
+    trusted: TrustedKeys | None,
+    max_excerpt_chars: int,
+) -> dict[str, Any]:
+    """The evidence part of a run's document: ``entries`` by tool call, ``drafts`` by verdict event id,
+    ``chain``, and whether signatures were checked. ``records`` are the run's station audit records
+    (:meth:`AuditStore.station_records`): they tell a refused write from the one the ledger kept."""
+    grouped = by_origin(records)
+    conflicts = refused_writes(grouped)
+    entries = {
+        s.tool_call_id: entry_view(s, conflicts.get(s.tool_call_id, ()), trusted, max_excerpt_chars)
+        for s in stored
+    }
+    first = {
+        s.tool_call_id: figures
+        for s in stored
+        if (figures := grouped.get(_origin_key(s.tool_call_id, s.entry.get("origin")), {}).get("postprocess"))
+    }
+    by_event = {str(v.get("event_id")): v for v in verdicts}
+    attempts: dict[str, list[int]] = {}
+    for verdict in verdicts:
+        if isinstance(verdict.get("draft_id"), str) and isinstance(verdict.get("attempt"), int):
+            attempts.setdefault(verdict["draft_id"], []).append(verdict["attempt"])
+    views = {}
+    for row in guard_rows:
+        event = str(row.get("event_id"))
+        judged = by_event.get(event)
+        sha = judged.get("draft_sha256") if judged else None
+        view = draft_view(judged, drafts.get(sha) if isinstance(sha, str) else None, entries, trusted)
+        view["attempts"] = sorted(set(attempts.get(str(row.get("draft_id")), [])))
+        views[event] = view
+    return {
+        "signatures_checked": trusted is not None,
+        "entries": entries,
+        "drafts": views,
+        "chain": chain(tool_calls, entries, guard_rows, first),
+    }
