@@ -50,7 +50,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="consume the audit topic into the tool_invocation table (SQLite or PostgreSQL)",
         description="Consume <prefix>audit in consumer group <app_id>-audit-sink into the SQLite file "
         "EC_AUDIT_DB, or the PostgreSQL database EC_AUDIT_DSN, idempotent by event_id (a replay adds "
-        "no rows); creates and migrates the schema at start. Stops on SIGINT/SIGTERM.",
+        "no rows), and with it the evidence: <prefix>ledger, verdicts and diagnosis-drafts (for serve "
+        "and receipt); creates and migrates the schema at start. Stops on SIGINT/SIGTERM.",
     )
     sink.add_argument("--db", metavar="PATH|DSN", help=_DB_HELP)
     sink.add_argument("--once", action="store_true", help="drain what the topic holds now, then exit")

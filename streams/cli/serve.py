@@ -1,7 +1,10 @@
 """``serve``: the audit database as web pages for people, read-only (aiohttp).
 
 ``GET /`` and ``/runs`` list the runs, newest first, with their counts; ``/runs/<run_id>`` shows one
-run's trail (:mod:`streams.cli.pages`). Add ``?format=json`` to either for the same data as JSON.
+run's trail (:mod:`streams.cli.pages`) and its evidence (:mod:`streams.cli.evidence`): what each tool call
+showed the agent, signatures checked with ``EC_TRUSTED_KEYS_FILE``, each claim beside what it cites;
+``/runs/<run>/drafts/<draft>/receipt.json`` (``?attempt=N``) is a draft's receipt (SPEC 4.1).
+Add ``?format=json`` to either page for the same data as JSON.
 ``/runs?run_id=X`` redirects to X's page (and shows it, for the runs ``.`` and ``..`` that no path
 can name). A query value out of its range (``limit``, ``format``) or given twice is a 400. Every
 request opens the database read-only, reads, and closes it (in a thread, so a slow database never
@@ -86,8 +89,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "serve",
         help="the audit trail as web pages for people (read-only)",
         description="Serve the audit database read-only: / lists the runs (tool calls, dead letters, "
-        "verdicts by outcome), /runs/RUN_ID shows a run's trail: tool calls with their ledger status and "
-        "projection figures, drafts with verdicts and violations, cited tool calls linked to their rows. "
+        "verdicts by outcome), /runs/RUN_ID shows a run's trail and evidence: the chain at a glance, the "
+        "items each tool call showed the agent with their signature state (EC_TRUSTED_KEYS_FILE), drafts "
+        "with each claim beside what it cites, violations and a receipt download. "
         "?format=json on either gives JSON. No JavaScript needed; binds 127.0.0.1 by default.",
     )
     serve.add_argument("--port", type=int, default=8088, help="TCP port (default 8088)")
