@@ -8,7 +8,6 @@ first that answers and is printed without its password (issue 23, items 1-2).
 
 from __future__ import annotations
 
-import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +17,7 @@ import pytest
 
 from streams.audit.factory import open_store
 from streams.errors import ConfigurationError
+from tests.console import clean_env
 from tests.integration.audit_db import admin_dsn, fresh_database
 from tests.integration.helpers import CLI
 from tests.streams.audit_records import chain, guard
@@ -74,8 +74,7 @@ def test_a_dsn_with_several_hosts_works_and_is_printed_without_its_password(
         assert writer.where == f"{parts.scheme}://****@{host}:1,{host}:{port}{parts.path}"
     finally:
         writer.close()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("EC_")}
-    env.update(EC_REDIS_URL="redis://127.0.0.1:1/0", EC_REDIS_TIMEOUT_MS="300")
+    env = clean_env(EC_REDIS_URL="redis://127.0.0.1:1/0", EC_REDIS_TIMEOUT_MS="300")
     for dsn in (uri, words):
         done = subprocess.run(  # noqa: S603 - our own console script
             [CLI, "inspect", "run-hosts", "--json"],

@@ -8,7 +8,6 @@ output or log.
 
 from __future__ import annotations
 
-import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from streams import codec
+from tests.console import clean_env
 from tests.integration.helpers import CLI, golden_lines
 from tests.services import SASL_PASSWORD, SASL_USER, FaultKafka, FaultRedis
 
@@ -34,8 +34,7 @@ def locked_redis(tmp_path: Path) -> Iterator[FaultRedis]:
 
 
 def secure_env(kafka: FaultKafka, redis_url: str, tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("EC_")}
-    env.update(
+    env = clean_env(
         EC_KAFKA_BOOTSTRAP=kafka.sasl_bootstrap,
         EC_KAFKA_SECURITY_PROTOCOL="SASL_PLAINTEXT",
         EC_KAFKA_SASL_MECHANISM="PLAIN",
