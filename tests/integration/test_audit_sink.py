@@ -169,6 +169,7 @@ def sink_env(settings: Settings, redis_url: str = "") -> dict[str, str]:
         EC_BROKER_SESSION_TIMEOUT_SECONDS="6",
         EC_BROKER_HEARTBEAT_SECONDS="1",
         EC_BROKER_REBALANCE_TIMEOUT_SECONDS="10",
+        EC_AUDIT_SINK_PORT="0",  # no probe server: two sinks of tests run in parallel would fight for 9108
         COLUMNS="200",
     )
     if redis_url:
