@@ -16,7 +16,7 @@ writes no FAILED entry (SPEC 1), so a replay after a fix can still succeed.
 from __future__ import annotations
 
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Generic, TypeVar
 
@@ -167,6 +167,21 @@ def finish_read(step: PendingRead, lookups: Mapping[LedgerKey, LedgerLookup], re
         return step.finish({key: lookups[key] for key in step.keys})
     except Exception as exc:  # noqa: BLE001 - per-record isolation
         return failed(Station.GUARD, record, exc)
+
+
+ReadMany = Callable[[list[LedgerKey]], Awaitable[Mapping[LedgerKey, LedgerLookup]]]
+"""Reads ledger entries for keys (``LedgerStore.read_many``, perhaps wrapped in a retry)."""
+
+
+async def resolve_reads(pending: Sequence[tuple[PendingRead, Record]], read: ReadMany) -> list[Outcome[Any]]:
+    """The guard's read → judge for planned drafts: every cited entry read at once, then each judged.
+
+    The one sequence the guard agent (a batch), ``verify --ledger`` and ``verify --redis`` (a draft
+    at a time) all run: at most the two Redis round trips of one ``read_many`` however many drafts.
+    """
+    keys = list(dict.fromkeys(key for step, _ in pending for key in step.keys))
+    lookups = await read(keys) if keys else {}
+    return [finish_read(step, lookups, record) for step, record in pending]
 
 
 # --- postprocess ---------------------------------------------------------------------------------

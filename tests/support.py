@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any, Protocol
+from collections.abc import Coroutine, Iterable, Mapping
+from typing import Any, Protocol, TypeVar
 
 from models.limits import GuardSettings
 from models.verdict import Verdict
 from streams.ledger.memory import MemoryLedgerStore
 from streams.messages import Record
-from streams.pipeline import PendingRead, finish_read, guard_station
+from streams.pipeline import PendingRead, guard_station, resolve_reads
 from streams.settings import Settings
 from streams.stations.ledger_view import LedgerKey, LedgerLookup
 
@@ -19,6 +19,19 @@ def memory_ledger(entries: Iterable[Mapping[str, Any]] = ()) -> MemoryLedgerStor
     ledger = MemoryLedgerStore()
     ledger.load(entries)
     return ledger
+
+
+T = TypeVar("T")
+
+
+def run_now(coroutine: Coroutine[Any, Any, T]) -> T:
+    """The result of a coroutine that never waits (its reads answered from memory), with no event loop."""
+    try:
+        coroutine.send(None)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+    coroutine.close()
+    raise AssertionError("the coroutine waited on something: it needs an event loop")
 
 
 class Reader(Protocol):
@@ -49,7 +62,11 @@ def verdict_of(
     record = record or Record.offline(raw)
     step = guard_station(record, settings)
     assert isinstance(step, PendingRead)
-    outcome = finish_read(step, lookups_from(ledger, step.keys), record)
+
+    async def read(keys: list[LedgerKey]) -> Mapping[LedgerKey, LedgerLookup]:
+        return lookups_from(ledger, tuple(keys))
+
+    (outcome,) = run_now(resolve_reads([(step, record)], read))
     assert outcome.rejection is None, outcome.rejection
     verdict: Verdict = outcome.detail
     return verdict

@@ -23,7 +23,7 @@ from models.vocab import DeadLetterReason, Station
 from streams import codec
 from streams.cli.lines import Line, read_bounded_lines, stdin_bytes, stdout_bytes, top_level_strings
 from streams.envelope import rejection
-from streams.errors import ConfigurationError
+from streams.errors import ConfigurationError, RedisRefused, RedisUnavailable
 from streams.ledger.memory import MemoryLedgerStore
 from streams.ledger.store import LedgerStore
 from streams.messages import Record
@@ -31,13 +31,13 @@ from streams.pipeline import (
     Outcome,
     PendingRead,
     ProjectOutcome,
+    ReadMany,
     chain,
-    finish_read,
     internal_error,
+    resolve_reads,
     run_station,
 )
 from streams.settings import Settings, get_settings
-from streams.stations.ledger_view import LedgerKey, LedgerLookup
 from streams.trust.keys import signing_status
 
 # Offline, a rejected line prints a dead letter instead of a FAILED LookupResult, so every
@@ -234,51 +234,50 @@ def load_ledger(path: str) -> MemoryLedgerStore:
     return ledger
 
 
-def verdict_line(
-    line: bytes, settings: Settings, read: Callable[[list[LedgerKey]], dict[LedgerKey, LedgerLookup]]
-) -> bytes:
-    """The one verdict line of ``verify`` for one draft line."""
+async def verdict_line(line: bytes, settings: Settings, read: ReadMany) -> bytes:
+    """The one verdict line of ``verify`` for one draft line: plan, read, judge (``resolve_reads``)."""
     record = Record.offline(line)
     step = run_station(Station.GUARD, record, settings)
     if not isinstance(step, PendingRead):
         return dead_letter_line(_rejection_of(step))
-    outcome = finish_read(step, read(list(step.keys)) if step.keys else {}, record)
+    (outcome,) = await resolve_reads([(step, record)], read)
     if outcome.rejection is not None:
         return dead_letter_line(outcome.rejection)
     return codec.dumps_line(outcome.detail)
 
 
+async def verify_lines(
+    lines: Iterator[bytes], settings: Settings, store: LedgerStore, out: IO[bytes]
+) -> None:
+    """One verdict line per draft line; a store that cannot answer ends the command (nothing is guessed)."""
+    for line in lines:
+        try:
+            text = await verdict_line(line, settings, store.read_many)
+        except (RedisUnavailable, RedisRefused):
+            raise
+        except Exception as exc:  # noqa: BLE001 - per-line isolation: the rest of the input goes on
+            text = dead_letter_line(internal_error(exc))
+        out.write(text)
+    out.flush()
+
+
 def run_verify(args: argparse.Namespace) -> int:
-    """The ``verify`` command."""
+    """The ``verify`` command: drafts from stdin against a ledger file (``--ledger``) or the live Redis."""
     settings = get_settings()
     signing_status(settings.signing_key_file, settings.trusted_keys_file)  # unusable keys: exit 2 first
-    if args.redis:
-        return asyncio.run(_verify_redis(settings))
-    drafts, out = stdin_bytes(f"evidence-chain verify --ledger {args.ledger} < DRAFTS"), stdout_bytes()
-    ledger = load_ledger(args.ledger)
-    one_line_each(read_lines(drafts), lambda line: verdict_line(line, settings, ledger.read_now), out)
-    return 0
-
-
-async def _verify_redis(settings: Settings) -> int:
-    """``verify --redis``: each draft's citations read from the live ledger (two round trips at most)."""
+    source = f"--ledger {args.ledger}" if not args.redis else "--redis"
+    drafts, out = stdin_bytes(f"evidence-chain verify {source} < DRAFTS"), stdout_bytes()
+    if not args.redis:
+        asyncio.run(verify_lines(read_lines(drafts), settings, load_ledger(args.ledger), out))
+        return 0
     from streams.ledger.redis import RedisLedgerStore
 
-    drafts, out = stdin_bytes("evidence-chain verify --redis < DRAFTS"), stdout_bytes()
-    store: LedgerStore = RedisLedgerStore.from_settings(settings)
-    try:
-        for line in read_lines(drafts):
-            record = Record.offline(line)
-            step = run_station(Station.GUARD, record, settings)
-            if not isinstance(step, PendingRead):
-                out.write(dead_letter_line(_rejection_of(step)))
-                continue
-            lookups = await store.read_many(list(step.keys)) if step.keys else {}
-            outcome = finish_read(step, lookups, record)
-            out.write(
-                dead_letter_line(outcome.rejection) if outcome.rejection else codec.dumps_line(outcome.detail)
-            )
-    finally:
-        await store.close()
-    out.flush()
+    async def live() -> None:
+        store = RedisLedgerStore.from_settings(settings)
+        try:
+            await verify_lines(read_lines(drafts), settings, store, out)
+        finally:
+            await store.close()
+
+    asyncio.run(live())
     return 0

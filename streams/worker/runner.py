@@ -8,7 +8,7 @@ propagates, and the caller exits without committing (crash-only).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -23,8 +23,8 @@ from streams.pipeline import (
     PendingWrite,
     Step,
     emissions,
-    finish_read,
     finish_write,
+    resolve_reads,
     run_station,
 )
 from streams.retry import HoldListener, RetryPolicy, hold
@@ -117,17 +117,18 @@ class BatchRunner:
                 out[i] = finish_write(step, result, records[i])
         if reads:
             store = self._store()
-            keys: list[LedgerKey] = list(dict.fromkeys(k for _, s in reads for k in s.keys))
-            lookups: dict[LedgerKey, LedgerLookup] = {}
-            if keys:
-                lookups = await hold(
+
+            async def read(keys: list[LedgerKey]) -> Mapping[LedgerKey, LedgerLookup]:
+                return await hold(
                     lambda: store.read_many(keys),
                     what=f"guard: reading {len(keys)} ledger entries",
                     policy=self.policy,
                     on_hold=self.on_hold,
                 )
-            for j, pending in reads:
-                out[j] = finish_read(pending, lookups, records[j])
+
+            judged = await resolve_reads([(step, records[j]) for j, step in reads], read)
+            for (j, _), outcome in zip(reads, judged, strict=True):
+                out[j] = outcome
         return [o for o in out if o is not None]
 
     def round_trips(self) -> int:

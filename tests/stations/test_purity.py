@@ -101,6 +101,9 @@ CORE = [
     "streams.replay.compare",
     "streams.ledger.keys",
     "streams.ledger.memory",
+    "streams.trust.messages",
+    "streams.trust.keys",
+    "streams.trust.receipt",
 ]
 PURE = modules_in("streams.stations") + modules_in("models") + CORE
 
@@ -125,6 +128,7 @@ STATION_ALLOWED_FIRST_PARTY = (
     "streams.hashing",
     "streams.errors",
     "streams.stations",
+    "streams.trust",  # a signature is a pure function of a message and a key (SPEC 3.7, 4.1)
 )
 
 

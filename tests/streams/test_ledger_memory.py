@@ -15,6 +15,7 @@ from streams.cli.offline import verdict_line
 from streams.ledger.memory import MemoryLedgerStore
 from streams.settings import Settings
 from streams.stations.ledger_view import LedgerKey, LedgerLookup
+from tests.support import run_now
 
 
 def entry(run_id: str, tool_call_id: str, status: str = "FAILED") -> dict[str, Any]:
@@ -106,6 +107,6 @@ def test_verify_with_100_000_entries_and_many_unknown_citations_takes_no_scan() 
             "action_plan": [],
             "limitations": ["l"],
         }
-        verdict = codec.loads(verdict_line(codec.dumps(draft), settings, store.read_now))
+        verdict = codec.loads(run_now(verdict_line(codec.dumps(draft), settings, store.read_many)))
         assert verdict["verdict"] == "REJECT"
         assert verdict["violation_count"] >= 50

@@ -22,6 +22,7 @@ from streams.pipeline import PendingWrite, ledger_event, run_station
 from streams.settings import Settings
 from streams.trust import Signer, TrustedKeys, generate_key_pair
 from tests.golden import GOLDEN
+from tests.support import run_now
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +54,7 @@ def verdicts(
     ledger_path.write_bytes(b"".join(codec.dumps_line(e) for e in entries))
     ledger = load_ledger(str(ledger_path))
     config = Settings(**settings)
-    return [codec.loads(verdict_line(draft, config, ledger.read_now)) for draft in drafts]
+    return [codec.loads(run_now(verdict_line(draft, config, ledger.read_many))) for draft in drafts]
 
 
 def drafts() -> list[bytes]:
