@@ -13,7 +13,7 @@ import pytest
 from streams import codec
 from streams.cli import main
 from streams.trust import RECEIPT_KIND, Signer, TrustedKeys, build_receipt, generate_key_pair, verify_receipt
-from tests.trust.test_signed_guard import draft, golden_entries, signed, trust_file, verdicts
+from tests.trust.support import draft, golden_entries, signed, trust_file, verdicts
 
 # Not covered by any signature (SPEC 3.7, 4.1): where a record came from and when, and the texts that
 # explain a violation to people. A receipt proves what was shown and judged, not these.

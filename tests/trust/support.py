@@ -1,0 +1,47 @@
+"""What the trust tests share: the golden guard cases, signed here with keys made for the test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from streams import codec
+from streams.cli.offline import load_ledger, verdict_line
+from streams.settings import Settings
+from streams.trust import Signer
+from tests.golden import GOLDEN
+from tests.support import run_now
+
+
+def golden_entries() -> list[dict[str, Any]]:
+    return [
+        codec.loads(line) for line in (GOLDEN / "guard" / "ledger.jsonl").read_bytes().splitlines() if line
+    ]
+
+
+def signed(entry: dict[str, Any], signer: Signer) -> dict[str, Any]:
+    return {**entry, **signer.sign_entry(entry)}
+
+
+def trust_file(tmp_path: Path, *signers: Signer) -> str:
+    path = tmp_path / f"trusted-{'-'.join(s.key_id for s in signers)}.pub"
+    path.write_text("".join(f"# {s.key_id}\n{s.public_hex}\n" for s in signers))
+    return str(path)
+
+
+def verdicts(
+    tmp_path: Path, entries: list[dict[str, Any]], drafts: list[bytes], **settings: Any
+) -> list[dict[str, Any]]:
+    ledger_path = tmp_path / "ledger.jsonl"
+    ledger_path.write_bytes(b"".join(codec.dumps_line(e) for e in entries))
+    ledger = load_ledger(str(ledger_path))
+    config = Settings(**settings)
+    return [codec.loads(run_now(verdict_line(draft, config, ledger.read_many))) for draft in drafts]
+
+
+def drafts() -> list[bytes]:
+    return [line for line in (GOLDEN / "guard" / "drafts.jsonl").read_bytes().splitlines() if line]
+
+
+def draft(draft_id: str) -> bytes:
+    return next(d for d in drafts() if f'"draft_id":"{draft_id}"'.encode() in d.replace(b" ", b""))
