@@ -173,6 +173,8 @@ async def _consume(
         batch = await consumer.getmany(timeout_ms=500, max_records=batch_size)
         if batch:
             await _store_batch(consumer, store, stats, batch, policy, stop, settings)
+        if stats.metrics is not None:
+            stats.metrics.set_lag(await _lags(consumer))
         if once and await _drained(consumer, end):
             return
 
@@ -295,6 +297,17 @@ async def serving(settings: Settings, stats: SinkStats) -> AsyncIterator[None]:
         yield
     finally:
         await runner.cleanup()
+
+
+async def _lags(consumer: AIOKafkaConsumer) -> dict[tuple[str, int], int]:
+    """Records not yet stored per assigned partition: the high watermark of the last fetch minus the
+    position (the next offset to store). A partition not fetched yet has no watermark and is left out."""
+    lags = {}
+    for tp in consumer.assignment():
+        highwater = consumer.highwater(tp)
+        if highwater is not None:
+            lags[(tp.topic, tp.partition)] = max(0, highwater - await consumer.position(tp))
+    return lags
 
 
 async def _drained(consumer: AIOKafkaConsumer, end: dict[TopicPartition, int]) -> bool:

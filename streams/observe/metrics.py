@@ -60,6 +60,13 @@ def outcome_label(outcome: Outcome[Any]) -> str:
     return "ok"
 
 
+def set_lag(gauge: Gauge, lags: Mapping[tuple[str, int], int]) -> None:
+    """One lag gauge set to exactly these partitions: a partition no longer assigned disappears."""
+    gauge.clear()
+    for (topic, partition), lag in lags.items():
+        gauge.labels(topic, str(partition)).set(lag)
+
+
 class WorkerMetrics:
     """The worker's registry; the agents record into it, ``render`` is what ``/metrics`` serves."""
 
@@ -122,9 +129,7 @@ class WorkerMetrics:
 
     def set_lag(self, lags: Mapping[tuple[str, int], int]) -> None:
         """The lag of every assigned input partition (partitions no longer assigned disappear)."""
-        self.lag.clear()
-        for (topic, partition), lag in lags.items():
-            self.lag.labels(topic, str(partition)).set(lag)
+        set_lag(self.lag, lags)
 
     def set_held(self, agent: Station, seconds: float) -> None:
         self.held.labels(agent).set(seconds)
@@ -161,6 +166,10 @@ class AuditSinkMetrics:
         )
         for outcome in ("stored", "duplicate", "malformed"):
             self.records.labels(outcome)
+
+    def set_lag(self, lags: Mapping[tuple[str, int], int]) -> None:
+        """Records not yet stored per assigned partition (partitions no longer assigned disappear)."""
+        set_lag(self.lag, lags)
 
     def batch(self, read: int, stored: int, malformed: int, seconds: float) -> None:
         self.records.labels("stored").inc(stored)

@@ -9,7 +9,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -28,6 +28,7 @@ from streams.audit.sink import SinkStats, run_sink
 from streams.envelope import audit_record, event_id
 from streams.kafka import TOPIC_NAMES, ensure_topics
 from streams.messages import Record
+from streams.observe.metrics import AuditSinkMetrics
 from streams.settings import Settings
 from streams.worker.runner import wall_clock
 from tests.integration.audit_db import BACKENDS, admin_dsn, audit_target, fresh_database
@@ -215,6 +216,27 @@ async def test_each_event_is_stored_once_and_a_replay_adds_no_rows(settings: Set
     # Offsets were committed after the first run: only the replayed records are read, and dropped.
     assert (second.read, second.inserted, second.malformed) == (78, 0, 0)
     assert second.counts == first.counts
+
+
+async def test_the_lag_gauge_counts_down_to_zero_as_batches_are_stored(settings: Settings) -> None:
+    records = many_runs(settings.topic_prefix, runs=4, calls=4)  # 52 events
+    await publish(settings.kafka_bootstrap, settings.topic("audit"), values(records))
+    seen: list[dict[tuple[str, int], int]] = []
+
+    class Recording(AuditSinkMetrics):
+        def set_lag(self, lags: Mapping[tuple[str, int], int]) -> None:
+            seen.append(dict(lags))
+            super().set_lag(lags)
+
+    metrics = Recording()
+    await run_sink(settings, once=True, handle_signals=False, batch_size=10, stats=SinkStats(metrics=metrics))
+    audit = [lags for lags in seen if any(topic == settings.topic("audit") for topic, _ in lags)]
+    assert audit, f"the lag gauge was never set for the audit topic: {seen}"
+    first = sum(lag for (topic, _), lag in audit[0].items() if topic == settings.topic("audit"))
+    assert 0 < first < len(records)  # set after each batch of 10: some stored, the rest counted
+    assert all(lag == 0 for lag in seen[-1].values())
+    scraped = metrics.render().decode()
+    assert f'evidence_chain_consumer_lag{{partition="0",topic="{settings.topic("audit")}"}} 0.0' in scraped
 
 
 async def test_a_crash_between_the_database_and_the_offset_commit_only_replays(
