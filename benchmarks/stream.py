@@ -57,6 +57,7 @@ from streams.ledger.redis import RedisLedgerStore  # noqa: E402
 from streams.messages import Output, Record  # noqa: E402
 from streams.pipeline import PendingWrite, chain  # noqa: E402
 from streams.settings import Settings  # noqa: E402
+from streams.trust import generate_key_pair  # noqa: E402
 from streams.worker.runner import BatchRunner  # noqa: E402
 
 QUIX_PYTHON = ROOT / ".local" / "bench" / "quix-venv" / "bin" / "python"
@@ -83,8 +84,24 @@ class Pipeline:
         return "-".join(self.name.split()[:2]).strip(",()").replace("/", "")
 
 
+def signing_env() -> dict[str, str]:
+    """A key pair for the signed worker under .local/bench/keys, made once (SPEC 3.7)."""
+    folder = ROOT / ".local" / "bench" / "keys"
+    if not (folder / "bench.key").exists():
+        generate_key_pair(folder, "bench")
+    return {
+        "EC_SIGNING_KEY_FILE": str(folder / "bench.key"),
+        "EC_TRUSTED_KEYS_FILE": str(folder / "bench.pub"),
+    }
+
+
 PIPELINES = {
     "worker": Pipeline("evidence-chain worker (4 agents, 1 process)", harness.worker_argv),
+    "worker-signed": Pipeline(
+        "worker signing entries (EC_SIGNING_KEY_FILE, EC_TRUSTED_KEYS_FILE)",
+        harness.worker_argv,
+        signing_env(),
+    ),
     "worker-asyncio": Pipeline(
         "worker with the stock asyncio loop (EC_EVENT_LOOP=asyncio)",
         harness.worker_argv,
@@ -441,6 +458,10 @@ def markdown(f: Figures) -> str:
         if "worker" in f.p2 and anchors:
             ratio = statistics.median(r.rate for r in f.p2["worker"]) / max(anchors)
             lines += ["", f"Worker ÷ the faster anchor (medians): **{ratio:.2f}×** (target ≥ 1.5×)."]
+        if "worker" in f.p2 and "worker-signed" in f.p2:
+            signed = statistics.median(r.rate for r in f.p2["worker-signed"])
+            ratio = signed / statistics.median(r.rate for r in f.p2["worker"])
+            lines += ["", f"Signing on ÷ off (medians): **{ratio:.2f}×** (target ≥ 0.90×, issue 19)."]
         lines.append("")
     if f.pipe_ms and "worker" in f.p2:
         worker_ms = statistics.median(r.cpu_ms for r in f.p2["worker"])

@@ -387,15 +387,11 @@ class RedisLedgerStore:
         if not unique:
             return {}
         owners: dict[str, set[str]] = {}
-        with redis_errors(f"ledger read of {len(unique)} entries"):
-            async with self.client.pipeline(transaction=False) as pipe:
-                for run_id, tool_call_id in unique:
-                    pipe.hgetall(ledger_key(self.ns, run_id, tool_call_id))
-                hashes = await pipe.execute()
-            self.round_trips += 1
-            found = {k: from_hash(h) for k, h in zip(unique, hashes, strict=True) if h}
-            missing = [k for k in unique if k not in found]
-            if missing:
+        entries = await self.read_entries(unique)
+        found = {k: e for k, e in zip(unique, entries, strict=True) if e is not None}
+        missing = [k for k in unique if k not in found]
+        if missing:
+            with redis_errors(f"ledger owners of {len(missing)} missing entries"):
                 now_ms = int(time.time() * 1000)
                 tool_calls = list(dict.fromkeys(t for _, t in missing))
                 async with self.client.pipeline(transaction=False) as pipe:
