@@ -28,6 +28,7 @@ import pytest
 import redis.asyncio as aioredis
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
+from tests.integration.audit_db import postgres_admin, target  # noqa: F401 - the audit tests' fixtures
 from tests.services import SINGLE_NODE, docker_env
 
 HERE = Path(__file__).resolve().parent

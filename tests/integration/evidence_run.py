@@ -17,10 +17,9 @@ from models.vocab import Station
 from streams import codec
 from streams.audit.evidence import Evidence, TopicValue, applied_at, evidence_of
 from streams.audit.store import check_record
-from streams.ledger.memory import MemoryLedgerStore
 from streams.settings import Settings
 from streams.trust import Signer, generate_key_pair
-from tests.streams.conftest import FakeSink, handle, records
+from tests.streams.conftest import FakeSink, handle, records, run_chain
 
 SAMPLE = Path(__file__).resolve().parents[2] / "deploy" / "sample"
 RUN = "run-demo-1"
@@ -65,22 +64,7 @@ def _values(sink: FakeSink, topic: str) -> list[TopicValue]:
 async def signed_run(keys_dir: Path) -> SignedRun:
     signer, private, public = generate_key_pair(keys_dir, "ledger")
     settings = Settings(topic_prefix="t.", signing_key_file=str(private), trusted_keys_file=str(public))
-    sink, ledger = FakeSink(), MemoryLedgerStore()
-    raw = [*sample_lines("raw-hits.jsonl"), conflicting_hit()]
-    await handle(Station.POSTPROCESS, settings, sink, records("t.raw-hits", raw))
-    await handle(
-        Station.PROJECT,
-        settings,
-        sink,
-        records("t.postprocessed", [m.value for m in sink.on("t.postprocessed")]),
-    )
-    await handle(
-        Station.LEDGER,
-        settings,
-        sink,
-        records("t.projected", [m.value for m in sink.on("t.projected")]),
-        ledger,
-    )
+    sink, ledger = await run_chain(settings, [*sample_lines("raw-hits.jsonl"), conflicting_hit()])
     drafts = sample_lines("drafts.jsonl")
     await handle(Station.GUARD, settings, sink, records("t.diagnosis-drafts", drafts), ledger)
     return SignedRun(

@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import psycopg
 import pytest
-from aiokafka.admin import AIOKafkaAdminClient
-from pydantic import SecretStr
 
 from models.vocab import Topic
 from streams import codec
@@ -21,26 +19,13 @@ from streams.audit.factory import open_store, store_from_settings
 from streams.audit.migrations import postgres as pg_migrations
 from streams.audit.migrations import sqlite as sqlite_migrations
 from streams.audit.sink import run_sink
-from streams.kafka import TOPIC_NAMES, ensure_topics
 from streams.settings import Settings
 from streams.trust import TrustedKeys
-from tests.integration.audit_db import BACKENDS, admin_dsn, audit_target
+from tests.integration.audit_db import sink_settings
 from tests.integration.evidence_run import RUN, SignedRun, signed_run
 from tests.integration.helpers import publish
 
 pytestmark = pytest.mark.timeout(120)
-
-
-@pytest.fixture(scope="session")
-def postgres_admin() -> str:
-    return admin_dsn()
-
-
-@pytest.fixture(params=BACKENDS)
-def target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    admin = request.getfixturevalue("postgres_admin") if request.param == "postgresql" else None
-    with audit_target(request.param, tmp_path, admin) as where:
-        yield where
 
 
 @pytest.fixture(scope="module")
@@ -185,28 +170,8 @@ def test_a_database_at_version_2_migrates_and_keeps_its_rows(target: str, run: S
 async def settings(
     kafka_bootstrap: str, unique_prefix: str, tmp_path: Path, target: str
 ) -> AsyncIterator[Settings]:
-    postgres = target.startswith("postgresql://")
-    settings = Settings(
-        kafka_bootstrap=kafka_bootstrap,
-        topic_prefix=unique_prefix,
-        app_id=f"{unique_prefix}app",
-        audit_db=str(tmp_path / "audit.db"),
-        audit_dsn=SecretStr(target) if postgres else None,
-        topic_partitions=3,
-        broker_session_timeout_seconds=6,
-        broker_heartbeat_seconds=1,
-        broker_rebalance_timeout_seconds=10,
-        retry_initial_backoff_ms=100,
-        retry_max_backoff_ms=1000,
-    )
-    await ensure_topics(settings)
-    yield settings
-    admin = AIOKafkaAdminClient(bootstrap_servers=kafka_bootstrap)
-    await admin.start()
-    try:
-        await admin.delete_topics([settings.topic(name) for name in TOPIC_NAMES])
-    finally:
-        await admin.close()
+    async with sink_settings(kafka_bootstrap, unique_prefix, tmp_path, target) as settings:
+        yield settings
 
 
 async def test_the_sink_stores_the_ledger_verdicts_and_drafts_topics(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,6 @@ from streams.audit.migrations import postgres as pg_migrations
 from streams.audit.migrations import sqlite as sqlite_migrations
 from streams.audit.migrations.views import tool_invocation_sql
 from streams.errors import AuditStoreBusy, ConfigurationError
-from tests.integration.audit_db import BACKENDS, admin_dsn, audit_target
 from tests.streams.audit_records import chain, one_run
 
 VERSIONS = [m.version for m in sqlite_migrations.MIGRATIONS]
@@ -77,18 +76,6 @@ CREATE TABLE IF NOT EXISTS guard_verdict (
 );
 CREATE INDEX IF NOT EXISTS guard_verdict_run ON guard_verdict (run_id);
 """
-
-
-@pytest.fixture(scope="session")
-def postgres_admin() -> str:
-    return admin_dsn()
-
-
-@pytest.fixture(params=BACKENDS)
-def target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    admin = request.getfixturevalue("postgres_admin") if request.param == "postgresql" else None
-    with audit_target(request.param, tmp_path, admin) as where:
-        yield where
 
 
 def query(target: str, sql: str) -> list[tuple[Any, ...]]:

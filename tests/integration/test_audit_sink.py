@@ -9,14 +9,12 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from aiokafka import AIOKafkaConsumer
-from aiokafka.admin import AIOKafkaAdminClient
 from pydantic import SecretStr
 
 from models.events import AuditRecord
@@ -25,87 +23,24 @@ from models.vocab import Station
 from streams import codec
 from streams.audit.factory import store_from_settings
 from streams.audit.sink import SinkStats, run_sink
-from streams.envelope import audit_record, event_id
-from streams.kafka import TOPIC_NAMES, ensure_topics
-from streams.messages import Record
+from streams.envelope import event_id
 from streams.observe.metrics import AuditSinkMetrics
 from streams.settings import Settings
-from streams.worker.runner import wall_clock
-from tests.integration.audit_db import BACKENDS, admin_dsn, audit_target, fresh_database
+from tests.integration.audit_db import fresh_database, sink_settings
 from tests.integration.helpers import CLI, CuttableProxy, publish, redis_store
+from tests.streams.audit_records import chain, guard
 from tests.streams.conftest import origin_of
 
 pytestmark = pytest.mark.timeout(120)
 
 
-def tool_call_records(prefix: str, run_id: str, tool_call_id: str, offset: int) -> list[AuditRecord]:
-    """postprocess, project and ledger audit records for one raw-hits record, as the agents build them."""
-    origin = origin_of(f"{prefix}raw-hits", 0, offset, 1_700_000_000_000 + offset)
-    sha = f"{offset:064x}"
-    figures: dict[Station, dict[str, Any]] = {
-        Station.POSTPROCESS: {
-            "candidate_count": 4,
-            "evidence_block_count": 2,
-            "top_similarity": 0.8,
-            "relevance_level": "PRECISE",
-            "low_quality": False,
-            "pack_used_chars": 120,
-            "pack_included": 2,
-            "pack_omitted": 0,
-            "contract_anomaly": None,
-        },
-        Station.PROJECT: {
-            "evidence_status": "EVIDENCE_FOUND",
-            "returned_count": 2,
-            "relevance_level": "PRECISE",
-            "truncated": offset % 2 == 0,
-            "projection_bytes": 300,
-            "projection_sha256": sha,
-        },
-        Station.LEDGER: {"status": "READY", "outcome": "WRITTEN", "key": f"x:{{{tool_call_id}}}:{run_id}"},
-    }
-    return [
-        audit_record(
-            station=station,
-            event=event_id(station, origin),
-            run_id=run_id,
-            tool_call_id=tool_call_id,
-            origin=origin,
-            record=Record(f"{prefix}{station}", 0, offset, None, None, b""),
-            fields=fields,
-            processed_at=wall_clock(),
-        )
-        for station, fields in figures.items()
-    ]
-
-
-def guard_record(prefix: str, run_id: str, offset: int, attempt: int, codes: list[str]) -> AuditRecord:
-    origin = origin_of(f"{prefix}diagnosis-drafts", 0, offset, 1_700_000_100_000 + offset)
-    fields = {
-        "draft_id": f"d-{offset}",
-        "attempt": attempt,
-        "verdict": "PASS" if not codes else "REJECT",
-        "violation_codes": codes,
-        "cited_tool_call_ids": ["call_0"],
-    }
-    return audit_record(
-        station=Station.GUARD,
-        event=event_id(Station.GUARD, origin),
-        run_id=run_id,
-        tool_call_id=None,
-        origin=origin,
-        record=Record(f"{prefix}diagnosis-drafts", 0, offset, None, None, b""),
-        fields=fields,
-        processed_at=wall_clock(),
-    )
-
-
-def many_runs(prefix: str, runs: int, calls: int) -> list[AuditRecord]:
+def many_runs(runs: int, calls: int) -> list[AuditRecord]:
+    """``runs`` runs of ``calls`` tool calls each (three records a call) and one rejected draft a run."""
     out: list[AuditRecord] = []
     for r in range(runs):
         for c in range(calls):
-            out += tool_call_records(prefix, f"run-{r}", f"call_{c}", r * calls + c)
-        out.append(guard_record(prefix, f"run-{r}", r, 1, ["CITATION_NOT_FOUND"]))
+            out += chain(f"run-{r}", f"call_{c}", r * calls + c)
+        out.append(guard(f"run-{r}", r, 1, "REJECT", ["CITATION_NOT_FOUND"], draft_id=f"d-{r}"))
     return out
 
 
@@ -113,48 +48,13 @@ def values(records: list[AuditRecord]) -> list[bytes]:
     return [codec.dumps(r) for r in records]
 
 
-@pytest.fixture(scope="session")
-def postgres_admin() -> str:
-    """The PostgreSQL server of the session (see tests/integration/audit_db.py)."""
-    return admin_dsn()
-
-
-@pytest.fixture(params=BACKENDS)
-def audit_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """This test's own audit database: a SQLite file, or a fresh PostgreSQL database (dropped after)."""
-    admin = request.getfixturevalue("postgres_admin") if request.param == "postgresql" else None
-    with audit_target(request.param, tmp_path, admin) as target:
-        yield target
-
-
 @pytest.fixture
 async def settings(
-    kafka_bootstrap: str, unique_prefix: str, tmp_path: Path, audit_database: str
+    kafka_bootstrap: str, unique_prefix: str, tmp_path: Path, target: str
 ) -> AsyncIterator[Settings]:
     """Settings isolated by topic prefix and app id, with the nine topics created (and deleted after)."""
-    postgres = audit_database.startswith("postgresql://")
-    settings = Settings(
-        kafka_bootstrap=kafka_bootstrap,
-        topic_prefix=unique_prefix,
-        app_id=f"{unique_prefix}app",
-        ns=unique_prefix.rstrip("-"),
-        audit_db=str(tmp_path / "audit.db"),
-        audit_dsn=SecretStr(audit_database) if postgres else None,
-        topic_partitions=3,
-        broker_session_timeout_seconds=6,
-        broker_heartbeat_seconds=1,
-        broker_rebalance_timeout_seconds=10,
-        retry_initial_backoff_ms=100,
-        retry_max_backoff_ms=1000,
-    )
-    await ensure_topics(settings)
-    yield settings
-    admin = AIOKafkaAdminClient(bootstrap_servers=kafka_bootstrap)
-    await admin.start()
-    try:
-        await admin.delete_topics([settings.topic(name) for name in TOPIC_NAMES])
-    finally:
-        await admin.close()
+    async with sink_settings(kafka_bootstrap, unique_prefix, tmp_path, target) as settings:
+        yield settings
 
 
 def sink_env(settings: Settings, redis_url: str = "") -> dict[str, str]:
@@ -203,7 +103,7 @@ async def wait_until(condition: Callable[[], bool], seconds: float, poll: float 
 
 
 async def test_each_event_is_stored_once_and_a_replay_adds_no_rows(settings: Settings) -> None:
-    records = many_runs(settings.topic_prefix, runs=6, calls=4)  # 6 × (4 × 3 + 1) = 78 events
+    records = many_runs(runs=6, calls=4)  # 6 × (4 × 3 + 1) = 78 events
     topic = settings.topic("audit")
     await publish(settings.kafka_bootstrap, topic, [*values(records), b"not an audit record"])
 
@@ -219,7 +119,7 @@ async def test_each_event_is_stored_once_and_a_replay_adds_no_rows(settings: Set
 
 
 async def test_the_lag_gauge_counts_down_to_zero_as_batches_are_stored(settings: Settings) -> None:
-    records = many_runs(settings.topic_prefix, runs=4, calls=4)  # 52 events
+    records = many_runs(runs=4, calls=4)  # 52 events
     await publish(settings.kafka_bootstrap, settings.topic("audit"), values(records))
     seen: list[dict[tuple[str, int], int]] = []
 
@@ -242,7 +142,7 @@ async def test_the_lag_gauge_counts_down_to_zero_as_batches_are_stored(settings:
 async def test_a_crash_between_the_database_and_the_offset_commit_only_replays(
     settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    records = many_runs(settings.topic_prefix, runs=3, calls=3)  # 30 events
+    records = many_runs(runs=3, calls=3)  # 30 events
     expected = {r["event_id"] for r in records}
     await publish(settings.kafka_bootstrap, settings.topic("audit"), values(records))
 
@@ -266,7 +166,7 @@ async def test_a_crash_between_the_database_and_the_offset_commit_only_replays(
 
 
 async def test_a_stop_event_ends_the_sink_after_its_batch(settings: Settings) -> None:
-    records = many_runs(settings.topic_prefix, runs=2, calls=2)
+    records = many_runs(runs=2, calls=2)
     await publish(settings.kafka_bootstrap, settings.topic("audit"), values(records))
     stop = asyncio.Event()
     task = asyncio.create_task(run_sink(settings, stop, handle_signals=False))
@@ -279,7 +179,7 @@ async def test_a_stop_event_ends_the_sink_after_its_batch(settings: Settings) ->
 async def test_sigkill_mid_stream_loses_nothing_and_duplicates_nothing(
     settings: Settings, tmp_path: Path
 ) -> None:
-    records = many_runs(settings.topic_prefix, runs=100, calls=10)  # 3100 events
+    records = many_runs(runs=100, calls=10)  # 3100 events
     expected = {r["event_id"] for r in records}
     chunks = [records[i : i + 310] for i in range(0, len(records), 310)]
     topic, env = settings.topic("audit"), sink_env(settings)
@@ -330,12 +230,12 @@ async def test_sigkill_mid_stream_loses_nothing_and_duplicates_nothing(
 async def test_inspect_shows_every_tool_call_and_draft_of_a_run(settings: Settings, redis_url: str) -> None:
     prefix, run = settings.topic_prefix, "run-inspect"
     records = [
-        *tool_call_records(prefix, run, "call_0", 100),
-        *tool_call_records(prefix, run, "call_1", 101),
-        *tool_call_records(prefix, run, "call_2", 102),
-        guard_record(prefix, run, 100, 1, ["CITATION_NOT_FOUND", "LIMITATIONS_MISSING"]),
-        guard_record(prefix, run, 101, 2, []),
-        *many_runs(prefix, runs=2, calls=2),  # other runs in the same database (offsets 0-3)
+        *chain(run, "call_0", 100, candidates=4, truncated=True),
+        *chain(run, "call_1", 101),
+        *chain(run, "call_2", 102),
+        guard(run, 100, 1, "REJECT", ["CITATION_NOT_FOUND", "LIMITATIONS_MISSING"], draft_id="d-100"),
+        guard(run, 101, 2, "PASS", [], draft_id="d-101"),
+        *many_runs(runs=2, calls=2),  # other runs in the same database (offsets 0-3)
     ]
     await publish(settings.kafka_bootstrap, settings.topic("audit"), values(records))
     env = sink_env(settings, redis_url)
@@ -415,10 +315,8 @@ async def test_inspect_shows_every_tool_call_and_draft_of_a_run(settings: Settin
 
 
 async def test_inspect_without_redis_says_so_and_goes_on(settings: Settings) -> None:
-    prefix, run = settings.topic_prefix, "run-no-redis"
-    await publish(
-        settings.kafka_bootstrap, settings.topic("audit"), values(tool_call_records(prefix, run, "call_0", 0))
-    )
+    run = "run-no-redis"
+    await publish(settings.kafka_bootstrap, settings.topic("audit"), values(chain(run, "call_0", 0)))
     await run_sink(settings, once=True, handle_signals=False)
     env = sink_env(settings, "redis://127.0.0.1:1/0")  # nothing listens on port 1
     shown = await asyncio.to_thread(
@@ -435,7 +333,7 @@ async def test_a_postgresql_outage_holds_the_sink_and_loses_nothing(
 ) -> None:
     """The server is unreachable at start, then again mid-stream: the sink waits, reconnects, stores
     every event once, and commits no offset for a batch it has not stored."""
-    records = many_runs(unique_prefix, runs=20, calls=3)  # 200 events
+    records = many_runs(runs=20, calls=3)  # 200 events
     expected = {r["event_id"] for r in records}
     with fresh_database(postgres_admin) as dsn:
         parts = urlsplit(dsn)
@@ -445,45 +343,31 @@ async def test_a_postgresql_outage_holds_the_sink_and_loses_nothing(
         through = urlunsplit(
             (parts.scheme, f"{parts.username}:{parts.password}@127.0.0.1:{port}", parts.path, "", "")
         )
-        settings = Settings(
-            kafka_bootstrap=kafka_bootstrap,
-            topic_prefix=unique_prefix,
-            app_id=f"{unique_prefix}app",
-            audit_dsn=SecretStr(through),
-            topic_partitions=3,
-            broker_session_timeout_seconds=6,
-            broker_heartbeat_seconds=1,
-            broker_rebalance_timeout_seconds=10,
-            retry_initial_backoff_ms=100,
-            retry_max_backoff_ms=500,
-        )
-        direct = settings.model_copy(update={"audit_dsn": SecretStr(dsn)})
-        await ensure_topics(settings)
-        try:
-            await publish(kafka_bootstrap, settings.topic("audit"), values(records[:100]))
-            stats = SinkStats()
-            stop = asyncio.Event()
-            task = asyncio.create_task(
-                run_sink(settings, stop, handle_signals=False, batch_size=25, stats=stats)
-            )
-            assert await wait_until(lambda: stats.holding, 15)  # waiting for the database, not crashed
-            assert not task.done() and stored_ids(direct) == set()
-            await proxy.restore()
-            assert await wait_until(lambda: stored_ids(direct) == {r["event_id"] for r in records[:100]}, 30)
-            await proxy.cut()  # and again, mid-stream
-            await publish(kafka_bootstrap, settings.topic("audit"), values(records[100:]))
-            assert await wait_until(lambda: stats.holding, 15)
-            await proxy.restore()
-            assert await wait_until(lambda: stored_ids(direct) == expected, 30)
-            stop.set()
-            done = await asyncio.wait_for(task, 20)
-            assert done.counts == {"events": len(expected), "tool_calls": 60, "verdicts": 20}
-        finally:
-            stop.set()
-            await proxy.cut()
-            admin = AIOKafkaAdminClient(bootstrap_servers=kafka_bootstrap)
-            await admin.start()
+        stop = asyncio.Event()
+        async with sink_settings(
+            kafka_bootstrap, unique_prefix, tmp_path, through, retry_max_backoff_ms=500
+        ) as settings:
+            direct = settings.model_copy(update={"audit_dsn": SecretStr(dsn)})
             try:
-                await admin.delete_topics([settings.topic(name) for name in TOPIC_NAMES])
+                await publish(kafka_bootstrap, settings.topic("audit"), values(records[:100]))
+                stats = SinkStats()
+                task = asyncio.create_task(
+                    run_sink(settings, stop, handle_signals=False, batch_size=25, stats=stats)
+                )
+                assert await wait_until(lambda: stats.holding, 15)  # waiting for the database, not crashed
+                assert not task.done() and stored_ids(direct) == set()
+                await proxy.restore()
+                assert await wait_until(
+                    lambda: stored_ids(direct) == {r["event_id"] for r in records[:100]}, 30
+                )
+                await proxy.cut()  # and again, mid-stream
+                await publish(kafka_bootstrap, settings.topic("audit"), values(records[100:]))
+                assert await wait_until(lambda: stats.holding, 15)
+                await proxy.restore()
+                assert await wait_until(lambda: stored_ids(direct) == expected, 30)
+                stop.set()
+                done = await asyncio.wait_for(task, 20)
+                assert done.counts == {"events": len(expected), "tool_calls": 60, "verdicts": 20}
             finally:
-                await admin.close()
+                stop.set()
+                await proxy.cut()

@@ -19,23 +19,10 @@ from streams import codec
 from streams.audit.factory import open_store, store_from_settings
 from streams.audit.store import AuditStore, describe
 from streams.errors import AuditStoreBusy, ConfigurationError
-from streams.ledger.memory import MemoryLedgerStore
 from streams.settings import Settings, load_settings
-from tests.integration.audit_db import BACKENDS, admin_dsn, audit_target, fresh_database
+from tests.integration.audit_db import fresh_database
 from tests.streams.audit_records import chain, dead_letter, guard, one_run, tool_call
-from tests.streams.conftest import FakeSink, golden_lines, handle, records
-
-
-@pytest.fixture(scope="session")
-def postgres_admin() -> str:
-    return admin_dsn()
-
-
-@pytest.fixture(params=BACKENDS)
-def target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    admin = request.getfixturevalue("postgres_admin") if request.param == "postgresql" else None
-    with audit_target(request.param, tmp_path, admin) as where:
-        yield where
+from tests.streams.conftest import golden_lines, handle, records, run_chain
 
 
 @pytest.fixture
@@ -160,18 +147,7 @@ async def test_both_backends_read_back_the_same_trail_of_the_real_processors(
     tmp_path: Path, postgres_admin: str, settings: Settings
 ) -> None:
     """Golden raw-hits and drafts through the real stations, into SQLite and PostgreSQL: same rows."""
-    sink, ledger = FakeSink(), MemoryLedgerStore()
-    await handle(
-        Station.POSTPROCESS, settings, sink, records("t.raw-hits", golden_lines("pipe", "input.jsonl"))
-    )
-    await handle(
-        Station.PROJECT,
-        settings,
-        sink,
-        records("t.postprocessed", [m.value for m in sink.on("t.postprocessed")]),
-    )
-    projected = [m.value for m in sink.on("t.projected")]
-    await handle(Station.LEDGER, settings, sink, records("t.projected", projected), ledger)
+    sink, ledger = await run_chain(settings, golden_lines("pipe", "input.jsonl"))
     drafts = golden_lines("guard", "drafts.jsonl")
     await handle(Station.GUARD, settings, sink, records("t.diagnosis-drafts", drafts), ledger)
     values = [(f"t.audit[0]@{i}", m.value) for i, m in enumerate(sink.on("t.audit"))]

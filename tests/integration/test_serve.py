@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,13 +23,11 @@ from models.vocab import Station
 from streams import codec
 from streams.audit.factory import open_store
 from streams.envelope import audit_record, event_id
-from streams.ledger.memory import MemoryLedgerStore
 from streams.messages import Record
 from streams.settings import Settings
 from streams.worker.runner import wall_clock
-from tests.integration.audit_db import BACKENDS, admin_dsn, audit_target
 from tests.integration.serving import Links, browser, get, serving  # noqa: F401 - browser: a fixture
-from tests.streams.conftest import FakeSink, golden_lines, handle, origin_of, records
+from tests.streams.conftest import golden_lines, handle, origin_of, records, run_chain
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -63,20 +60,8 @@ def _hostile_drafts() -> list[bytes]:
 
 async def _golden_run() -> Golden:
     settings = Settings(topic_prefix="t.")
-    sink, ledger = FakeSink(), MemoryLedgerStore()
     # The pipe cases: postprocess → project → ledger, runs run-golden-1 ... (no drafts).
-    await handle(
-        Station.POSTPROCESS, settings, sink, records("t.raw-hits", golden_lines("pipe", "input.jsonl"))
-    )
-    lookups = [m.value for m in sink.on("t.postprocessed")]
-    await handle(Station.PROJECT, settings, sink, records("t.postprocessed", lookups))
-    await handle(
-        Station.LEDGER,
-        settings,
-        sink,
-        records("t.projected", [m.value for m in sink.on("t.projected")]),
-        ledger,
-    )
+    sink, ledger = await run_chain(settings, golden_lines("pipe", "input.jsonl"))
     # The guard's ledger, written by the ledger station as `projected` records of partition 1.
     entries = [codec.loads(line) for line in golden_lines("guard", "ledger.jsonl")]
     projected = [
@@ -146,22 +131,15 @@ def golden() -> Golden:
     return asyncio.run(_golden_run())
 
 
-@pytest.fixture(scope="session")
-def postgres_admin() -> str:
-    return admin_dsn()
-
-
-@pytest.fixture(params=BACKENDS)
-def database(request: pytest.FixtureRequest, tmp_path: Path, golden: Golden) -> Iterator[str]:
+@pytest.fixture
+def database(target: str, golden: Golden) -> str:
     """A fresh audit database of each backend holding the golden run."""
-    admin = request.getfixturevalue("postgres_admin") if request.param == "postgresql" else None
-    with audit_target(request.param, tmp_path, admin) as target:
-        store = open_store(target)
-        try:
-            store.apply_values((f"t.audit[0]@{i}", v) for i, v in enumerate(golden.values))
-        finally:
-            store.close()
-        yield target
+    store = open_store(target)
+    try:
+        store.apply_values((f"t.audit[0]@{i}", v) for i, v in enumerate(golden.values))
+    finally:
+        store.close()
+    return target
 
 
 # --- JSON, plain HTTP --------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ import pytest
 from streams import codec
 from streams.audit.factory import open_store
 from tests.cli.bidi_text import BIDI_CONTROLS, EVIL_CALL, EVIL_DRAFT, EVIL_RUN
-from tests.integration.audit_db import BACKENDS, admin_dsn, audit_target
+from tests.integration.audit_db import audit_target
 from tests.integration.serving import Links, browser, get, serving  # noqa: F401 - browser: a fixture
 from tests.streams.audit_records import chain, guard
 
@@ -48,13 +48,10 @@ def _fill(target: str) -> None:
         store.close()
 
 
-@pytest.fixture(params=BACKENDS)
-def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    with audit_target(
-        request.param, tmp_path, admin_dsn() if request.param == "postgresql" else None
-    ) as target:
-        _fill(target)
-        yield target
+@pytest.fixture
+def database(target: str) -> str:
+    _fill(target)
+    return target
 
 
 @pytest.fixture

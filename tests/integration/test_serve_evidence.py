@@ -6,7 +6,6 @@ evidence it cites with its violations, the chain as a picture, and a receipt dow
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -18,7 +17,6 @@ from streams.audit.evidence import TopicValue, applied_at, evidence_of
 from streams.audit.factory import open_store
 from streams.hashing import sha256_hex
 from streams.trust import TrustedKeys, verify_receipt
-from tests.integration.audit_db import BACKENDS, admin_dsn, audit_target
 from tests.integration.evidence_run import CONFLICTED, RUN, SignedRun, signed_run
 from tests.integration.serving import browser, get, serving  # noqa: F401 - browser: a fixture
 
@@ -43,23 +41,17 @@ def forged_entry(run: SignedRun) -> bytes:
     return codec.dumps(entry)
 
 
-@pytest.fixture(scope="session")
-def postgres_admin() -> str:
-    return admin_dsn()
-
-
-@pytest.fixture(params=BACKENDS)
-def database(request: pytest.FixtureRequest, tmp_path: Path, run: SignedRun) -> Iterator[str]:
-    admin = request.getfixturevalue("postgres_admin") if request.param == "postgresql" else None
-    with audit_target(request.param, tmp_path, admin) as target:
-        store = open_store(target)
-        try:
-            store.apply(run.audit, run.evidence())
-            forged = TopicValue("t.ledger", 2, 0, forged_entry(run))
-            store.apply([], evidence_of([forged], [], [], applied_at(), 1 << 18))
-        finally:
-            store.close()
-        yield target
+@pytest.fixture
+def database(target: str, run: SignedRun) -> str:
+    """A fresh audit database of each backend holding the signed run and one forged entry."""
+    store = open_store(target)
+    try:
+        store.apply(run.audit, run.evidence())
+        forged = TopicValue("t.ledger", 2, 0, forged_entry(run))
+        store.apply([], evidence_of([forged], [], [], applied_at(), 1 << 18))
+    finally:
+        store.close()
+    return target
 
 
 def projections(run: SignedRun) -> dict[str, dict[str, Any]]:

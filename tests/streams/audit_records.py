@@ -36,6 +36,7 @@ def chain(
     *,
     partition: int = 0,
     candidates: int = 3,
+    truncated: bool = False,
     outcome: str = "WRITTEN",
     now: datetime = T0,
 ) -> list[AuditRecord]:
@@ -61,7 +62,7 @@ def chain(
             "evidence_status": "EVIDENCE_FOUND",
             "returned_count": 2,
             "relevance_level": "PRECISE",
-            "truncated": False,
+            "truncated": truncated,
             "projection_bytes": 400,
             "projection_sha256": f"{offset:064x}",
         },
@@ -86,7 +87,9 @@ def chain(
     ]
 
 
-def guard(run_id: str, offset: int, attempt: int, verdict: str, codes: list[str]) -> AuditRecord:
+def guard(
+    run_id: str, offset: int, attempt: int, verdict: str, codes: list[str], *, draft_id: str = "d-1"
+) -> AuditRecord:
     origin = origin_of("t.diagnosis-drafts", 0, offset, 1_700_000_100_000 + offset)
     return audit_record(
         station=Station.GUARD,
@@ -96,7 +99,7 @@ def guard(run_id: str, offset: int, attempt: int, verdict: str, codes: list[str]
         origin=origin,
         record=consumed("t.diagnosis-drafts", 0, offset),
         fields={
-            "draft_id": "d-1",
+            "draft_id": draft_id,
             "attempt": attempt,
             "verdict": verdict,
             "violation_codes": codes,

@@ -49,6 +49,9 @@ class FakeSink:
     def on(self, topic: str) -> list[Sent]:
         return [m for m in self.messages if m.topic == topic]
 
+    def raw(self, topic: str) -> list[bytes]:
+        return [m.value for m in self.on(topic)]
+
     def values(self, topic: str) -> list[dict]:
         return [codec.loads(m.value) for m in self.on(topic)]
 
@@ -85,6 +88,18 @@ async def handle(
 ) -> list[Outcome[Any]]:
     """One batch through the station's runner, as its agent runs it."""
     return await BatchRunner(station, settings, sink, store).run(batch)
+
+
+async def run_chain(
+    settings: Settings, raw: Sequence[bytes], store: MemoryLedgerStore | None = None
+) -> tuple[FakeSink, MemoryLedgerStore]:
+    """``t.raw-hits`` values → postprocess → project → ledger, each hop consuming the previous hop's output;
+    the sink that got every hop's messages, and the ledger (a fresh one unless ``store``)."""
+    sink, ledger = FakeSink(), store if store is not None else MemoryLedgerStore()
+    await handle(Station.POSTPROCESS, settings, sink, records("t.raw-hits", raw))
+    await handle(Station.PROJECT, settings, sink, records("t.postprocessed", sink.raw("t.postprocessed")))
+    await handle(Station.LEDGER, settings, sink, records("t.projected", sink.raw("t.projected")), ledger)
+    return sink, ledger
 
 
 def golden_lines(*parts: str) -> list[bytes]:

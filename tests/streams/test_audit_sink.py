@@ -13,9 +13,8 @@ from models.vocab import Station
 from streams import codec
 from streams.audit.factory import open_store
 from streams.audit.store import AuditStore, check_record
-from streams.ledger.memory import MemoryLedgerStore
 from tests.streams.audit_records import T0, chain, dead_letter, guard, one_run, tool_call
-from tests.streams.conftest import FakeSink, golden_lines, handle, records
+from tests.streams.conftest import golden_lines, handle, records, run_chain
 
 
 @pytest.fixture
@@ -166,22 +165,7 @@ def test_readers_see_committed_rows_while_the_writer_is_open(audit: AuditStore, 
 
 async def test_audit_records_of_the_real_processors(audit: AuditStore, settings) -> None:
     """Golden raw-hits through postprocess → project → ledger, then golden drafts through the guard."""
-    raw = golden_lines("pipe", "input.jsonl")
-    sink, ledger = FakeSink(), MemoryLedgerStore()
-    await handle(Station.POSTPROCESS, settings, sink, records("t.raw-hits", raw))
-    await handle(
-        Station.PROJECT,
-        settings,
-        sink,
-        records("t.postprocessed", [m.value for m in sink.on("t.postprocessed")]),
-    )
-    await handle(
-        Station.LEDGER,
-        settings,
-        sink,
-        records("t.projected", [m.value for m in sink.on("t.projected")]),
-        ledger,
-    )
+    sink, ledger = await run_chain(settings, golden_lines("pipe", "input.jsonl"))
     await handle(
         Station.GUARD,
         settings,

@@ -10,21 +10,10 @@ from streams import codec
 from streams.hashing import sha256_hex
 from streams.ledger.memory import MemoryLedgerStore
 from streams.messages import Record
-from tests.streams.conftest import FakeSink, golden_lines, handle, records
+from tests.streams.conftest import FakeSink, golden_lines, handle, records, run_chain
 
 RAW = golden_lines("pipe", "input.jsonl")
 EXPECTED_PROJECTIONS = golden_lines("pipe", "expected_projection.jsonl")
-
-
-async def run_chain(settings, raw_lines, store=None):
-    """raw-hits → postprocess → project → ledger, each hop consuming the previous hop's output."""
-    sink, store = FakeSink(), store if store is not None else MemoryLedgerStore()
-    await handle(Station.POSTPROCESS, settings, sink, records("t.raw-hits", raw_lines))
-    post = [m.value for m in sink.on("t.postprocessed")]
-    await handle(Station.PROJECT, settings, sink, records("t.postprocessed", post))
-    projected = [m.value for m in sink.on("t.projected")]
-    await handle(Station.LEDGER, settings, sink, records("t.projected", projected), store)
-    return sink, store
 
 
 async def test_postprocess_emits_lookups_dead_letters_and_one_audit_per_input(settings, sink):
