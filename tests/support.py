@@ -1,4 +1,5 @@
-"""Helpers the test tiers share: the memory ledger, and the guard station run as ``verify`` runs it."""
+"""Helpers the test tiers share: the memory ledger, a station settled on one record, and the guard station run
+as ``verify`` runs it."""
 
 from __future__ import annotations
 
@@ -7,9 +8,19 @@ from typing import Any, Protocol, TypeVar
 
 from models.limits import GuardSettings
 from models.verdict import Verdict
+from models.vocab import Station
 from streams.ledger.memory import MemoryLedgerStore
 from streams.messages import Record
-from streams.pipeline import PendingRead, guard_station, resolve_reads
+from streams.pipeline import (
+    Outcome,
+    PendingRead,
+    PendingWrite,
+    finish_read,
+    finish_write,
+    guard_station,
+    resolve_reads,
+    run_station,
+)
 from streams.settings import Settings
 from streams.stations.ledger_view import LedgerKey, LedgerLookup
 
@@ -32,6 +43,18 @@ def run_now(coroutine: Coroutine[Any, Any, T]) -> T:
         return done.value  # type: ignore[no-any-return]
     coroutine.close()
     raise AssertionError("the coroutine waited on something: it needs an event loop")
+
+
+def settle(station: Station, record: Record, settings: Settings, ledger: MemoryLedgerStore) -> Outcome[Any]:
+    """One station on one record, as its agent runs it, the Redis step (the ledger's write, the guard's
+    reads) answered by ``ledger``."""
+    step = run_station(station, record, settings)
+    if isinstance(step, PendingWrite):
+        (result,) = run_now(ledger.write_many([step.entry]))
+        return finish_write(step, result, record)
+    if isinstance(step, PendingRead):
+        return finish_read(step, ledger.read_now(list(step.keys)), record)
+    return step
 
 
 class Reader(Protocol):

@@ -8,7 +8,6 @@ and the committed files must be what ``evidence-chain schemas`` writes (no drift
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -34,16 +33,14 @@ from streams.messages import Output, Record
 from streams.pipeline import (
     Outcome,
     PendingRead,
-    PendingWrite,
     emissions,
     finish_read,
-    finish_write,
     run_station,
 )
 from streams.settings import Settings
 from tests.contracts import ASYNCAPI, SCHEMAS, schema_of, validate, validate_dead_letter_headers
 from tests.golden import GOLDEN
-from tests.support import memory_ledger
+from tests.support import memory_ledger, settle
 
 # The SPEC's defaults, spelled out so no EC_* variable in the environment can change a case.
 SETTINGS = Settings(
@@ -140,12 +137,7 @@ def main_output(produced: list[Output], topic: Topic) -> list[Output]:
 def through_ledger(bus: Bus, store: MemoryLedgerStore, projected: list[Output]) -> None:
     for message in projected:
         record = bus.record(Topic.PROJECTED, message.value, message.key)
-        step = run_station(Station.LEDGER, record, SETTINGS)
-        if isinstance(step, PendingWrite):
-            (result,) = asyncio.run(store.write_many([step.entry]))
-            step = finish_write(step, result, record)
-        assert isinstance(step, Outcome)
-        bus.emit(step, record)
+        bus.emit(settle(Station.LEDGER, record, SETTINGS, store), record)
 
 
 def through_projector(bus: Bus, lookups: list[Output]) -> list[Output]:

@@ -7,7 +7,8 @@ A server that does not answer fails the tests that need it, with what to run; th
 
 The fixtures ``postgres_admin`` and ``target`` (this test's audit database, once on each backend) are the
 integration tier's (tests/integration/conftest.py registers them); ``sink_settings`` is an audit sink's
-settings on the real broker, its topics created for the test and deleted after.
+settings on the real broker, its topics created for the test and deleted after, and the fixture
+``settings_fixture`` gives them as ``settings`` to a module that imports it.
 """
 
 from __future__ import annotations
@@ -140,3 +141,12 @@ async def sink_settings(
             await admin.delete_topics([settings.topic(name) for name in TOPIC_NAMES])
         finally:
             await admin.close()
+
+
+@pytest.fixture(name="settings")
+async def settings_fixture(
+    kafka_bootstrap: str, unique_prefix: str, tmp_path: Path, target: str
+) -> AsyncIterator[Settings]:
+    """``settings`` of a module that imports this: ``sink_settings`` storing into this test's ``target``."""
+    async with sink_settings(kafka_bootstrap, unique_prefix, tmp_path, target) as settings:
+        yield settings

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import psycopg
 import pytest
@@ -21,7 +19,7 @@ from streams.audit.migrations import sqlite as sqlite_migrations
 from streams.audit.sink import run_sink
 from streams.settings import Settings
 from streams.trust import TrustedKeys
-from tests.integration.audit_db import sink_settings
+from tests.integration.audit_db import settings_fixture  # noqa: F401 - the settings fixture
 from tests.integration.evidence_run import RUN, SignedRun, signed_run
 from tests.integration.helpers import publish
 
@@ -164,14 +162,6 @@ def test_a_database_at_version_2_migrates_and_keeps_its_rows(target: str, run: S
 
 
 # --- the sink on the real broker ------------------------------------------------------------------------
-
-
-@pytest.fixture
-async def settings(
-    kafka_bootstrap: str, unique_prefix: str, tmp_path: Path, target: str
-) -> AsyncIterator[Settings]:
-    async with sink_settings(kafka_bootstrap, unique_prefix, tmp_path, target) as settings:
-        yield settings
 
 
 async def test_the_sink_stores_the_ledger_verdicts_and_drafts_topics(

@@ -9,7 +9,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -26,7 +26,11 @@ from streams.audit.sink import SinkStats, run_sink
 from streams.envelope import event_id
 from streams.observe.metrics import AuditSinkMetrics
 from streams.settings import Settings
-from tests.integration.audit_db import fresh_database, sink_settings
+from tests.integration.audit_db import (
+    fresh_database,
+    settings_fixture,  # noqa: F401 - the settings fixture
+    sink_settings,
+)
 from tests.integration.helpers import CLI, CuttableProxy, publish, redis_store
 from tests.streams.audit_records import chain, guard
 from tests.streams.conftest import origin_of
@@ -46,15 +50,6 @@ def many_runs(runs: int, calls: int) -> list[AuditRecord]:
 
 def values(records: list[AuditRecord]) -> list[bytes]:
     return [codec.dumps(r) for r in records]
-
-
-@pytest.fixture
-async def settings(
-    kafka_bootstrap: str, unique_prefix: str, tmp_path: Path, target: str
-) -> AsyncIterator[Settings]:
-    """Settings isolated by topic prefix and app id, with the nine topics created (and deleted after)."""
-    async with sink_settings(kafka_bootstrap, unique_prefix, tmp_path, target) as settings:
-        yield settings
 
 
 def sink_env(settings: Settings, redis_url: str = "") -> dict[str, str]:

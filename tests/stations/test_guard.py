@@ -866,38 +866,23 @@ def test_tampered_is_judged_on_the_stored_bytes() -> None:
 
 
 def _b_order_cases() -> list[Any]:
+    def case(lookup: LedgerLookup, code: str, name: str) -> Any:
+        return pytest.param(FixedReader({FOUND: lookup}), code, id=name)
+
     foreign_failed = entry(FOUND, None, run_id="run-2", status="FAILED")
     foreign_tampered = entry(FOUND, run_id="run-2", sha256="0" * 64)
     return [
         pytest.param(FixedReader({}), "CITATION_NOT_FOUND", id="no-entry-no-owner"),
-        pytest.param(
-            FixedReader({FOUND: LedgerLookup(None, True)}), "CITATION_CROSS_RUN", id="no-entry-foreign-owner"
-        ),
-        pytest.param(
-            FixedReader({FOUND: LedgerLookup(entry(FOUND, None, status="FAILED"), True)}),
+        case(LedgerLookup(None, True), "CITATION_CROSS_RUN", "no-entry-foreign-owner"),
+        case(
+            LedgerLookup(entry(FOUND, None, status="FAILED"), True),
             "CITATION_NOT_READY",
-            id="entry-wins-over-foreign-owner",
+            "entry-wins-over-foreign-owner",
         ),
-        pytest.param(
-            FixedReader({FOUND: LedgerLookup(foreign_failed)}),
-            "CITATION_NOT_READY",
-            id="ready-before-same-run",
-        ),
-        pytest.param(
-            FixedReader({FOUND: LedgerLookup(entry(FOUND, status="PENDING"))}),
-            "CITATION_NOT_READY",
-            id="unknown-status",
-        ),
-        pytest.param(
-            FixedReader({FOUND: LedgerLookup(foreign_tampered)}),
-            "CITATION_CROSS_RUN",
-            id="same-run-before-reread",
-        ),
-        pytest.param(
-            FixedReader({FOUND: LedgerLookup(entry(FOUND, sha256="0" * 64))}),
-            "LEDGER_PAYLOAD_TAMPERED",
-            id="reread-before-kind",
-        ),
+        case(LedgerLookup(foreign_failed), "CITATION_NOT_READY", "ready-before-same-run"),
+        case(LedgerLookup(entry(FOUND, status="PENDING")), "CITATION_NOT_READY", "unknown-status"),
+        case(LedgerLookup(foreign_tampered), "CITATION_CROSS_RUN", "same-run-before-reread"),
+        case(LedgerLookup(entry(FOUND, sha256="0" * 64)), "LEDGER_PAYLOAD_TAMPERED", "reread-before-kind"),
     ]
 
 

@@ -323,17 +323,21 @@ def test_byte_budget_boundary_is_inclusive() -> None:
     assert projected(value, ToolProjectionLimits(max_bytes=size - 1)).result["returned_count"] == 0
 
 
+NO_EVIDENCE_LEFT = {
+    "evidence_status": "NO_EVIDENCE",
+    "tool_call_id": "call-1",
+    "query": "q",
+    "evidence": [],
+    "returned_count": 0,
+    "relevance_level": None,
+    "truncated": True,
+}
+"""What ``items_bytes_lookup`` projects to when the byte budget leaves room for no item."""
+
+
 def test_byte_budget_degrades_honestly_to_no_evidence() -> None:
     value = items_bytes_lookup(2)
-    empty = {
-        "evidence_status": "NO_EVIDENCE",
-        "tool_call_id": "call-1",
-        "query": "q",
-        "evidence": [],
-        "returned_count": 0,
-        "relevance_level": None,
-        "truncated": True,
-    }
+    empty = NO_EVIDENCE_LEFT
     limit = len(codec.dumps(empty))
     p = projected(value, ToolProjectionLimits(max_bytes=limit))
     assert p.result == empty
@@ -342,15 +346,7 @@ def test_byte_budget_degrades_honestly_to_no_evidence() -> None:
 
 def test_fail_closed_when_even_no_evidence_is_too_large() -> None:
     value = items_bytes_lookup(2)
-    empty = {
-        "evidence_status": "NO_EVIDENCE",
-        "tool_call_id": "call-1",
-        "query": "q",
-        "evidence": [],
-        "returned_count": 0,
-        "relevance_level": None,
-        "truncated": True,
-    }
+    empty = NO_EVIDENCE_LEFT
     tight = settings(projection=ToolProjectionLimits(max_bytes=len(codec.dumps(empty)) - 1))
     outcome = process_lookup(codec.dumps(value), tight)
     assert outcome.projection is None

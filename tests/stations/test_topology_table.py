@@ -8,27 +8,17 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from models.ledger import WriteResult
 from models.topology import COMMON_OUTPUTS, TOPOLOGY, chain_from, station_reading
-from models.vocab import LedgerOutcome, Station, Topic
+from models.vocab import Station, Topic
 from streams import codec
 from streams.kafka import WORKER_INPUTS
+from streams.ledger.memory import MemoryLedgerStore
 from streams.messages import Record
-from streams.pipeline import (
-    OUTPUT_TOPIC,
-    STATIONS,
-    Outcome,
-    PendingRead,
-    PendingWrite,
-    emissions,
-    finish_read,
-    finish_write,
-    run_station,
-)
+from streams.pipeline import OUTPUT_TOPIC, STATIONS, Outcome, emissions
 from streams.replay.compare import COMPARABLE_TOPICS
 from streams.settings import Settings
-from streams.stations.ledger_view import LedgerLookup
 from streams.worker.app import INPUT_TOPIC
+from tests.support import settle
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN_RAW = ROOT.parent / "shared" / "golden" / "pipe" / "input.jsonl"
@@ -63,16 +53,6 @@ def test_the_other_tables_are_derived_from_it() -> None:
     assert chain_from(Topic.AUDIT, through=Station.LEDGER) == ()
 
 
-def _settle(station: Station, record: Record, draft_lookups: bool = True) -> Outcome[Any]:
-    """One station on one record, its Redis step answered as a fresh ledger would."""
-    step = run_station(station, record, SETTINGS)
-    if isinstance(step, PendingWrite):
-        return finish_write(step, WriteResult(LedgerOutcome.WRITTEN, step.entry, "k"), record)
-    if isinstance(step, PendingRead):
-        return finish_read(step, {key: LedgerLookup(None) for key in step.keys}, record)
-    return step
-
-
 def _observed() -> dict[Station, list[set[Topic]]]:
     """Per station, the topics of each record's emissions, over the golden raw hits run down the chain,
     a draft citing unknown tool calls, and malformed input to every station."""
@@ -80,7 +60,7 @@ def _observed() -> dict[Station, list[set[Topic]]]:
 
     def run(station: Station, value: bytes) -> Outcome[Any]:
         record = Record(f"t.{TOPOLOGY[station].input}", 0, 0, 0, None, value)
-        outcome = _settle(station, record)
+        outcome = settle(station, record, SETTINGS, MemoryLedgerStore())  # as a fresh ledger answers
         seen[station].append({Topic(m.topic) for m in emissions(outcome, record, SETTINGS, AT)})
         return outcome
 

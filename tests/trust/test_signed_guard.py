@@ -39,13 +39,25 @@ def expected() -> list[dict[str, Any]]:
     return [codec.loads(line) for line in lines if line]
 
 
+def judged(tmp_path: Path, entries: list[dict[str, Any]], *trusted: Signer) -> dict[str, Any]:
+    """The verdict on the golden draft ``d-pass`` over ``entries``, signatures checked against the
+    ``trusted`` signers' keys (none: not checked)."""
+    keys = {"trusted_keys_file": trust_file(tmp_path, *trusted)} if trusted else {}
+    (verdict,) = verdicts(tmp_path, entries, [draft("d-pass")], **keys)
+    return verdict
+
+
+def signed_golden(signer: Signer) -> list[dict[str, Any]]:
+    return [signed(e, signer) for e in golden_entries()]
+
+
 def test_a_signed_ledger_under_trusted_keys_judges_every_golden_draft_as_unsigned_did(
     tmp_path: Path, keys: dict[str, tuple[Signer, Path, Path]]
 ) -> None:
     old = keys["old"][0]
     got = verdicts(
         tmp_path,
-        [signed(e, old) for e in golden_entries()],
+        signed_golden(old),
         drafts(),
         trusted_keys_file=trust_file(tmp_path, old),
     )
@@ -55,9 +67,7 @@ def test_a_signed_ledger_under_trusted_keys_judges_every_golden_draft_as_unsigne
 def test_unsigned_entries_under_trusted_keys_are_tampered(
     tmp_path: Path, keys: dict[str, tuple[Signer, Path, Path]]
 ) -> None:
-    (verdict,) = verdicts(
-        tmp_path, golden_entries(), [draft("d-pass")], trusted_keys_file=trust_file(tmp_path, keys["old"][0])
-    )
+    verdict = judged(tmp_path, golden_entries(), keys["old"][0])
     assert verdict["verdict"] == "REJECT"
     assert {code for code, _ in codes(verdict)} == {"LEDGER_PAYLOAD_TAMPERED"}
     assert all("unsigned" in v["message"] for v in verdict["violations"])
@@ -65,10 +75,7 @@ def test_unsigned_entries_under_trusted_keys_are_tampered(
 
 
 def test_an_untrusted_signer_is_tampered(tmp_path: Path, keys: dict[str, tuple[Signer, Path, Path]]) -> None:
-    entries = [signed(e, keys["stranger"][0]) for e in golden_entries()]
-    (verdict,) = verdicts(
-        tmp_path, entries, [draft("d-pass")], trusted_keys_file=trust_file(tmp_path, keys["old"][0])
-    )
+    verdict = judged(tmp_path, signed_golden(keys["stranger"][0]), keys["old"][0])
     assert {code for code, _ in codes(verdict)} == {"LEDGER_PAYLOAD_TAMPERED"}
     assert all("not trusted" in v["message"] for v in verdict["violations"])
 
@@ -77,31 +84,30 @@ def test_a_forged_projection_with_a_recomputed_hash_is_tampered(
     tmp_path: Path, keys: dict[str, tuple[Signer, Path, Path]]
 ) -> None:
     old = keys["old"][0]
-    entries = [signed(e, old) for e in golden_entries()]
+    entries = signed_golden(old)
     x1 = next(e for e in entries if e["tool_call_id"] == "call_x1")
     forged = x1["projection"].replace('"excerpt":"', '"excerpt":"FORGED ', 1)
     assert forged != x1["projection"]
     x1["projection"], x1["projection_sha256"] = forged, sha256_hex(forged.encode())
-    (verdict,) = verdicts(tmp_path, entries, [draft("d-pass")], trusted_keys_file=trust_file(tmp_path, old))
+    verdict = judged(tmp_path, entries, old)
     assert verdict["verdict"] == "REJECT"
     tampered = [v for v in verdict["violations"] if v["code"] == "LEDGER_PAYLOAD_TAMPERED"]
     assert tampered and all("does not verify" in v["message"] for v in tampered)
     assert all("call_x1" in v["message"] for v in tampered)
     # without trusted keys the same forgery passes: exactly the hole signatures close
-    (unchecked,) = verdicts(tmp_path, entries, [draft("d-pass")])
-    assert unchecked["verdict"] == "PASS"
+    assert judged(tmp_path, entries)["verdict"] == "PASS"
 
 
 def test_a_changed_index_field_breaks_the_signature(
     tmp_path: Path, keys: dict[str, tuple[Signer, Path, Path]]
 ) -> None:
     old = keys["old"][0]
-    entries = [signed(e, old) for e in golden_entries()]
+    entries = signed_golden(old)
     x2 = next(e for e in entries if e["tool_call_id"] == "call_x2")
     x2["evidence_status"] = "EVIDENCE_FOUND"  # the projection still says NO_EVIDENCE; the hash still holds
-    (unchecked,) = verdicts(tmp_path, entries, [draft("d-pass")])
-    assert unchecked["verdict"] == "PASS"  # the kind is judged on the projection, so nothing else notices
-    (verdict,) = verdicts(tmp_path, entries, [draft("d-pass")], trusted_keys_file=trust_file(tmp_path, old))
+    # The kind is judged on the projection, so nothing else notices.
+    assert judged(tmp_path, entries)["verdict"] == "PASS"
+    verdict = judged(tmp_path, entries, old)
     tampered = [v for v in verdict["violations"] if v["code"] == "LEDGER_PAYLOAD_TAMPERED"]
     assert tampered and all("call_x2" in v["message"] for v in tampered)
 
@@ -111,9 +117,8 @@ def test_rotation_old_entries_keep_verifying_under_the_old_key(
 ) -> None:
     old, new = keys["old"][0], keys["new"][0]
     entries = [signed(e, old if e["tool_call_id"] == "call_x1" else new) for e in golden_entries()]
-    (both,) = verdicts(tmp_path, entries, [draft("d-pass")], trusted_keys_file=trust_file(tmp_path, old, new))
-    assert both["verdict"] == "PASS"
-    (only_new,) = verdicts(tmp_path, entries, [draft("d-pass")], trusted_keys_file=trust_file(tmp_path, new))
+    assert judged(tmp_path, entries, old, new)["verdict"] == "PASS"
+    only_new = judged(tmp_path, entries, new)
     assert {code for code, _ in codes(only_new)} == {"LEDGER_PAYLOAD_TAMPERED"}
     assert all("call_x1" in v["message"] for v in only_new["violations"])
 
