@@ -16,7 +16,7 @@ import logging
 import os
 import ssl
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -210,7 +210,20 @@ class KafkaSink:
         Raises:
             KafkaUnavailable, KafkaRefused: as :func:`kafka_errors` maps the producer's errors.
         """
-        with kafka_errors(f"producing {len(messages)} messages"):
+        await (await self.submit(messages))
+
+    async def submit(self, messages: Sequence[Output]) -> Awaitable[None]:
+        """Hand every message to the producer, in order; await the result for the acknowledgements.
+
+        The producer keeps the order of what it was handed per partition, so a batch submitted
+        before the next one's is ahead of it in each partition it shares.
+
+        Raises:
+            KafkaUnavailable, KafkaRefused: as :func:`kafka_errors` maps the producer's errors (here
+                while queueing; from the returned awaitable while waiting for the broker).
+        """
+        what = f"producing {len(messages)} messages"
+        with kafka_errors(what):
             groups: dict[tuple[str, int], list[Output]] = {}
             for message in messages:
                 name = self.names[message.topic]
@@ -228,7 +241,13 @@ class KafkaSink:
                         self._append(batch, message)  # an empty batch takes any one record
                 batch.close()
                 futures.append(await self.producer.send_batch(batch, name, partition=partition))
-            await asyncio.gather(*futures)
+        acks = asyncio.gather(*futures)
+
+        async def acknowledged() -> None:
+            with kafka_errors(what):
+                await acks
+
+        return acknowledged()
 
     @staticmethod
     def _append(batch: Any, message: Output) -> bool:

@@ -113,6 +113,12 @@ class Settings(BaseSettings):
         9108, ge=0, le=65535, description="Port of the audit sink's /metrics, /livez, /readyz (0: none)."
     )
     batch_size: int = Field(500, ge=1, description="Most records an agent takes at once.")
+    batches_in_flight: int = Field(
+        4,
+        ge=1,
+        description="Batches an agent may have awaiting the broker's acks while it takes the next "
+        "(1: one at a time). Offsets are committed only past batches finished in order.",
+    )
     stream_buffer_maxsize: int = Field(
         1000, ge=1, description="Records buffered per agent before fetching pauses."
     )

@@ -1,9 +1,16 @@
 """One agent's loop: batches from its channel, the gap check, the station, explicit commits, crash-only.
 
 Delivery: at-least-once with ``concurrency=1`` per agent (higher can commit past an in-flight record,
-faust #606). A batch is marked finished only once :class:`~streams.worker.runner.BatchRunner` hands it
-back, i.e. its outputs are acknowledged by the broker (acks=all) and its Redis effects are durable;
-only then can the :class:`~streams.worker.commit.Committer` commit past it.
+faust #606). A batch is marked finished only once its outputs are acknowledged by the broker
+(acks=all) and its Redis effects are durable; only then can the
+:class:`~streams.worker.commit.Committer` commit past it.
+
+Pipelined: the station, the gap check and the Redis effects run one batch at a time, in order; the
+wait for the broker's acks does not. While up to ``EC_BATCHES_IN_FLIGHT`` batches await their acks
+the agent takes and processes the next. Batches finish strictly in the order they were taken — each
+waits for the one before it — so a batch that is held (an outage) or fails stops the line behind it,
+and nothing is ever committed past a record whose batch has not finished. Before a new group
+generation the batches of the old one are waited for.
 
 Crash-only: a batch-level error that is neither one record's fault (those are dead letters) nor a
 known outage (held and retried, for at most ``EC_MAX_HOLD_SECONDS``) makes the process exit with
@@ -18,7 +25,9 @@ import asyncio
 import functools
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import faust
@@ -38,9 +47,19 @@ from streams.worker.batches import batches, to_record
 from streams.worker.commit import CommitFn, Committer
 from streams.worker.crash import crash
 from streams.worker.offsets import OffsetTracker
-from streams.worker.runner import BatchRunner
+from streams.worker.runner import BatchRunner, Started
 
 log = logging.getLogger(__name__)
+
+
+@dataclass
+class _Taken:
+    """A batch the agent took and started: its records, its station's outcomes, its acks to await."""
+
+    records: list[Record]
+    started: Started
+    since: float
+    trips: int
 
 
 class AgentLoop:
@@ -147,17 +166,81 @@ class AgentLoop:
         """The agent body: runs until the worker stops; never raises into Faust's supervisor."""
         committing = asyncio.ensure_future(self.committer.run())
         committing.add_done_callback(self._committer_ended)
+        in_flight: deque[asyncio.Future[None]] = deque()
+        window = self.settings.batches_in_flight
         try:
-            async for events in batches(stream, self.settings.batch_size, self.on_wait):
-                await self.process(events)
+            async for events in self._until_failed(batches(stream, self.settings.batch_size, self.on_wait)):
+                if in_flight and self.app.consumer_generation_id != self.tracker.generation:
+                    await self._drain(in_flight)  # the old generation's batches end before the new one starts
+                taken = await self.begin(events)
+                if taken is None:
+                    continue
+                previous = in_flight[-1] if in_flight else None
+                finishing = asyncio.ensure_future(self._finish(previous, taken))
+                finishing.add_done_callback(self._finish_failed)
+                in_flight.append(finishing)
+                while in_flight and (len(in_flight) >= window or in_flight[0].done()):
+                    await in_flight.popleft()
+            await self._drain(in_flight)
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # noqa: BLE001 - crash-only: nothing of this batch is committed
-            self.on_crash(exc, f"{self.station} agent")
+            if exc is not self._failed:  # a batch in flight that failed was reported when it did
+                self.on_crash(exc, f"{self.station} agent")
             raise
         finally:
             committing.cancel()
+            await self._settle(in_flight)
             await self.commit_on_the_way_out()
+
+    _failed: BaseException | None = None
+    _failure: asyncio.Event | None = None
+
+    def _finish_failed(self, task: asyncio.Future[None]) -> None:
+        """A batch in flight that failed is a crash-only exit, at once (not when the loop next looks)."""
+        if not task.cancelled() and (exc := task.exception()) is not None and self._failed is None:
+            self._failed = exc
+            if self._failure is not None:
+                self._failure.set()
+            self.on_crash(exc, f"{self.station} agent")
+
+    async def _until_failed(self, source: AsyncIterator[list[Any]]) -> AsyncIterator[list[Any]]:
+        """The batches, until one in flight fails: then its error, even while waiting for records."""
+        failure = self._failure = asyncio.Event()
+        failed = asyncio.ensure_future(failure.wait())
+        nxt: asyncio.Future[list[Any]] | None = None
+        try:
+            while True:
+                nxt = asyncio.ensure_future(anext(source))
+                await asyncio.wait((nxt, failed), return_when=asyncio.FIRST_COMPLETED)
+                if self._failed is not None:
+                    raise self._failed
+                try:
+                    events = nxt.result()
+                except StopAsyncIteration:
+                    return
+                yield events
+        finally:
+            failed.cancel()
+            if nxt is not None:
+                nxt.cancel()
+
+    @staticmethod
+    async def _drain(in_flight: deque[asyncio.Future[None]]) -> None:
+        while in_flight:
+            await in_flight.popleft()
+
+    async def _settle(self, in_flight: deque[asyncio.Future[None]]) -> None:
+        """On the way out: let the batches in flight finish for a moment, then drop the rest (they are
+        not committed, so they are read again)."""
+        pending = [task for task in in_flight if not task.done()]
+        if pending:
+            await asyncio.wait(pending, timeout=5.0)
+            for task in pending:
+                task.cancel()
+        for task in in_flight:  # retrieved: a failure was already reported by _finish_failed
+            if task.done() and not task.cancelled():
+                task.exception()
 
     def _committer_ended(self, task: asyncio.Future[None]) -> None:
         """The committer ends only when cancelled; an error it raised is a crash-only exit."""
@@ -172,23 +255,43 @@ class AgentLoop:
             log.warning("%s: final commit failed (%s); finished records are read again", self.station, exc)
 
     async def process(self, events: Sequence[Any]) -> None:
-        """One batch of events: stale ones skipped, gaps verified, processed, then marked for commit."""
+        """One batch of events, alone: taken, processed, delivered, then marked for commit."""
+        taken = await self.begin(events)
+        if taken is not None:
+            await self._finish(None, taken)
+
+    async def begin(self, events: Sequence[Any]) -> _Taken | None:
+        """Stale events skipped, gaps verified, the station run and its Redis effects durable, its
+        messages handed to the producer. None when no event is of the current generation."""
         generation = self.app.consumer_generation_id
         current = [e for e in events if e.message.generation_id == generation]
         if not current:
-            return
-        started = self.clock()
+            return None
+        since = self.clock()
         trips = self.runner.round_trips()
         records = [to_record(e) for e in current]
         self.tracker.start_generation(generation)
         with self.runner.tracer.batch(records[0].topic, len(records)):
             await self._verify(records)
-            outcomes = await self.runner.run(records)
+            started = await self.runner.start(records)
+        self.tracker.take([((r.topic, r.partition), r.offset) for r in records])  # type: ignore[misc]
+        return _Taken(records, started, since, trips)
+
+    async def _finish(self, previous: asyncio.Future[None] | None, taken: _Taken) -> None:
+        """After the batch before it: this batch's acks, then its records are marked for commit."""
+        if previous is not None:
+            try:
+                await asyncio.shield(previous)
+            except BaseException:  # its failure (or cancellation) is this batch's too: not finished
+                taken.started.abandon()
+                raise
+        await taken.started.delivered()
+        records, outcomes = taken.records, taken.started.outcomes
         self.tracker.finish([((r.topic, r.partition), r.offset) for r in records])  # type: ignore[misc]
         self.processed += len(records)
         self.last_progress = self.clock()
         self.metrics.batch(
-            self.station, outcomes, self.last_progress - started, self.runner.round_trips() - trips
+            self.station, outcomes, self.last_progress - taken.since, self.runner.round_trips() - taken.trips
         )
         for record, outcome in zip(records, outcomes, strict=True):
             if outcome.rejection is not None:

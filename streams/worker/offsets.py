@@ -8,14 +8,17 @@ unset, and ``on_task_error`` commits. So the agents never ack through Faust at a
 :class:`OffsetTracker` and commits explicitly what it finished.
 
 For every partition of the current consumer-group generation the tracker knows ``done``: every
-offset below it has been processed. The first record of a partition is expected at the group's
-committed offset (or, with none, at the start of the log); each next record right after the
-previous one. A record that arrives later than expected leaves a :class:`Gap`: the records in it
-may have been dropped on the way (a rebalance clearing Faust's buffers, an agent restarted by
-Faust's supervisor) or may simply not exist (transaction markers, aborted or compacted records,
-retention). The edge asks the broker which: a gap is accepted only when the broker's first record
-at or after its start is the one that arrived; otherwise the worker exits without committing and
-the records are read again.
+offset below it has been processed; and ``taken``: every offset below it has been taken into a
+batch, processed or still in flight (an agent may take its next batch while the previous one's
+messages await their acks). Gaps are judged against ``taken``, commits follow ``done``.
+
+The first record of a partition is expected at the group's committed offset (or, with none, at the
+start of the log); each next record right after the previous one. A record that arrives later than
+expected leaves a :class:`Gap`: the records in it may have been dropped on the way (a rebalance
+clearing Faust's buffers, an agent restarted by Faust's supervisor) or may simply not exist
+(transaction markers, aborted or compacted records, retention). The edge asks the broker which: a
+gap is accepted only when the broker's first record at or after its start is the one that arrived;
+otherwise the worker exits without committing and the records are read again.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ class OffsetTracker:
     def __init__(self) -> None:
         self.generation: int | None = None
         self._done: dict[TP, int] = {}
+        self._taken: dict[TP, int] = {}
         self._committed: dict[TP, int] = {}
 
     def start_generation(self, generation: int) -> bool:
@@ -56,6 +60,7 @@ class OffsetTracker:
             return False
         self.generation = generation
         self._done.clear()
+        self._taken.clear()
         self._committed.clear()
         return True
 
@@ -67,6 +72,7 @@ class OffsetTracker:
         """The group's committed offset of a partition; None (no commit yet) means the start of the log."""
         start = 0 if committed is None else committed
         self._done.setdefault(tp, start)
+        self._taken.setdefault(tp, start)
         self._committed.setdefault(tp, start)  # nothing to commit until a record there is finished
 
     def gaps(self, records: Sequence[tuple[TP, int]]) -> list[Gap]:
@@ -80,14 +86,23 @@ class OffsetTracker:
         expected: dict[TP, int] = {}
         found: list[Gap] = []
         for tp, offset in records:
-            nxt = expected.get(tp, self._done[tp])
+            nxt = expected.get(tp, self._taken[tp])
             if offset > nxt:
                 found.append(Gap(tp, nxt, offset))
             expected[tp] = max(nxt, offset + 1)
         return found
 
+    def take(self, records: Sequence[tuple[TP, int]]) -> None:
+        """The batch passed its gap check and is being processed: the next batch is judged after it."""
+        for tp, offset in records:
+            if offset + 1 > self._taken.get(tp, 0):
+                self._taken[tp] = offset + 1
+
     def finish(self, records: Sequence[tuple[TP, int]]) -> None:
-        """Every record of the batch is processed (its outputs delivered, its effects done)."""
+        """Every record of the batch is processed (its outputs delivered, its effects done).
+
+        The caller finishes batches in the order it took them, so ``done`` only moves past records
+        that are all processed."""
         for tp, offset in records:
             if offset + 1 > self._done.get(tp, 0):
                 self._done[tp] = offset + 1

@@ -1,14 +1,19 @@
 """Run one station over one batch: station → Redis intents → outcomes → messages → delivered.
 
-The same for all four agents, and free of Faust: the agent hands it records, it hands back only
-once every message of the batch is acknowledged by the broker and every Redis effect is durable.
-An outage (a retriable error) holds the batch and retries it (``streams.retry``); anything else
-propagates, and the caller exits without committing (crash-only).
+The same for all four agents, and free of Faust. In two steps, so an agent can take its next batch
+while this one's acknowledgements are on their way: :meth:`BatchRunner.start` runs the station, makes
+the Redis effects durable and hands the messages to the producer (in batch order: the producer keeps
+that order per partition); :meth:`Started.delivered` returns once the broker acknowledged every
+message (acks=all). :meth:`BatchRunner.run` is both at once. An outage (a retriable error) holds the
+batch and retries it (``streams.retry``: a send that was not acknowledged is sent again, whole);
+anything else propagates, and the caller exits without committing (crash-only).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -45,6 +50,24 @@ class Sink(Protocol):
         ...
 
 
+class SubmittingSink(Sink, Protocol):
+    """A sink that can hand messages to the producer now and be waited on for their acks later."""
+
+    async def submit(self, messages: Sequence[Output]) -> Awaitable[None]:
+        """Queue every message in order; the returned awaitable ends once every one is acknowledged.
+
+        Raises:
+            KafkaUnavailable, KafkaRefused: queueing failed (and so does awaiting the result).
+        """
+        ...
+
+
+def _retrieved(future: asyncio.Future[Any]) -> None:
+    """Mark a future's error as seen (it is raised where the future is awaited, if it is)."""
+    if not future.cancelled():
+        future.exception()
+
+
 def wall_clock() -> str:
     """``processed_at``: the only wall-clock value anywhere (audit records)."""
     return datetime.now(UTC).isoformat(timespec="milliseconds")
@@ -78,6 +101,15 @@ class BatchRunner:
 
     async def run(self, records: Sequence[Record]) -> list[Outcome[Any]]:
         """Process one batch; returns its outcomes once all its effects are done."""
+        started = await self.start(records)
+        await started.delivered()
+        return started.outcomes
+
+    async def start(self, records: Sequence[Record]) -> Started:
+        """The station over the batch, its Redis effects durable, its messages handed to the producer.
+
+        What is left — the broker's acknowledgements — is :meth:`Started.delivered`.
+        """
         spans = self.tracer.records(records)
         try:
             steps = [run_station(self.station, record, self.settings) for record in records]
@@ -87,18 +119,27 @@ class BatchRunner:
             for i, (record, outcome) in enumerate(zip(records, outcomes, strict=True)):
                 made = emissions(outcome, record, self.settings, processed_at)
                 messages += self.tracer.carry(spans[i], made) if spans else made
-            if messages:
-                await hold(
-                    lambda: self.sink.send_all(messages),
-                    what=f"{self.station}: sending {len(messages)} messages",
-                    policy=self.policy,
-                    on_hold=self.on_hold,
-                )
+            acks = await self._submit(messages) if messages else None
         except BaseException as exc:
             self.tracer.end(spans, exc)
             raise
-        self.tracer.end(spans)
-        return outcomes
+        return Started(self, outcomes, messages, acks, spans)
+
+    async def _submit(self, messages: list[Output]) -> Awaitable[None] | None:
+        """Hand the messages to the producer now, if the sink can (else they are sent when awaited)."""
+        submit = getattr(self.sink, "submit", None)
+        if submit is None:
+            return None
+        acks: asyncio.Future[None] = asyncio.ensure_future(
+            await hold(
+                lambda: submit(messages),
+                what=f"{self.station}: sending {len(messages)} messages",
+                policy=self.policy,
+                on_hold=self.on_hold,
+            )
+        )
+        acks.add_done_callback(_retrieved)  # awaited by delivered(), unless a batch before it failed
+        return acks
 
     async def _resolve(self, records: Sequence[Record], steps: list[Step]) -> list[Outcome[Any]]:
         writes = [(i, s) for i, s in enumerate(steps) if isinstance(s, PendingWrite)]
@@ -139,3 +180,47 @@ class BatchRunner:
         if self.store is None:  # pragma: no cover - checked in __init__
             raise ValueError("no ledger store")
         return self.store
+
+
+@dataclass
+class Started:
+    """A batch whose station ran and whose Redis effects are durable; its messages may be in flight."""
+
+    runner: BatchRunner
+    outcomes: list[Outcome[Any]]
+    messages: list[Output]
+    acks: Awaitable[None] | None
+    """The producer's acknowledgements of the messages submitted (None: not sent yet)."""
+    spans: Any
+
+    def abandon(self) -> None:
+        """Never to be delivered (a batch before it failed): its spans end with that."""
+        self.runner.tracer.end(self.spans, RuntimeError("abandoned: a batch before it failed"))
+
+    async def delivered(self) -> None:
+        """Return once the broker acknowledged every message; an outage sends them all again.
+
+        Raises:
+            HoldExpired, KafkaRefused, Exception: as :func:`streams.retry.hold` lets them through.
+        """
+        runner, messages = self.runner, self.messages
+        pending = [self.acks] if self.acks is not None else []
+
+        async def attempt() -> None:
+            if pending:
+                await pending.pop()
+            else:
+                await runner.sink.send_all(messages)
+
+        try:
+            if messages:
+                await hold(
+                    attempt,
+                    what=f"{runner.station}: sending {len(messages)} messages",
+                    policy=runner.policy,
+                    on_hold=runner.on_hold,
+                )
+        except BaseException as exc:
+            runner.tracer.end(self.spans, exc)
+            raise
+        runner.tracer.end(self.spans)

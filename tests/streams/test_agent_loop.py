@@ -184,3 +184,114 @@ def test_crash_exits_at_once_with_status_70() -> None:
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False)
     assert done.returncode == 70
     assert "not reached" not in done.stdout
+
+
+class HeldAcks(FakeSink):
+    """A producer whose acknowledgements arrive when the test releases them, batch by batch."""
+
+    def __init__(self, fail: set[int] | None = None) -> None:
+        super().__init__()
+        self.submitted: list[int] = []  # the first offset of each batch, in the order submitted
+        self.release: dict[int, asyncio.Event] = {}
+        self.fail = fail or set()
+
+    async def submit(self, messages: Any) -> Any:
+        batch = len(self.submitted)
+        self.submitted.append(batch)
+        released = self.release[batch] = asyncio.Event()
+
+        async def acknowledged() -> None:
+            await released.wait()
+            if batch in self.fail:
+                raise RuntimeError(f"batch {batch}: the broker refused")
+            await self.send_all(messages)
+
+        return acknowledged()
+
+
+def pipelined(app: Any, sink: HeldAcks, in_flight: int) -> Loop:
+    settings = Settings(
+        topic_prefix="t.",
+        retry_initial_backoff_ms=1,
+        retry_max_backoff_ms=2,
+        broker_commit_interval_seconds=0.01,
+        batch_size=2,
+        batches_in_flight=in_flight,
+    )
+    return Loop(app, FakeProbe({(TOPIC, 0): 0}), sink=sink, settings=settings)
+
+
+async def until(condition: Any, seconds: float = 2.0) -> None:
+    for _ in range(int(seconds / 0.01)):
+        if condition():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("the condition never held")
+
+
+async def test_the_next_batches_start_while_the_first_awaits_its_acks_and_commits_wait_in_order(
+    app: Any,
+) -> None:
+    sink = HeldAcks()
+    fixture = pipelined(app, sink, in_flight=3)
+    stream = app.stream(app.channel())
+    for offset in range(8):  # four batches of two
+        stream.channel.queue.put_nowait(event(app, offset, RAW[offset % len(RAW)]))
+    consuming = asyncio.ensure_future(fixture.loop.consume(stream))
+    try:
+        await until(lambda: len(sink.submitted) == 3)  # three batches in flight, none acknowledged
+        await asyncio.sleep(0.05)
+        assert len(sink.submitted) == 3, "a fourth batch started past the in-flight bound"
+        assert fixture.commits == []
+        sink.release[1].set()  # the second is acknowledged first: it must wait for the first
+        await asyncio.sleep(0.05)
+        assert fixture.commits == [] and fixture.loop.tracker.position((TOPIC, 0)) == 0
+        sink.release[0].set()
+        await until(lambda: fixture.commits and fixture.commits[-1] == {(TOPIC, 0): 4})
+        await until(lambda: len(sink.submitted) == 4)  # the window moved: the fourth batch started
+        sink.release[2].set()
+        sink.release[3].set()
+        await until(lambda: fixture.commits[-1] == {(TOPIC, 0): 8})
+        assert len(sink.on("t.postprocessed")) == 8 and fixture.crashes == []
+    finally:
+        consuming.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await consuming
+
+
+async def test_a_batch_that_fails_in_flight_stops_the_line_behind_it(app: Any) -> None:
+    sink = HeldAcks(fail={0})
+    fixture = pipelined(app, sink, in_flight=3)
+    stream = app.stream(app.channel())
+    for offset in range(4):
+        stream.channel.queue.put_nowait(event(app, offset, RAW[offset % len(RAW)]))
+    consuming = asyncio.ensure_future(fixture.loop.consume(stream))
+    await until(lambda: len(sink.submitted) == 2)
+    sink.release[1].set()  # the second batch is acknowledged...
+    await asyncio.sleep(0.05)
+    sink.release[0].set()  # ...and the first is refused: neither is finished, nothing is committed
+    with pytest.raises(RuntimeError, match="batch 0"):
+        await asyncio.wait_for(consuming, 5)
+    assert [str(e) for e in fixture.crashes] == ["batch 0: the broker refused"]  # reported once
+    assert fixture.commits == [] and fixture.loop.tracker.position((TOPIC, 0)) == 0
+
+
+async def test_one_batch_in_flight_is_one_batch_at_a_time(app: Any) -> None:
+    sink = HeldAcks()
+    fixture = pipelined(app, sink, in_flight=1)
+    stream = app.stream(app.channel())
+    for offset in range(4):
+        stream.channel.queue.put_nowait(event(app, offset, RAW[offset % len(RAW)]))
+    consuming = asyncio.ensure_future(fixture.loop.consume(stream))
+    try:
+        await until(lambda: len(sink.submitted) == 1)
+        await asyncio.sleep(0.05)
+        assert len(sink.submitted) == 1  # the second waits until the first is acknowledged
+        sink.release[0].set()
+        await until(lambda: len(sink.submitted) == 2)
+        sink.release[1].set()
+        await until(lambda: bool(fixture.commits) and fixture.commits[-1] == {(TOPIC, 0): 4})
+    finally:
+        consuming.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await consuming

@@ -109,3 +109,22 @@ def test_an_unknown_partition_must_be_placed_before_gaps_are_asked() -> None:
     tracker.start_generation(1)
     with pytest.raises(KeyError):
         tracker.gaps([(RAW, 0)])
+
+
+def test_a_batch_in_flight_moves_the_gap_check_but_not_the_commit() -> None:
+    """Taken but not finished (its acks on the way): the next batch is judged after it, and nothing
+    is committed until it finishes."""
+    tracker = OffsetTracker()
+    tracker.start_generation(1)
+    tracker.start_at(RAW, 10)
+    first, second = [(RAW, 10), (RAW, 11)], [(RAW, 12), (RAW, 13)]
+    tracker.take(first)
+    assert tracker.gaps(second) == []  # judged against what was taken, not what is done
+    assert tracker.gaps([(RAW, 13)]) == [Gap(RAW, 12, 13)]
+    tracker.take(second)
+    assert tracker.to_commit() == {} and tracker.position(RAW) == 10
+    tracker.finish(first)
+    assert tracker.to_commit() == {RAW: 12}
+    tracker.finish(second)
+    assert tracker.to_commit() == {RAW: 14}
+    assert tracker.start_generation(2) and tracker.unknown([RAW]) == [RAW]  # taken is forgotten too
