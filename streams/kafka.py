@@ -381,8 +381,9 @@ async def wait_for_leaders(
 
     A broker names a new partition's leader in its metadata a moment before that leader takes
     requests; a producer writing in that moment is refused (NotLeaderForPartition) and aiokafka logs
-    a warning per retry. A ListOffsets request needs the same leader as a write, and the consumer
-    that sends it retries quietly, so it is the probe.
+    a warning per retry. First the broker's metadata must name every leader (asked quietly, see
+    :func:`_all_led`); then a ListOffsets request, which needs the same leader as a write and which
+    the consumer retries quietly, is the probe that the leaders answer.
 
     Raises:
         KafkaUnavailable: not all of them answered within ``timeout_s``.
@@ -390,9 +391,35 @@ async def wait_for_leaders(
     """
     what = f"waiting for the leaders of {len(topics)} new topics"
     tps = [TopicPartition(topic, partition) for topic in topics for partition in range(partitions)]
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    async with started(new_admin(settings), what) as admin:
+        with kafka_errors(what):
+            while not await _all_led(admin, topics, partitions):
+                if loop.time() >= deadline:
+                    raise KafkaUnavailable(f"{what}: not in the broker's metadata after {timeout_s:g} s")
+                await asyncio.sleep(0.05)
     async with started(new_consumer(settings, group_id=None), what) as consumer:
         with kafka_errors(what):
-            await asyncio.wait_for(consumer.end_offsets(tps), timeout_s)
+            await asyncio.wait_for(consumer.end_offsets(tps), max(0.1, deadline - loop.time()))
+
+
+async def _all_led(admin: AIOKafkaAdminClient, topics: Sequence[str], partitions: int) -> bool:
+    """Whether the broker's metadata names a leader for every partition of ``topics``.
+
+    Asked with the admin client's raw metadata request: a consumer or producer asking about a topic
+    the broker has not applied yet (KRaft answers CreateTopics a moment before) logs aiokafka's
+    "Topic ... not found in cluster metadata" at ERROR, which a person running ``make run`` reads.
+    """
+    described = {found["topic"]: found for found in await admin.describe_topics(list(topics))}
+    for topic in topics:
+        found = described.get(topic)
+        if found is None or found.get("error_code", 0) != 0:
+            return False
+        leaders = [p for p in found.get("partitions", []) if p.get("leader", -1) >= 0]
+        if len(leaders) < partitions:
+            return False
+    return True
 
 
 async def wait_for_topics(settings: Settings) -> None:

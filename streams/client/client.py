@@ -414,5 +414,3 @@ class EvidenceChainClient:
         with kafka_errors(f"producing to {name}[{partition}]"):
             delivered = await self.producer.send(name, raw, key=key, partition=partition)
             await delivered
-
-
