@@ -6,6 +6,12 @@ of its tool call id live in one slot (one node answers a draft's reads).
 
 from __future__ import annotations
 
+import re
+
+from models.ids import is_valid_id
+
+_GLOB = re.compile(r"([*?\[\]\\])")
+
 
 def ledger_key(ns: str, run_id: str, tool_call_id: str) -> str:
     """The hash of one entry: ``<ns>:ledger:{<tool_call_id>}:<run_id>``."""
@@ -20,3 +26,20 @@ def owners_key(ns: str, tool_call_id: str) -> str:
 def run_pattern(ns: str, run_id: str) -> str:
     """A ``SCAN MATCH`` pattern for every entry of one run (valid ids hold no glob characters)."""
     return ledger_key(ns, run_id, "*")
+
+
+def ledger_pattern(ns: str) -> str:
+    """A ``SCAN MATCH`` pattern for every entry of a namespace (its glob characters taken literally)."""
+    literal = _GLOB.sub(r"\\\1", ns)
+    return f"{literal}:ledger:*"
+
+
+def parse_ledger_key(ns: str, key: str) -> tuple[str, str] | None:
+    """``(run_id, tool_call_id)`` of an entry's key in ``ns``, or None when it is not one."""
+    head = f"{ns}:ledger:{{"
+    if not key.startswith(head):
+        return None
+    tool_call_id, _, run_id = key[len(head) :].partition("}:")
+    if not is_valid_id(tool_call_id) or not is_valid_id(run_id):
+        return None
+    return run_id, tool_call_id

@@ -15,6 +15,7 @@ from typing import Any, cast
 from models.ledger import LedgerEntry, WriteResult, as_stored
 from models.vocab import LedgerOutcome
 from streams.errors import RedisUnavailable
+from streams.ledger.events import expired
 from streams.ledger.keys import ledger_key
 from streams.ledger.store import write_outcome
 from streams.stations.ledger_view import LedgerKey, LedgerLookup
@@ -120,7 +121,7 @@ class MemoryLedgerStore:
                 results.append(WriteResult(outcome, stored, redis_key))
                 continue
             written = dict(entry)
-            if restore and (entry.get("expires_at") or 0) <= now:
+            if restore and expired(entry.get("expires_at"), now):
                 results.append(WriteResult(LedgerOutcome.EXPIRED, entry, redis_key))
                 continue
             if not restore:
@@ -145,6 +146,17 @@ class MemoryLedgerStore:
                 cast(Mapping[str, Any], entry) if entry else None, foreign
             )
         return out
+
+    async def ledger_keys(self) -> set[LedgerKey]:
+        """The key of every entry (what the Redis store finds with SCAN)."""
+        self._check()
+        return set(self.entries)
+
+    async def read_entries(self, keys: Sequence[LedgerKey]) -> list[LedgerEntry | None]:
+        """Entries as stored, one per key (None where there is none)."""
+        self._check()
+        self.reads += 1
+        return [self.entries.get(key) for key in keys]
 
     async def entries_of_run(self, run_id: str) -> list[LedgerEntry]:
         """Every entry of one run, by tool call id."""

@@ -39,7 +39,7 @@ from models.vocab import LedgerOutcome
 from streams import codec
 from streams.envelope import read_origin
 from streams.errors import ConfigurationError, RedisRefused, RedisUnavailable
-from streams.ledger.keys import ledger_key, owners_key, run_pattern
+from streams.ledger.keys import ledger_key, ledger_pattern, owners_key, parse_ledger_key, run_pattern
 from streams.redaction import check_redis_url
 from streams.settings import Settings
 from streams.stations.ledger_view import LedgerKey, LedgerLookup
@@ -380,6 +380,17 @@ class RedisLedgerStore:
                 hashes = await pipe.execute()
         entries = [from_hash(h) for h in hashes if h]
         return sorted((e for e in entries if e["run_id"] == run_id), key=lambda e: e["tool_call_id"])
+
+    async def ledger_keys(self) -> set[LedgerKey]:
+        """The key of every entry in the namespace (SCAN, for ``ledger check``; not a hot path).
+
+        Raises:
+            RedisUnavailable, RedisRefused: as :func:`redis_errors` maps them.
+        """
+        with redis_errors(f"scanning the ledger keys of namespace {self.ns}"):
+            names = [key async for key in self.client.scan_iter(match=ledger_pattern(self.ns), count=1000)]
+        parsed = (parse_ledger_key(self.ns, name.decode("utf-8", "replace")) for name in names)
+        return {key for key in parsed if key is not None}
 
     async def read_many(self, keys: Sequence[LedgerKey]) -> dict[LedgerKey, LedgerLookup]:
         """Entries in one pipeline; owners, only for the missing ones, in a second."""

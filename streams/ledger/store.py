@@ -60,3 +60,19 @@ class LedgerStore(Protocol):
     async def close(self) -> None:
         """Release the connections."""
         ...
+
+
+class LedgerScan(Protocol):
+    """What ``ledger check`` asks of a ledger: every key it holds, and the entries as stored."""
+
+    async def ledger_keys(self) -> set[LedgerKey]:
+        """The key of every entry in the namespace.
+
+        Raises:
+            RedisUnavailable: Redis cannot be reached.
+        """
+        ...
+
+    async def read_entries(self, keys: Sequence[LedgerKey]) -> list[LedgerEntry | None]:
+        """Entries as stored, one per key (None where there is none)."""
+        ...
