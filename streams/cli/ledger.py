@@ -1,4 +1,4 @@
-"""``ledger rebuild`` and ``ledger export``: the Redis ledger from and to its durable record."""
+"""``ledger rebuild``, ``ledger check`` and ``ledger export``: the Redis ledger against its durable record."""
 
 from __future__ import annotations
 
@@ -12,21 +12,25 @@ from typing import Any, cast
 from rich.table import Table
 
 from models.ids import is_valid_id
-from models.ledger import LedgerEntry, as_stored
+from models.ledger import LedgerEntry
 from models.vocab import Topic
 from streams import codec
-from streams.cli.display import console, redact_url
+from streams.cli.display import cell, console, redact_url
 from streams.cli.progress import consume_range
-from streams.errors import ConfigurationError
+from streams.errors import ConfigurationError, InfrastructureError, Refused
 from streams.kafka import Range
+from streams.ledger.check import CheckReport, Finding, TopicLedger, check_ledger
+from streams.ledger.events import entry_of, restorable
 from streams.ledger.redis import RedisLedgerStore
 from streams.messages import Record
 from streams.settings import Settings, get_settings
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``ledger rebuild`` and ``ledger export``."""
-    ledger = sub.add_parser("ledger", help="rebuild the Redis ledger from the ledger topic, or export a run")
+    """Add ``ledger rebuild``, ``ledger check`` and ``ledger export``."""
+    ledger = sub.add_parser(
+        "ledger", help="rebuild the Redis ledger from the ledger topic, check the two agree, or export a run"
+    )
     commands = ledger.add_subparsers(dest="ledger_command", required=True, metavar="SUBCOMMAND")
     rebuild = commands.add_parser(
         "rebuild",
@@ -36,39 +40,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "ledger event carries), expired ones are skipped.",
     )
     rebuild.set_defaults(handler=run_rebuild)
+    check = commands.add_parser(
+        "check",
+        help="compare the Redis ledger with the ledger topic, key by key (read-only)",
+        description="Scans the namespace's ledger keys in Redis, reads the whole ledger topic (to its end "
+        "offsets at start), and reports per (run_id, tool_call_id): missing (on the topic, not in Redis, "
+        "not expired), extra (in Redis, not on the topic), different (not the same entry by the write-once "
+        "rule) and conflicting (two different values on the topic). Exit 0: they agree; 1: a difference; "
+        "2: a setting, Kafka or Redis problem.",
+    )
+    check.add_argument("--limit", type=int, default=10, metavar="N", help="example keys per finding (10)")
+    check.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
+    check.set_defaults(handler=run_check)
     export = commands.add_parser("export", help="a run's entries as JSON lines (what verify --ledger reads)")
     export.add_argument("--run", required=True, metavar="RUN_ID")
     export.set_defaults(handler=run_export)
-
-
-def entry_of(value: bytes) -> LedgerEntry | None:
-    """A ``ledger`` event as a ledger entry, or None when it is not one."""
-    try:
-        doc = codec.loads(value)
-    except codec.JSONDecodeError:
-        return None
-    if (
-        not isinstance(doc, dict)
-        or not is_valid_id(doc.get("run_id"))
-        or not is_valid_id(doc.get("tool_call_id"))
-    ):
-        return None
-    return as_stored(doc)
-
-
-def restorable(entry: LedgerEntry, record_timestamp: int | None, ttl_ms: int, now_ms: int) -> LedgerEntry:
-    """The entry with the lifetime it really has left.
-
-    A ledger event carries the entry's ``expires_at`` (Redis ``TIME`` when it was written). An event
-    written before that field existed lives ``ttl`` from the latest moment it can have been written:
-    the ledger event's own timestamp (when the agent produced it), else the origin's.
-    """
-    if entry.get("expires_at") is not None:
-        return entry
-    born = record_timestamp or entry.get("source_timestamp") or now_ms
-    restored = dict(entry)
-    restored["written_at"], restored["expires_at"] = born, born + ttl_ms
-    return cast(LedgerEntry, restored)
 
 
 async def rebuild(settings: Settings) -> tuple[Counter[str], bool]:
@@ -121,6 +107,91 @@ def run_rebuild(args: argparse.Namespace) -> int:
         print("interrupted: the entries read so far were restored; run it again to finish", file=sys.stderr)
         return 130
     return 0
+
+
+async def check(settings: Settings) -> CheckReport | None:
+    """The Redis ledger against the whole ledger topic, with a progress bar; None when interrupted."""
+    store = RedisLedgerStore.from_settings(settings)
+
+    async def read_topic(topic: TopicLedger) -> bool:
+        async def handle(batch: list[Record]) -> Counter[str]:
+            return topic.add_records(batch)
+
+        what = f"check {settings.topic(Topic.LEDGER)}"
+        _, interrupted = await consume_range(settings, Range(Topic.LEDGER), what, handle)
+        return not interrupted
+
+    try:
+        now_ms = int(time.time() * 1000)
+        return await check_ledger(store, read_topic, ttl_ms=settings.ledger_ttl_seconds * 1000, now_ms=now_ms)
+    finally:
+        await store.close()
+
+
+_FINDINGS = {
+    Finding.MISSING: "on the topic, not in Redis, lifetime not over (ledger rebuild restores it)",
+    Finding.EXTRA: "in Redis, no event on the ledger topic",
+    Finding.DIFFERENT: "Redis holds another entry (projection_sha256 or status) than the topic",
+    Finding.CONFLICTING: "the topic holds two different values for the key",
+}
+
+
+def check_tables(report: CheckReport, settings: Settings, limit: int) -> list[Table]:
+    """The summary (keys per outcome), then up to ``limit`` example keys of each finding."""
+    where = redact_url(settings.redis_url.get_secret_value())
+    summary = Table(
+        title=f"ledger check: {settings.topic(Topic.LEDGER)} against Redis namespace {settings.ns}",
+        caption=f"Redis {where}; {report.events} ledger events ({report.malformed} malformed, skipped); "
+        f"{report.topic_keys} keys on the topic, {report.redis_keys} in Redis",
+    )
+    summary.add_column("outcome")
+    summary.add_column("keys", justify="right")
+    summary.add_column("meaning")
+    summary.add_row("same", str(report.same), "Redis holds the topic's entry")
+    summary.add_row("expired", str(report.expired), "its lifetime is over: gone from Redis by design")
+    for finding, meaning in _FINDINGS.items():
+        count = len(report.findings[finding])
+        summary.add_row(finding.value, cell(count, "bold red" if count else ""), meaning)
+    tables = [summary]
+    for finding, keys in report.findings.items():
+        if not keys or limit == 0:
+            continue
+        shown = keys[:limit]
+        examples = Table(title=f"{finding.value}: {len(shown)} of {len(keys)}", title_justify="left")
+        examples.add_column("run_id")
+        examples.add_column("tool_call_id")
+        for run_id, tool_call_id in shown:
+            examples.add_row(cell(run_id), cell(tool_call_id))
+        tables.append(examples)
+    return tables
+
+
+def run_check(args: argparse.Namespace) -> int:
+    """The ``ledger check`` command: exit 0 when Redis and the topic agree, 1 on a difference, 2 when
+    a setting, Kafka or Redis does not work (nothing compared)."""
+    if args.limit < 0:
+        raise ConfigurationError(f"--limit must be 0 or more, not {args.limit}")
+    settings = get_settings()
+    try:
+        report = asyncio.run(check(settings))
+    except (InfrastructureError, Refused) as exc:
+        where = redact_url(settings.redis_url.get_secret_value())
+        print(f"evidence-chain ledger check: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(f"(Kafka {settings.kafka_bootstrap}, Redis {where}): nothing was compared", file=sys.stderr)
+        return 2
+    if report is None:
+        print("interrupted: nothing was compared (unread keys would all count as extra)", file=sys.stderr)
+        return 130
+    if args.json:
+        sys.stdout.buffer.write(codec.dumps_line(report.as_json(args.limit)))
+        sys.stdout.flush()
+    else:
+        out = console()
+        for table in check_tables(report, settings, args.limit):
+            out.print(table)
+        differ = sum(len(keys) for keys in report.findings.values())
+        out.print("Redis and the ledger topic agree" if report.clean else f"{differ} differences")
+    return 0 if report.clean else 1
 
 
 async def export(settings: Settings, run_id: str) -> list[LedgerEntry]:

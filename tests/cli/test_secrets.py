@@ -33,6 +33,7 @@ EVERY_COMMAND: tuple[tuple[str, ...], ...] = (
     ("inspect", "run-1"),
     ("ledger", "export", "--run", "run-1"),
     ("ledger", "rebuild"),
+    ("ledger", "check"),
     ("replay", "--topic", "raw-hits", "--from-offset", "0"),
     ("verify", "--redis"),
     ("publish", "raw-hits"),
@@ -359,3 +360,11 @@ def test_the_installed_script_reports_an_unreachable_database_with_exit_1(tmp_pa
     code, output = run(("inspect", "run-1"), base_env(tmp_path, EC_AUDIT_DSN=value), tmp_path)
     assert code == 1 and "AuditStoreBusy" in output, f"{code}\n{output}"
     assert shown in output and SECRET not in output and "Traceback" not in output, output
+
+
+def test_ledger_check_cannot_reach_redis_exit_2_without_the_password(script: Console, tmp_path: Path) -> None:
+    """``ledger check`` keeps exit 1 for "the ledgers differ": an unreachable server is 2, like a setting."""
+    env = base_env(tmp_path, EC_REDIS_URL=f"redis://:{SECRET}@127.0.0.1:1/0")
+    ((command, code, output),) = run_every(script, [("ledger", "check")], env, tmp_path)
+    assert code == 2 and "RedisUnavailable" in output and "nothing was compared" in output, output
+    assert "redis://****@127.0.0.1:1/0" in output and SECRET not in output and "Traceback" not in output
