@@ -1,5 +1,5 @@
 """Three workers in one consumer group on six partitions; one is SIGKILLed mid-stream and its
-partitions move to the others: nothing is lost, nothing changes."""
+partitions move to the others: nothing is lost, nothing changes (and the suite's invariants hold)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import time
 import uuid
 from pathlib import Path
 
+from tests.faults.invariants import check_invariants, rejected_inputs
 from tests.faults.support import HookedWorker, Run, expected, fault_env, record_mix, wait_progress
 from tests.services import FaultKafka, FaultRedis
 
@@ -39,6 +40,9 @@ async def test_three_workers_one_sigkilled(
                 break
             await asyncio.sleep(0.5)
         assert all(n >= 2 for n in assigned), f"the survivors did not take over partitions: {assigned}"
+        await check_invariants(
+            run.settings, valid_inputs=want.entries, rejected_inputs=rejected_inputs(records, run.settings)
+        )
     finally:
         for worker in workers:
             worker.stop()
