@@ -9,6 +9,8 @@
   removed first, so the restarted worker processes the batch.
 
 Nothing here is importable from the product: the hooks patch it from outside, in this process only.
+They patch ``BatchRunner.start``, the step every batch goes through (``run`` and the agent loop's
+pipelined ``begin`` both call it).
 """
 
 from __future__ import annotations
@@ -28,14 +30,14 @@ def _install_stall() -> None:
     marker = os.environ.get("EC_TEST_STALL_ON", "").encode()
     if not marker:
         return
-    run = BatchRunner.run
+    start = BatchRunner.start
 
     async def wedged(self: BatchRunner, records: Any) -> Any:
         if self.station is Station.PROJECT and any(marker in r.value for r in records):
             await asyncio.Event().wait()  # never set
-        return await run(self, records)
+        return await start(self, records)
 
-    BatchRunner.run = wedged  # type: ignore[method-assign]
+    BatchRunner.start = wedged  # type: ignore[method-assign]
 
 
 def _install() -> None:
@@ -53,7 +55,7 @@ def _install() -> None:
     flag = os.environ.get("EC_TEST_BATCH_ERROR_FILE")
     trigger = os.environ.get("EC_TEST_BATCH_ERROR_ON", "").encode()
     if flag and trigger:
-        run = BatchRunner.run
+        start = BatchRunner.start
 
         async def failing(self: BatchRunner, records: Any) -> Any:
             if (
@@ -63,9 +65,9 @@ def _install() -> None:
             ):
                 os.remove(flag)
                 raise RuntimeError("test hook: an unexpected batch-level error")
-            return await run(self, records)
+            return await start(self, records)
 
-        BatchRunner.run = failing  # type: ignore[method-assign]
+        BatchRunner.start = failing  # type: ignore[method-assign]
 
 
 if __name__ == "__main__":
