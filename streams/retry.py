@@ -61,9 +61,9 @@ class RetryPolicy:
             delay = min(delay * 2, self.max_seconds)
 
 
-HoldListener = Callable[[float | None], None]
-"""Told how long the current operation has been held so far (from 0.0 on its first failure), and
-``None`` once it succeeded after being held."""
+HoldListener = Callable[[float | None, str | None], None]
+"""Told how long the current operation has been held so far (from 0.0 on its first failure) and why
+(what failed and the error), and ``(None, None)`` once it succeeded after being held."""
 
 
 async def hold(
@@ -95,7 +95,7 @@ async def hold(
             started = now if started is None else started
             held = now - started
             if on_hold is not None:
-                on_hold(held)
+                on_hold(held, f"{what}: {exc}")
             if policy.max_hold_seconds is not None and held + delay > policy.max_hold_seconds:
                 raise HoldExpired(
                     f"{what}: still failing after {held:.0f}s ({exc}); EC_MAX_HOLD_SECONDS="
@@ -116,6 +116,6 @@ async def hold(
         if attempts:
             log.warning("%s succeeded after %d retries; releasing the batch", what, attempts)
             if on_hold is not None:
-                on_hold(None)
+                on_hold(None, None)
         return result
     raise AssertionError("unreachable: policy.delays() is endless")  # pragma: no cover

@@ -124,7 +124,7 @@ async def run_sink(
             with contextlib.suppress(Exception):
                 await consumer.stop()
 
-    def on_hold(held: float | None) -> None:
+    def on_hold(held: float | None, _why: str | None) -> None:
         stats.holding = held is not None
 
     store: AuditStore | None = None
@@ -217,7 +217,7 @@ async def _store_batch(
     )
     read = len(values) + sum(len(v) for v in by_kind.values())
 
-    def on_hold(held: float | None) -> None:
+    def on_hold(held: float | None, _why: str | None) -> None:
         stats.holding = held is not None
 
     try:

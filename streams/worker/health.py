@@ -104,7 +104,9 @@ class Health:
             problems["group"] = "rebalancing"
         for station, loop in self.loops.items():
             if loop.hold_started is not None:
-                problems[str(station)] = f"holding a batch for an outage for {loop.held_seconds():.0f}s"
+                problems[str(station)] = (
+                    f"holding a batch for an outage for {loop.held_seconds():.0f}s: {loop.hold_reason}"
+                )
         for name, problem in (await self._probe()).items():
             if problem is not None:
                 problems[name] = problem

@@ -106,12 +106,16 @@ class AgentLoop:
         """Since when the agent waits on an empty channel (None while it has a batch)."""
         self.hold_started: float | None = None
         """Since when the current batch has been held for an outage (None when it is not)."""
+        self.hold_reason: str | None = None
+        """What failed, while a batch is held (``/readyz`` says it)."""
         if runner.on_hold is None:
             runner.on_hold = self.on_hold
 
-    def on_hold(self, held: float | None) -> None:
-        """The retry policy's listener: how long the current batch has been held, None when released."""
+    def on_hold(self, held: float | None, why: str | None = None) -> None:
+        """The retry policy's listener: how long the current batch has been held and why, None when
+        released."""
         self.hold_started = None if held is None else self.clock() - held
+        self.hold_reason = None if held is None else why
         self.metrics.set_held(self.station, self.held_seconds())
 
     def held_seconds(self) -> float:

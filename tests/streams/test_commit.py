@@ -10,10 +10,11 @@ import faust
 import pytest
 from faust.exceptions import ConsumerNotStarted
 
+from models.vocab import Station
 from streams.errors import KafkaRefused, KafkaUnavailable
 from streams.kafka import KafkaSink
 from streams.observe.metrics import WorkerMetrics
-from streams.retry import RetryPolicy
+from streams.retry import RetryPolicy, hold
 from streams.settings import Settings
 from streams.worker.commit import Committer, consumer_commit
 from streams.worker.health import Health
@@ -110,3 +111,28 @@ async def test_readiness_asks_kafka_through_the_edge(app: Any) -> None:
     ready, body = await health.ready()
     assert not ready
     assert body["problems"]["kafka"] == "the agents' producer has not started"
+
+
+async def test_readiness_says_which_outage_holds_a_batch(app: Any) -> None:
+    """Two of three brokers down: the ledger agent's sends are held, and ``/readyz`` names the error."""
+    fixture = Loop(app, FakeProbe({}))
+    settings = fixture.settings
+    health = Health(
+        app, {Station.POSTPROCESS: fixture.loop}, KafkaSink(settings), [], settings, WorkerMetrics()
+    )
+    answers: list[dict[str, Any]] = []
+
+    async def sends() -> None:
+        if not answers:
+            answers.append({})
+            raise KafkaUnavailable("NotEnoughReplicasError: 1 of min.insync.replicas=2")
+        answers.append((await health.ready())[1])
+
+    await hold(
+        sends, what="sending 3 messages", policy=RetryPolicy(0.001, 0.001), on_hold=fixture.loop.on_hold
+    )
+    problem = answers[-1]["problems"]["postprocess"]
+    assert problem.startswith(
+        "holding a batch for an outage for 0s: sending 3 messages: NotEnoughReplicasError"
+    )
+    assert (await health.ready())[1]["problems"].get("postprocess") is None  # released: no longer said

@@ -93,10 +93,12 @@ async def test_hold_retries_only_what_is_retriable_and_gives_up_after_the_limit(
     async def down() -> None:
         raise KafkaUnavailable("down")
 
-    held: list[float] = []
+    held: list[float | None] = []
     with pytest.raises(HoldExpired, match="EC_MAX_HOLD_SECONDS"):
-        await hold(down, what="x", policy=RetryPolicy(0.01, 0.01, 0.05), on_hold=held.append)
-    assert held and max(held) <= 0.05
+        await hold(
+            down, what="x", policy=RetryPolicy(0.01, 0.01, 0.05), on_hold=lambda h, _why: held.append(h)
+        )
+    assert held and max(h for h in held if h is not None) <= 0.05
 
     stop = asyncio.Event()
     stop.set()
@@ -114,6 +116,11 @@ async def test_hold_tells_its_listener_from_the_first_failure_until_it_is_releas
             raise KafkaUnavailable("down")
         return "done"
 
-    told: list[float | None] = []
-    assert await hold(flaky, what="x", policy=RetryPolicy(0.01, 0.01, 5), on_hold=told.append) == "done"
-    assert told[0] == 0.0 and told[1] is not None and told[1] > 0 and told[-1] is None and len(told) == 3
+    told: list[tuple[float | None, str | None]] = []
+
+    def listener(held: float | None, why: str | None) -> None:
+        told.append((held, why))
+
+    assert await hold(flaky, what="sending", policy=RetryPolicy(0.01, 0.01, 5), on_hold=listener) == "done"
+    assert told[0] == (0.0, "sending: down") and told[-1] == (None, None) and len(told) == 3
+    assert told[1][0] is not None and told[1][0] > 0
