@@ -16,7 +16,7 @@ TOOLS_VENV := .local/tools-venv
 TOOLS_STAMP := $(TOOLS_VENV)/.installed-stamp
 CHECK_JSONSCHEMA_SPEC := check-jsonschema>=0.33,<1
 
-.PHONY: help venv install up up-postgres browser down status check lint typecheck compose-check test unit run bench clean distclean
+.PHONY: help venv install up up-postgres up-cluster down-cluster browser down status check lint typecheck compose-check test unit run bench clean distclean
 
 help:
 	@echo 'make install    create .venv ($(PYTHON)) and pip install -e ".[dev]" (again only when pyproject.toml changes)'
@@ -24,6 +24,9 @@ help:
 	@echo '                (and PostgreSQL too with EC_STACK_POSTGRES=1); Redis users and dev signing'
 	@echo '                keys under .local/ when missing (docs/security.md)'
 	@echo 'make up-postgres start PostgreSQL for the audit tests (Debian package; 127.0.0.1:5432 or next free)'
+	@echo 'make up-cluster start a three-broker Kafka cluster (KRaft) on 127.0.0.1:19092,19094,19096 beside'
+	@echo '                the single broker: min.insync.replicas=2; use EC_TOPIC_REPLICATION_FACTOR=3'
+	@echo 'make down-cluster stop the three-broker cluster'
 	@echo 'make browser    install Debian chromium + chromium-driver for the browser tests if missing'
 	@echo 'make status     show the local stack'
 	@echo 'make down       stop the local stack'
@@ -53,6 +56,13 @@ up:
 # PostgreSQL for the audit sink's PostgreSQL backend and its tests; `make up` alone does not start it.
 up-postgres:
 	$(STACK) up-postgres
+
+# Three KRaft brokers for the cluster fault tests (tests/faults/test_cluster.py starts it when it is down).
+up-cluster:
+	$(STACK) up-cluster
+
+down-cluster:
+	$(STACK) down-cluster
 
 # The serve tests drive Debian's headless Chromium through chromedriver; install both when missing.
 browser:

@@ -71,6 +71,9 @@ def client_options(settings: Settings) -> dict[str, Any]:
     options: dict[str, Any] = {
         "bootstrap_servers": settings.kafka_bootstrap,
         "security_protocol": settings.kafka_security_protocol,
+        # aiokafka refreshes metadata on a stale-leader answer but not when a leader's broker is gone
+        # (NodeNotReady): without a short age it retries the dead broker until the request times out.
+        "metadata_max_age_ms": settings.kafka_metadata_max_age_ms,
     }
     if settings.kafka_security_protocol.startswith("SASL"):
         options["sasl_mechanism"] = settings.kafka_sasl_mechanism

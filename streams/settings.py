@@ -52,6 +52,12 @@ class Settings(BaseSettings):
     )
     kafka_ssl_certfile: str | None = Field(None, description="Client certificate for mutual TLS (SSL).")
     kafka_ssl_keyfile: str | None = Field(None, description="Key of the client certificate (SSL).")
+    kafka_metadata_max_age_ms: int = Field(
+        5_000,
+        ge=100,
+        description="How often every Kafka client refreshes its metadata: how soon it writes to a new "
+        "leader after a broker dies.",
+    )
 
     # Redis
     redis_url: SecretStr = Field(

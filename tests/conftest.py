@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.services import FaultKafka, FaultRedis
+from tests.services import FaultKafka, FaultRedis, KafkaCluster
 
 HERE = Path(__file__).resolve().parent
 FAULTS = HERE / "faults"
@@ -82,3 +82,19 @@ def fault_redis(tmp_path: Path) -> Iterator[FaultRedis]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka_cluster() -> Iterator[KafkaCluster]:
+    """``make up-cluster``'s three brokers, started when down (once per session); what this session
+    started is stopped at its end, a cluster the developer had running is left running."""
+    cluster = KafkaCluster()
+    was_running = cluster.running()
+    cluster.up()
+    try:
+        yield cluster
+    finally:
+        if not was_running:
+            cluster.down()
+        else:
+            cluster.up()  # the nodes a test killed come back

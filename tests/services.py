@@ -201,3 +201,91 @@ class FaultRedis:
             return
         self.process.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
         self.process.wait(30)
+
+
+class KafkaCluster:
+    """``make up-cluster``'s three KRaft brokers (``deploy/local/cluster.sh``), which the cluster fault
+    tests SIGKILL and bring back through the same script a person uses."""
+
+    NODES = (1, 2, 3)
+    STACK = REPO / "deploy" / "local" / "stack.sh"
+    HOME = REPO / ".local" / "cluster"
+
+    @staticmethod
+    def port(node: int) -> int:
+        return 19090 + 2 * node
+
+    @property
+    def bootstrap(self) -> str:
+        return ",".join(f"127.0.0.1:{self.port(node)}" for node in self.NODES)
+
+    def _stack(self, *args: str, timeout_s: float = 300) -> None:
+        done = subprocess.run(  # noqa: S603 - the project's own script
+            [str(self.STACK), *args], capture_output=True, text=True, timeout=timeout_s, check=False
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"stack.sh {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
+
+    def up(self) -> None:
+        """Start every node that is down and wait until all three answer."""
+        self._stack("up-cluster")
+
+    def node_up(self, node: int) -> None:
+        """Start one node that is down and wait until it answers."""
+        self._stack("up-cluster-node", str(node))
+
+    def down(self) -> None:
+        self._stack("down-cluster")
+
+    def pid(self, node: int) -> int | None:
+        path = self.HOME / f"node-{node}" / "kafka.pid"
+        try:
+            pid = int(path.read_text().strip())
+            os.kill(pid, 0)
+        except (OSError, ValueError):
+            return None
+        return pid
+
+    def running(self) -> list[int]:
+        return [node for node in self.NODES if self.pid(node) is not None]
+
+    def kill(self, node: int) -> None:
+        """SIGKILL one broker (no controlled shutdown, no leader hand-over) and wait until it is gone."""
+        pid = self.pid(node)
+        if pid is None:
+            return
+        os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return
+            time.sleep(0.1)
+        raise RuntimeError(f"broker node {node} (pid {pid}) outlived SIGKILL for 30 s")
+
+    def active_controller(self) -> int:
+        """The node id of the KRaft quorum's leader (the metadata answer names a random broker)."""
+        done = subprocess.run(  # noqa: S603 - java from PATH with the project's jars
+            [
+                "java",
+                "-Xmx128m",
+                f"-Dlog4j2.configurationFile={TOOLS_LOG4J}",
+                "-cp",
+                f"{LIBS}/*",
+                "org.apache.kafka.tools.MetadataQuorumCommand",
+                "--bootstrap-server",
+                self.bootstrap,
+                "describe",
+                "--status",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+        for line in done.stdout.splitlines():
+            name, _, value = line.partition(":")
+            if name.strip() == "LeaderId":
+                return int(value)
+        raise RuntimeError(f"no LeaderId in the quorum's status:\n{done.stdout}")

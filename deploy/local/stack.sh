@@ -5,6 +5,11 @@
 #                                      PostgreSQL too when EC_STACK_POSTGRES=1; Redis's users and the
 #                                      dev signing keys are made when missing (docs/security.md)
 #   deploy/local/stack.sh up-postgres  start only PostgreSQL (for the audit sink's PostgreSQL backend)
+#   deploy/local/stack.sh up-cluster   start a three-broker Kafka cluster on 127.0.0.1:19092,19094,19096
+#                                      beside the single broker (min.insync.replicas=2); starts only the
+#                                      nodes that are not running, then waits for all three
+#   deploy/local/stack.sh up-cluster-node N   start node N (1-3) of it if it is down and wait for it
+#   deploy/local/stack.sh down-cluster stop the three-broker cluster
 #   deploy/local/stack.sh down         stop everything; waits for exit, SIGKILL after a timeout
 #   deploy/local/stack.sh status       show what runs; exit 0 when all answer, 3 when something is stopped
 #   deploy/local/stack.sh clean        down, then delete .local state except downloads (jars, tool venv)
@@ -18,6 +23,8 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$here/lib.sh"
 # shellcheck source=deploy/local/kafka.sh
 source "$here/kafka.sh"
+# shellcheck source=deploy/local/cluster.sh
+source "$here/cluster.sh"
 # shellcheck source=deploy/local/redis.sh
 source "$here/redis.sh"
 # shellcheck source=deploy/local/postgres.sh
@@ -26,7 +33,7 @@ source "$here/postgres.sh"
 source "$here/keys.sh"
 
 usage() {
-    sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
@@ -41,6 +48,7 @@ cmd_up() {
 }
 
 cmd_down() {
+    cluster_down
     kafka_down
     redis_down
     postgres_down
@@ -49,6 +57,7 @@ cmd_down() {
 cmd_status() {
     local rc=0 r
     kafka_status || { r=$?; ((r > rc)) && rc=$r; }
+    cluster_status || { r=$?; ((r > rc)) && rc=$r; }
     redis_status || { r=$?; ((r > rc)) && rc=$r; }
     postgres_status || { r=$?; ((r > rc)) && rc=$r; }
     return "$rc"
@@ -64,6 +73,11 @@ cmd_clean() {
     fi
 }
 
+if [[ ${1:-} == up-cluster-node ]]; then
+    (($# == 2)) && [[ $2 =~ ^[123]$ ]] || usage
+    cluster_node_up "$2"
+    exit 0
+fi
 (($# == 1)) || usage
 case $1 in
     up) cmd_up ;;
@@ -71,6 +85,11 @@ case $1 in
         mkdir -p "$LOCAL_DIR"
         postgres_up
         ;;
+    up-cluster)
+        mkdir -p "$LOCAL_DIR"
+        cluster_up
+        ;;
+    down-cluster) cluster_down ;;
     down) cmd_down ;;
     status) cmd_status ;;
     clean) cmd_clean ;;

@@ -91,6 +91,8 @@ def app_options(settings: Settings) -> dict[str, Any]:
         "producer_max_request_size": settings.topic_max_message_bytes + 64 * 1024,
         "consumer_max_fetch_size": 2 * settings.topic_max_message_bytes,
         "consumer_auto_offset_reset": "earliest",
+        "consumer_metadata_max_age_ms": settings.kafka_metadata_max_age_ms,
+        "producer_metadata_max_age_ms": settings.kafka_metadata_max_age_ms,
         "stream_buffer_maxsize": settings.stream_buffer_maxsize,
         "stream_wait_empty": False,
         "broker_session_timeout": settings.broker_session_timeout_seconds,

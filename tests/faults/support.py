@@ -166,6 +166,8 @@ class Run:
     prefix: str
     kafka: str
     redis: str
+    replication: int = 1
+    """Replication factor of the topics it creates (3 on ``make up-cluster``'s brokers)."""
 
     @property
     def settings(self) -> Settings:
@@ -176,6 +178,7 @@ class Run:
             ns=self.prefix.rstrip("-"),
             app_id=f"{self.prefix}app",
             redis_durability="none",
+            topic_replication_factor=self.replication,
         )
 
     def topic(self, name: str) -> str:
