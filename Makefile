@@ -16,7 +16,7 @@ TOOLS_VENV := .local/tools-venv
 TOOLS_STAMP := $(TOOLS_VENV)/.installed-stamp
 CHECK_JSONSCHEMA_SPEC := check-jsonschema>=0.33,<1
 
-.PHONY: help venv install up up-postgres up-cluster down-cluster browser down status check lint typecheck compose-check test unit run bench clean distclean
+.PHONY: help venv install up up-postgres up-cluster down-cluster up-sentinel down-sentinel browser down status check lint typecheck compose-check test unit run bench clean distclean
 
 help:
 	@echo 'make install    create .venv ($(PYTHON)) and pip install -e ".[dev]" (again only when pyproject.toml changes)'
@@ -27,6 +27,9 @@ help:
 	@echo 'make up-cluster start a three-broker Kafka cluster (KRaft) on 127.0.0.1:19092,19094,19096 beside'
 	@echo '                the single broker: min.insync.replicas=2; use EC_TOPIC_REPLICATION_FACTOR=3'
 	@echo 'make down-cluster stop the three-broker cluster'
+	@echo 'make up-sentinel start a Redis that fails over: primary 127.0.0.1:6380, replica 6381, three'
+	@echo '                Sentinels on 26379-26381 (master name ec-ledger); set EC_REDIS_SENTINELS to use it'
+	@echo 'make down-sentinel stop the Sentinel-managed Redis'
 	@echo 'make browser    install Debian chromium + chromium-driver for the browser tests if missing'
 	@echo 'make status     show the local stack'
 	@echo 'make down       stop the local stack'
@@ -63,6 +66,14 @@ up-cluster:
 
 down-cluster:
 	$(STACK) down-cluster
+
+# A primary, a replica and three Sentinels for the Redis failover test (tests/faults/test_sentinel.py
+# starts it when it is down) and for EC_REDIS_SENTINELS (docs/local-stack.md).
+up-sentinel:
+	$(STACK) up-sentinel
+
+down-sentinel:
+	$(STACK) down-sentinel
 
 # The serve tests drive Debian's headless Chromium through chromedriver; install both when missing.
 browser:

@@ -10,6 +10,10 @@
 #                                      nodes that are not running, then waits for all three
 #   deploy/local/stack.sh up-cluster-node N   start node N (1-3) of it if it is down and wait for it
 #   deploy/local/stack.sh down-cluster stop the three-broker cluster
+#   deploy/local/stack.sh up-sentinel  start a Redis that fails over: a primary (127.0.0.1:6380), a replica
+#                                      (6381) and three Sentinels (26379-26381, master name ec-ledger);
+#                                      starts what is down (a node back joins the current primary)
+#   deploy/local/stack.sh down-sentinel stop it (sentinels first)
 #   deploy/local/stack.sh down         stop everything; waits for exit, SIGKILL after a timeout
 #   deploy/local/stack.sh status       show what runs; exit 0 when all answer, 3 when something is stopped
 #   deploy/local/stack.sh clean        down, then delete .local state except downloads (jars, tool venv)
@@ -27,13 +31,15 @@ source "$here/kafka.sh"
 source "$here/cluster.sh"
 # shellcheck source=deploy/local/redis.sh
 source "$here/redis.sh"
+# shellcheck source=deploy/local/sentinel.sh
+source "$here/sentinel.sh"
 # shellcheck source=deploy/local/postgres.sh
 source "$here/postgres.sh"
 # shellcheck source=deploy/local/keys.sh
 source "$here/keys.sh"
 
 usage() {
-    sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
@@ -50,6 +56,7 @@ cmd_up() {
 cmd_down() {
     cluster_down
     kafka_down
+    sentinel_down
     redis_down
     postgres_down
 }
@@ -59,6 +66,7 @@ cmd_status() {
     kafka_status || { r=$?; ((r > rc)) && rc=$r; }
     cluster_status || { r=$?; ((r > rc)) && rc=$r; }
     redis_status || { r=$?; ((r > rc)) && rc=$r; }
+    sentinel_status || { r=$?; ((r > rc)) && rc=$r; }
     postgres_status || { r=$?; ((r > rc)) && rc=$r; }
     return "$rc"
 }
@@ -90,6 +98,11 @@ case $1 in
         cluster_up
         ;;
     down-cluster) cluster_down ;;
+    up-sentinel)
+        mkdir -p "$LOCAL_DIR"
+        sentinel_up
+        ;;
+    down-sentinel) sentinel_down ;;
     down) cmd_down ;;
     status) cmd_status ;;
     clean) cmd_clean ;;
