@@ -277,7 +277,7 @@ def check_redis_url(url: str) -> None:
     except ValueError:
         raise ValueError("its query must be name=value pairs joined by '&'") from None
     # The names and types of query parameters are redis-py's to judge: the Redis edge
-    # (streams.ledger.redis.open_client) asks it before any connection, this module imports no driver.
+    # (streams.ledger.client.open_client) asks it before any connection, this module imports no driver.
 
 
 # --- printing --------------------------------------------------------------------------------------

@@ -77,6 +77,17 @@ class Settings(BaseSettings):
         1, ge=1, description="Replicas that must acknowledge a ledger write (replica)."
     )
     redis_wait_timeout_ms: int = Field(1_000, ge=1, description="Longest WAIT / WAITAOF for a ledger write.")
+    redis_sentinels: Annotated[tuple[tuple[str, int], ...], NoDecode] = Field(
+        (),
+        description="Redis Sentinels, host:port comma-separated; set: every client writes to the primary "
+        "they name (EC_REDIS_URL then gives only user, password, database and TLS).",
+    )
+    redis_sentinel_master: str = Field(
+        "ec-ledger", min_length=1, description="The master name the sentinels monitor (EC_REDIS_SENTINELS)."
+    )
+    redis_sentinel_password: SecretStr | None = Field(
+        None, description="Password of the sentinels themselves, if they require one; never printed."
+    )
 
     # Signing (SPEC 3.7, 4.1)
     signing_key_file: str | None = Field(
@@ -205,6 +216,13 @@ class Settings(BaseSettings):
             raise ValueError(f"choose agents from {', '.join(AGENT_NAMES)}")
         return value
 
+    @field_validator("redis_sentinels", mode="before")
+    @classmethod
+    def _host_ports(cls, value: object) -> object:
+        if isinstance(value, str):
+            return tuple(parse_host_port(part) for part in value.split(",") if part.strip())
+        return value
+
     @field_validator("audit_dsn")
     @classmethod
     def _postgres_dsn(cls, value: SecretStr | None) -> SecretStr | None:
@@ -226,6 +244,19 @@ class Settings(BaseSettings):
     def topic(self, name: Topic) -> str:
         """The full name of one of the SPEC's topics, with the prefix."""
         return f"{self.topic_prefix}{name}"
+
+
+def parse_host_port(text: str) -> tuple[str, int]:
+    """``host:port`` (``[v6]:port`` too) as a pair.
+
+    Raises:
+        ValueError: no host, or a port that is not 1-65535; the message quotes the entry.
+    """
+    host, _, port = text.strip().rpartition(":")
+    host = host.removeprefix("[").removesuffix("]")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"{text.strip()!r} is not host:port (e.g. 127.0.0.1:26379)")
+    return host, int(port)
 
 
 def load_settings(**overrides: object) -> Settings:

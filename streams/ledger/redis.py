@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import ssl
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, cast
@@ -38,9 +37,9 @@ from models.ledger import LEDGER_ENTRY_FIELDS, SIGNATURE_FIELDS, LedgerEntry, Wr
 from models.vocab import LedgerOutcome
 from streams import codec
 from streams.envelope import read_origin
-from streams.errors import ConfigurationError, RedisRefused, RedisUnavailable
+from streams.errors import RedisRefused, RedisUnavailable
+from streams.ledger.client import close_client, open_client
 from streams.ledger.keys import ledger_key, ledger_pattern, owners_key, parse_ledger_key, run_pattern
-from streams.redaction import check_redis_url
 from streams.settings import Settings
 from streams.stations.ledger_view import LedgerKey, LedgerLookup
 
@@ -131,60 +130,6 @@ def redis_errors(what: str) -> Iterator[None]:
         raise RedisRefused(f"{what}: {type(exc).__name__}: {exc}") from exc
 
 
-def open_client(settings: Settings) -> aioredis.Redis:
-    """A Redis client for ``EC_REDIS_URL`` (``rediss://`` for TLS), password, CA file and timeouts.
-
-    Raises:
-        ConfigurationError: the URL cannot work, or the CA file is missing or not PEM; the message
-            names the variable and never quotes the URL (a setting to fix, not a server to wait for).
-    """
-    url = settings.redis_url.get_secret_value()
-    try:
-        check_redis_url(url)  # again: settings copied with model_copy() skipped the validator
-    except ValueError as exc:  # our own words, never the URL's
-        raise ConfigurationError(f"EC_REDIS_URL cannot work: {exc}") from None
-    password = settings.redis_password.get_secret_value() if settings.redis_password else None
-    timeout = settings.redis_timeout_ms / 1000
-    options: dict[str, Any] = {"socket_timeout": timeout, "socket_connect_timeout": timeout}
-    if password:
-        options["password"] = password
-    if url.startswith("rediss://"):
-        if settings.redis_ssl_ca_file:
-            _check_ca_file(settings.redis_ssl_ca_file)
-            options["ssl_ca_certs"] = settings.redis_ssl_ca_file
-        options["ssl_cert_reqs"] = ssl.CERT_REQUIRED
-    try:
-        client = aioredis.Redis.from_url(url, **options)  # reads the query's values
-        # ... and its names only when it makes a connection (at the first command, where a TypeError
-        # would escape as a traceback): make one now, unconnected.
-        client.connection_pool.make_connection()  # type: ignore[no-untyped-call]
-    except (TypeError, ValueError):
-        raise ConfigurationError(
-            "EC_REDIS_URL cannot work: a query parameter is not one redis-py knows, or its value has "
-            "the wrong type (db, socket_timeout, ... take numbers)"
-        ) from None  # redis-py's message may quote the value
-    return client
-
-
-def _check_ca_file(path: str) -> None:
-    """Load ``EC_REDIS_SSL_CA_FILE`` once now: redis-py loads it at connect, where a missing file
-    would read as Redis being unreachable and be retried for ever.
-
-    Raises:
-        ConfigurationError: the file is missing, unreadable or holds no PEM certificate.
-    """
-    try:
-        ssl.create_default_context(cafile=path)
-    except ssl.SSLError as exc:  # before OSError, of which it is one
-        raise ConfigurationError(
-            f"EC_REDIS_SSL_CA_FILE: {path!r} is not a PEM CA bundle ({exc.reason or exc})"
-        ) from exc
-    except OSError as exc:
-        raise ConfigurationError(
-            f"EC_REDIS_SSL_CA_FILE: cannot read {path!r} ({exc.strerror or exc})"
-        ) from exc
-
-
 def to_hash(entry: LedgerEntry) -> dict[str, str]:
     """The hash fields of an entry a station asks to write (null values and the store's stamps left out)."""
     out: dict[str, str] = {}
@@ -270,8 +215,8 @@ class RedisLedgerStore:
         )
 
     async def close(self) -> None:
-        """Close the client's connections."""
-        await self.client.aclose()
+        """Close the client's connections (and the sentinels')."""
+        await close_client(self.client)
 
     async def ping(self) -> None:
         """One round trip, for readiness checks.
