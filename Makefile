@@ -75,6 +75,19 @@ up-sentinel:
 down-sentinel:
 	$(STACK) down-sentinel
 
+# tests/faults/test_network.py runs a worker in a network namespace of its own (ip netns, a veth pair):
+# iproute2, and root (CI runs as root).
+iproute2:
+	@if command -v ip >/dev/null; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo '[make] installing Debian package iproute2 (for tests/faults/test_network.py)'; \
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends iproute2 >/dev/null; \
+	else \
+		echo 'ip not found: install iproute2 (Debian/Ubuntu: sudo apt-get install iproute2)' >&2; \
+		exit 1; \
+	fi
+
 # The serve tests drive Debian's headless Chromium through chromedriver; install both when missing.
 browser:
 	@if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then exit 0; fi; \
@@ -162,7 +175,7 @@ unit: install
 
 # pytest's own exit code goes through untouched (5 = no tests collected is a failure here too).
 # Then the stream and lookup benchmarks' smoke modes (tiny sizes, every figure and path) so they cannot rot.
-test: install up up-postgres browser check bench-quix-venv
+test: install up up-postgres browser iproute2 check bench-quix-venv
 	$(VENV_PY) -m pytest -n 2 $(UNIT_TESTS)
 	$(VENV_PY) -m pytest $(SERVICE_TESTS)
 	$(VENV_PY) benchmarks/stream.py --smoke --out .local/bench/smoke.md

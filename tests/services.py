@@ -62,39 +62,42 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def wait_port(port: int, timeout_s: float, process: subprocess.Popen[bytes] | None = None) -> None:
+def wait_port(
+    port: int, timeout_s: float, process: subprocess.Popen[bytes] | None = None, host: str = "127.0.0.1"
+) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if process is not None and process.poll() is not None:
             raise RuntimeError(f"process exited with {process.returncode} before listening on {port}")
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
             sock.settimeout(0.5)
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
+            if sock.connect_ex((host, port)) == 0:
                 return
         time.sleep(0.2)
-    raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {timeout_s}s")
+    raise TimeoutError(f"nothing listens on {host}:{port} after {timeout_s}s")
 
 
 class FaultKafka:
-    """One KRaft broker + controller this suite may stop and restart at will."""
+    """One KRaft broker + controller this suite may stop and restart at will; its clients' listeners on
+    ``host`` (a veth address when a worker runs in a network namespace of its own)."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, host: str = "127.0.0.1") -> None:
         if not any(LIBS.glob("kafka_2.13-*.jar")):
             pytest.fail("the Kafka jars are missing: run `make up` (it fetches them from Maven Central)")
         self.home = home
         self.port, self.controller, self.sasl_port = free_port(), free_port(), free_port()
-        self.bootstrap = f"127.0.0.1:{self.port}"
-        self.sasl_bootstrap = f"127.0.0.1:{self.sasl_port}"
+        self.host = host
+        self.bootstrap = f"{host}:{self.port}"
+        self.sasl_bootstrap = f"{host}:{self.sasl_port}"
         self.conf = home / "server.properties"
         self.process: subprocess.Popen[bytes] | None = None
         home.mkdir(parents=True, exist_ok=True)
         properties = {
             **SINGLE_NODE,
             "controller.quorum.voters": f"1@127.0.0.1:{self.controller}",
-            "listeners": f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{self.controller},"
-            f"SASL_PLAINTEXT://127.0.0.1:{self.sasl_port}",
-            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port},"
-            f"SASL_PLAINTEXT://127.0.0.1:{self.sasl_port}",
+            "listeners": f"PLAINTEXT://{host}:{self.port},CONTROLLER://127.0.0.1:{self.controller},"
+            f"SASL_PLAINTEXT://{host}:{self.sasl_port}",
+            "advertised.listeners": f"PLAINTEXT://{host}:{self.port},SASL_PLAINTEXT://{host}:{self.sasl_port}",
             "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,"
             "SASL_PLAINTEXT:SASL_PLAINTEXT",
             "sasl.enabled.mechanisms": "PLAIN",
@@ -141,7 +144,7 @@ class FaultKafka:
             start_new_session=True,
         )
         log.close()
-        wait_port(self.port, 90, self.process)
+        wait_port(self.port, 90, self.process, self.host)
 
     def stop(self, *, kill: bool = False) -> None:
         if self.process is None or self.process.poll() is not None:
@@ -157,12 +160,13 @@ class FaultKafka:
 class FaultRedis:
     """A ``redis-server`` this suite may kill and restart; it fsyncs its AOF before every reply."""
 
-    def __init__(self, home: Path, password: str | None = None) -> None:
+    def __init__(self, home: Path, password: str | None = None, host: str = "127.0.0.1") -> None:
         self.home = home
+        self.host = host
         self.port = free_port()
         self.password = password
         auth = f":{password}@" if password else ""
-        self.url = f"redis://{auth}127.0.0.1:{self.port}/0"
+        self.url = f"redis://{auth}{host}:{self.port}/0"
         self.process: subprocess.Popen[bytes] | None = None
         home.mkdir(parents=True, exist_ok=True)
 
@@ -177,7 +181,7 @@ class FaultRedis:
                 "--port",
                 str(self.port),
                 "--bind",
-                "127.0.0.1",
+                self.host,
                 "--dir",
                 str(self.home),
                 "--appendonly",
@@ -193,7 +197,7 @@ class FaultRedis:
             start_new_session=True,
         )
         log.close()
-        wait_port(self.port, 30, self.process)
+        wait_port(self.port, 30, self.process, self.host)
         time.sleep(0.2)  # let it finish loading the AOF before the first command
 
     def stop(self, *, kill: bool = True) -> None:
@@ -289,3 +293,51 @@ class KafkaCluster:
             if name.strip() == "LeaderId":
                 return int(value)
         raise RuntimeError(f"no LeaderId in the quorum's status:\n{done.stdout}")
+
+
+class NetNamespace:
+    """A network namespace joined to this one by a veth pair: ``host_ip`` on this side, ``inside_ip``
+    in the namespace, nothing else reachable from inside (not even this side's 127.0.0.1). ``cut`` takes
+    the link down (packets dropped, connections left hanging, as in a partition); ``restore`` brings it
+    back. Needs root (CI runs as root) and ``ip`` (iproute2)."""
+
+    def __init__(self) -> None:
+        tag = uuid.uuid4().hex[:6]
+        self.name = f"ec-{tag}"
+        self.outside, self.inside = f"ec{tag}h", f"ec{tag}n"
+        subnet = int(tag, 16) % 250
+        self.host_ip, self.inside_ip = f"10.251.{subnet}.1", f"10.251.{subnet}.2"
+
+    @staticmethod
+    def _ip(*args: str) -> None:
+        done = subprocess.run(["ip", *args], capture_output=True, text=True, timeout=30, check=False)  # noqa: S603, S607
+        if done.returncode != 0:
+            raise RuntimeError(
+                f"ip {' '.join(args)}: {done.stderr.strip()} (the network tests need root and iproute2)"
+            )
+
+    def create(self) -> NetNamespace:
+        self._ip("netns", "add", self.name)
+        self._ip("link", "add", self.outside, "type", "veth", "peer", "name", self.inside)
+        self._ip("link", "set", self.inside, "netns", self.name)
+        self._ip("addr", "add", f"{self.host_ip}/30", "dev", self.outside)
+        self._ip("link", "set", self.outside, "up")
+        self._ip("netns", "exec", self.name, "ip", "addr", "add", f"{self.inside_ip}/30", "dev", self.inside)
+        self._ip("netns", "exec", self.name, "ip", "link", "set", self.inside, "up")
+        self._ip("netns", "exec", self.name, "ip", "link", "set", "lo", "up")
+        return self
+
+    def command(self, *argv: str) -> tuple[str, ...]:
+        """``argv`` run inside the namespace."""
+        return ("ip", "netns", "exec", self.name, *argv)
+
+    def cut(self) -> None:
+        self._ip("link", "set", self.outside, "down")
+
+    def restore(self) -> None:
+        self._ip("link", "set", self.outside, "up")
+
+    def delete(self) -> None:
+        """Remove the namespace (its end of the veth pair, and so the pair, goes with it)."""
+        subprocess.run(["ip", "netns", "delete", self.name], capture_output=True, timeout=30, check=False)  # noqa: S603, S607
+        subprocess.run(["ip", "link", "delete", self.outside], capture_output=True, timeout=30, check=False)  # noqa: S603, S607
