@@ -90,7 +90,12 @@ def kafka_cluster() -> Iterator[KafkaCluster]:
     started is stopped at its end, a cluster the developer had running is left running."""
     cluster = KafkaCluster()
     was_running = cluster.running()
-    cluster.up()
+    try:
+        cluster.up()
+    except BaseException:
+        if not was_running:  # nodes it started must not outlive a failed start
+            cluster.down()
+        raise
     try:
         yield cluster
     finally:

@@ -124,12 +124,13 @@ cluster_node_start() {
     log "kafka cluster: node $n starting (pid $!, broker :$(cluster_broker_port "$n"), log ${home#"$REPO_ROOT"/}/kafka.log)"
 }
 
-# The ids of the brokers that answer an ApiVersions request through the whole bootstrap list.
+# The ids of the brokers that answer an ApiVersions request through the whole bootstrap list; none (and
+# status 0) while no broker answers yet — the tool then exits 1, which set -e would turn into an exit.
 cluster_answering() {
     timeout 30 java -Xmx128m -XX:TieredStopAtLevel=1 \
         -Dlog4j2.configurationFile="$KAFKA_SRC/tools-log4j2.properties" -cp "$KAFKA_LIBS/*" \
         org.apache.kafka.tools.BrokerApiVersionsCommand --bootstrap-server "$(cluster_bootstrap)" \
-        2>/dev/null | sed -n 's/.*(id: \([0-9]*\) rack.*/\1/p' | sort -un | tr '\n' ' '
+        2>/dev/null | sed -n 's/.*(id: \([0-9]*\) rack.*/\1/p' | sort -un | tr '\n' ' ' || true
 }
 
 cluster_wait_ready() {
