@@ -8,7 +8,7 @@ Faust's per-event stream machinery and without waiting to fill a batch (``take_e
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from streams.messages import Record
@@ -24,13 +24,18 @@ def to_record(event: Any) -> Record:
 
 
 async def batches(
-    stream: Any, max_records: int, on_wait: Callable[[bool], None] | None = None
+    stream: Any,
+    max_records: int,
+    on_wait: Callable[[bool], None] | None = None,
+    settle: Callable[[], Awaitable[None]] | None = None,
 ) -> AsyncIterator[list[Any]]:
     """Batches of the events waiting in an agent's channel: wait only when there is nothing.
 
     The first event is awaited; then everything already buffered, up to ``max_records``, joins it.
     Faust ends a channel on shutdown by throwing ``StopAsyncIteration`` into its queue.
     ``on_wait(True)`` is called before waiting on an empty channel, ``on_wait(False)`` after.
+    ``settle()``, when given, is awaited after the first event whenever less than a full batch is
+    waiting: the caller's chance to let more arrive while it has work in flight anyway.
     """
     queue = stream.channel.queue
     while True:
@@ -43,6 +48,8 @@ async def batches(
                 events = [await queue.get()]
         except StopAsyncIteration:
             return
+        if settle is not None and queue.qsize() + 1 < max_records:
+            await settle()
         while len(events) < max_records and not queue.empty():
             events.append(queue.get_nowait())
         yield events

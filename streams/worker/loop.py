@@ -51,6 +51,10 @@ from streams.worker.runner import BatchRunner, Started
 
 log = logging.getLogger(__name__)
 
+SETTLE_SECONDS = 0.05
+"""Longest an agent with a batch in flight waits for it before taking a thin next batch (see
+:meth:`AgentLoop.settle`)."""
+
 POSITION_PROBE_SECONDS = 0.5
 """How long ``/livez`` waits for the consumer's position of a partition the agent has taken nothing
 from (the consumer asks the broker for it; a dead broker must not hang the probe)."""
@@ -112,6 +116,8 @@ class AgentLoop:
         """Since when the current batch has been held for an outage (None when it is not)."""
         self.hold_reason: str | None = None
         """What failed, while a batch is held (``/readyz`` says it)."""
+        self._in_flight: deque[asyncio.Future[None]] = deque()
+        """The batches taken and not yet finished, oldest first (while :meth:`consume` runs)."""
         if runner.on_hold is None:
             runner.on_hold = self.on_hold
 
@@ -177,10 +183,11 @@ class AgentLoop:
         """The agent body: runs until the worker stops; never raises into Faust's supervisor."""
         committing = asyncio.ensure_future(self.committer.run())
         committing.add_done_callback(self._committer_ended)
-        in_flight: deque[asyncio.Future[None]] = deque()
+        in_flight = self._in_flight = deque[asyncio.Future[None]]()
         window = self.settings.batches_in_flight
+        source = batches(stream, self.settings.batch_size, self.on_wait, self.settle if window > 1 else None)
         try:
-            async for events in self._until_failed(batches(stream, self.settings.batch_size, self.on_wait)):
+            async for events in self._until_failed(source):
                 if in_flight and self.app.consumer_generation_id != self.tracker.generation:
                     await self._drain(in_flight)  # the old generation's batches end before the new one starts
                 taken = await self.begin(events)
@@ -206,6 +213,19 @@ class AgentLoop:
 
     _failed: BaseException | None = None
     _failure: asyncio.Event | None = None
+
+    async def settle(self) -> None:
+        """Less than a full batch is waiting: while the oldest batch in flight awaits its acks (for
+        at most ``SETTLE_SECONDS``), let more records arrive, so the next batch is not one or two.
+
+        Taking whatever is there at once made batches of 1-5 records under a full backlog (Faust's
+        consumer hands records over a few at a time), and each batch pays its own Redis round trip,
+        produce request and commit bookkeeping: pipelined, the worker spent a third more CPU per
+        record than one batch at a time. An agent with nothing in flight (an idle pipeline, the
+        first record after a pause) never waits here.
+        """
+        if self._in_flight and not (head := self._in_flight[0]).done():
+            await asyncio.wait((head,), timeout=SETTLE_SECONDS)
 
     def _finish_failed(self, task: asyncio.Future[None]) -> None:
         """A batch in flight that failed is a crash-only exit, at once (not when the loop next looks)."""

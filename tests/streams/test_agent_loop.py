@@ -45,6 +45,55 @@ async def test_a_batch_is_what_is_waiting_no_more_no_waiting(app: Any) -> None:
     assert [e.message.offset for e in await asyncio.wait_for(waiting, 1)] == [5]
 
 
+async def test_a_thin_batch_settles_first_so_records_arriving_meanwhile_join_it(app: Any) -> None:
+    stream = app.stream(app.channel())
+    queue = stream.channel.queue
+    settled: list[int] = []
+
+    async def settle() -> None:  # the loop's wait for its batch in flight; records arrive meanwhile
+        settled.append(queue.qsize())
+        for offset in range(1, 4):
+            queue.put_nowait(event(app, offset))
+
+    queue.put_nowait(event(app, 0))
+    got = batches(stream, 10, settle=settle)
+    assert [e.message.offset for e in await asyncio.wait_for(got.__anext__(), 1)] == [0, 1, 2, 3]
+    assert settled == [0]
+
+
+async def test_a_full_batch_waiting_is_taken_without_settling(app: Any) -> None:
+    stream = app.stream(app.channel())
+    settled: list[int] = []
+
+    async def settle() -> None:
+        settled.append(1)
+
+    for offset in range(4):
+        stream.channel.queue.put_nowait(event(app, offset))
+    got = batches(stream, 3, settle=settle)
+    assert [e.message.offset for e in await asyncio.wait_for(got.__anext__(), 1)] == [0, 1, 2]
+    assert settled == []  # three were there: no wait
+    assert [e.message.offset for e in await asyncio.wait_for(got.__anext__(), 1)] == [3]
+    assert settled == [1]  # one alone: the loop may let more come
+
+
+async def test_settle_waits_for_the_oldest_batch_in_flight_and_no_longer(app: Any) -> None:
+    fixture = Loop(app, FakeProbe({(TOPIC, 0): 0}))
+    loop = fixture.loop
+    await asyncio.wait_for(loop.settle(), 0.01)  # nothing in flight: no wait at all
+    head: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    loop._in_flight.append(head)
+    settling = asyncio.ensure_future(loop.settle())
+    await asyncio.sleep(0.01)
+    assert not settling.done()  # the head awaits its acks: the next batch may grow meanwhile
+    head.set_result(None)
+    await asyncio.wait_for(settling, 0.5)
+    loop._in_flight.append(asyncio.get_running_loop().create_future())  # acks that never come
+    started = asyncio.get_running_loop().time()
+    await asyncio.wait_for(loop.settle(), 2)
+    assert asyncio.get_running_loop().time() - started < 1  # bounded by SETTLE_SECONDS
+
+
 async def test_shutdown_ends_the_batches(app: Any) -> None:
     stream = app.stream(app.channel())
     stream.channel.queue._throw(StopAsyncIteration())  # what Faust does to a channel on shutdown
