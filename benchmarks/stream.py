@@ -29,11 +29,14 @@ import asyncio
 import logging
 import os
 import platform
+import re
 import resource
+import socket
 import statistics
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -55,6 +58,7 @@ from models.vocab import Station, Topic  # noqa: E402
 from streams.kafka import group_members  # noqa: E402
 from streams.ledger.redis import RedisLedgerStore  # noqa: E402
 from streams.messages import Output, Record  # noqa: E402
+from streams.observe.metrics import PHASES  # noqa: E402
 from streams.pipeline import PendingWrite, chain  # noqa: E402
 from streams.settings import Settings  # noqa: E402
 from streams.trust import generate_key_pair  # noqa: E402
@@ -156,6 +160,25 @@ class Run:
     rate: float
     cpu_ms: float
     events: int
+    phases: dict[tuple[str, str], float] = field(default_factory=dict)
+    """A worker's agents: share of the measured span in each phase (``evidence_chain_agent_seconds``)."""
+
+
+PHASE_LINE = re.compile(r'^evidence_chain_agent_seconds_total\{agent="([^"]+)",phase="([^"]+)"\} (\S+)$')
+
+
+def agent_seconds(port: int) -> tuple[float, dict[tuple[str, str], float]]:
+    """The worker's ``evidence_chain_agent_seconds`` from its ``/metrics``, with when they were read."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as answer:  # noqa: S310
+        text = answer.read().decode()
+    found = (PHASE_LINE.match(line) for line in text.splitlines())
+    return time.monotonic(), {(m[1], m[2]): float(m[3]) for m in found if m}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def spread(values: Sequence[float], fmt: str = "{:,.0f}") -> str:
@@ -176,29 +199,44 @@ async def throughput(
         harness.redis_config(settings, pipeline.redis_config),
     ):
         await harness.preload(settings, values)
-        process = start(pipeline.log, pipeline.argv(), pipeline_env(settings, **pipeline.env))
+        port = free_port() if pipeline.argv is harness.worker_argv else None
+        web = {"EC_WEB_ENABLED": "true", "EC_WEB_PORT": str(port)} if port else {}
+        process = start(pipeline.log, pipeline.argv(), pipeline_env(settings, **pipeline.env, **web))
         try:
-            return await measured(process, settings, len(values), patience, profile_to)
+            return await measured(process, settings, len(values), patience, profile_to, port)
         finally:
             process.stop()
 
 
 async def measured(
-    process: Process, settings: Settings, count: int, patience: float, profile_to: Path | None = None
+    process: Process,
+    settings: Settings,
+    count: int,
+    patience: float,
+    profile_to: Path | None = None,
+    port: int | None = None,
 ) -> Run:
-    """Ledger events of ``process`` until ``count``; its CPU from the first event to the last."""
+    """Ledger events of ``process`` until ``count``; its CPU from the first event to the last (and, for
+    a worker serving ``/metrics`` on ``port``, where its agents spent that span)."""
     marks: dict[str, float] = {}
     sampler: list[subprocess.Popen[bytes]] = []
+    first: list[asyncio.Future[tuple[float, dict[tuple[str, str], float]]]] = []
 
     def on_event(seen: int) -> None:
         if seen and "cpu0" not in marks:
             marks["cpu0"], marks["seen0"] = process.cpu_seconds(), seen
             if profile_to is not None:
                 sampler.append(flames.record(process.pid, PROFILE_SECONDS, profile_to))
+            if port is not None:
+                first.append(asyncio.ensure_future(asyncio.to_thread(agent_seconds, port)))
 
     async with Watcher(settings) as watcher:
         events = await watcher.until(count, patience, on_event)
     cpu = process.cpu_seconds() - marks.get("cpu0", 0.0)
+    phases: dict[tuple[str, str], float] = {}
+    if first:
+        (t0, before), (t1, after) = await first[0], await asyncio.to_thread(agent_seconds, port or 0)
+        phases = {k: (v - before.get(k, 0.0)) / (t1 - t0) for k, v in after.items()} if t1 > t0 else {}
     for p in sampler:
         p.wait()
     counted = len(events.timestamps) - marks.get("seen0", 0)
@@ -207,7 +245,7 @@ async def measured(
             f"{process.name}: {len(events.timestamps)} of {count} ledger events in {patience:.0f} s; "
             f"see {harness.LOGS / (process.name + '.log')}"
         )
-    return Run(events.rate, cpu * 1000 / counted if counted else float("nan"), len(events.timestamps))
+    return Run(events.rate, cpu * 1000 / counted if counted else float("nan"), len(events.timestamps), phases)
 
 
 def pipe_cpu_ms(values: list[bytes]) -> float:
@@ -473,6 +511,7 @@ def markdown(f: Figures) -> str:
             ratio = statistics.median(r.rate for r in f.p2["worker"]) / serial
             lines += ["", f"Batches in flight ÷ one at a time (medians): **{ratio:.2f}×**."]
         lines.append("")
+    lines += phase_table(f)
     if f.pipe_ms and "worker" in f.p2:
         worker_ms = statistics.median(r.cpu_ms for r in f.p2["worker"])
         pipe = statistics.median(f.pipe_ms)
@@ -567,6 +606,34 @@ def markdown(f: Figures) -> str:
         text = path.read_text(encoding="utf-8").strip()
         lines += ["", "\n".join(line for line in text.splitlines() if not line.startswith("<!--")), ""]
     return "\n".join(lines)
+
+
+def phase_table(f: Figures) -> list[str]:
+    """Where each agent of the worker pipelines spent P2's span, from their own counters."""
+    rows = []
+    for key, runs in f.p2.items():
+        measured_ = [r.phases for r in runs if r.phases]
+        agents = dict.fromkeys(agent for phases in measured_ for agent, _ in phases)
+        for agent in agents:
+            shares = [statistics.median(p.get((agent, phase), 0.0) for p in measured_) for phase in PHASES]
+            cells = " | ".join(f"{s:.0%}" for s in shares)
+            rows.append(f"| {PIPELINES[key].name} | {agent} | {cells} | {1 - sum(shares):.0%} |")
+    if not rows:
+        return []
+    return [
+        "### Where each agent's time goes (P2)",
+        "",
+        "Each agent's own path over P2's measured span, from the worker's `evidence_chain_agent_seconds`",
+        "(scraped from `/metrics` at the first ledger event and at the last; medians of the runs): waiting",
+        "for records, settling before a thin batch, its station (with whatever else the event loop ran",
+        "meanwhile), Redis, blocked on the broker's acks; *elsewhere* is the rest: the agent was ready",
+        "and waited its turn on the one event loop (other agents, Faust's conductor, the producer).",
+        "",
+        "| pipeline | agent | records | settle | station | Redis | acks | elsewhere |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        *rows,
+        "",
+    ]
 
 
 async def collect(args: argparse.Namespace) -> Figures:

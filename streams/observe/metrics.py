@@ -67,6 +67,14 @@ def set_lag(gauge: Gauge, lags: Mapping[tuple[str, int], int]) -> None:
         gauge.labels(topic, str(partition)).set(lag)
 
 
+PHASES = ("records", "settle", "station", "redis", "acks")
+"""Where an agent's own path spends its wall time (``evidence_chain_agent_seconds_total``): waiting
+on an empty channel; settling before a thin batch; running its station (its gap check and handing
+messages to the producer included, and whatever other agents run on the event loop meanwhile);
+its Redis round trips; blocked on batches in flight (the window full, or batch by batch with
+``EC_BATCHES_IN_FLIGHT=1``). Acks that arrive while the agent does other work cost it nothing."""
+
+
 class WorkerMetrics:
     """The worker's registry; the agents record into it, ``render`` is what ``/metrics`` serves."""
 
@@ -101,6 +109,13 @@ class WorkerMetrics:
             ["topic", "partition"],
             registry=r,
         )
+        self.phase_seconds = Counter(
+            "evidence_chain_agent_seconds",
+            "Wall seconds an agent spent, by phase: waiting for records, settling (letting a thin next "
+            "batch grow while one is in flight), its station, Redis, waiting on the broker's acks.",
+            ["agent", "phase"],
+            registry=r,
+        )
         self.held = Gauge(
             "evidence_chain_held_seconds",
             "How long the current batch has been held for an outage.",
@@ -113,6 +128,8 @@ class WorkerMetrics:
         for outcome in OUTCOMES:
             self.records.labels(agent, outcome)
         self.redis_round_trips.labels(agent)
+        for phase in PHASES:
+            self.phase_seconds.labels(agent, phase)
         self.held.labels(agent).set(0)
 
     def batch(
@@ -126,6 +143,11 @@ class WorkerMetrics:
         self.batch_seconds.labels(agent).observe(seconds)
         if round_trips:
             self.redis_round_trips.labels(agent).inc(round_trips)
+
+    def spent(self, agent: Station, phase: str, seconds: float) -> None:
+        """``seconds`` of ``agent``'s own path in ``phase`` (one of :data:`PHASES`)."""
+        if seconds > 0:
+            self.phase_seconds.labels(agent, phase).inc(seconds)
 
     def set_lag(self, lags: Mapping[tuple[str, int], int]) -> None:
         """The lag of every assigned input partition (partitions no longer assigned disappear)."""

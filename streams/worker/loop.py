@@ -133,6 +133,8 @@ class AgentLoop:
 
     def on_wait(self, waiting: bool) -> None:
         now = self.clock()
+        if not waiting and self.waiting_since is not None:
+            self.metrics.spent(self.station, "records", now - self.waiting_since)
         self.waiting_since = now if waiting else None
         if not waiting:
             self.last_progress = now
@@ -197,8 +199,10 @@ class AgentLoop:
                 finishing = asyncio.ensure_future(self._finish(previous, taken))
                 finishing.add_done_callback(self._finish_failed)
                 in_flight.append(finishing)
+                blocked = self.clock()
                 while in_flight and (len(in_flight) >= window or in_flight[0].done()):
                     await in_flight.popleft()
+                self.metrics.spent(self.station, "acks", self.clock() - blocked)
             await self._drain(in_flight)
         except asyncio.CancelledError:
             raise
@@ -225,7 +229,9 @@ class AgentLoop:
         first record after a pause) never waits here.
         """
         if self._in_flight and not (head := self._in_flight[0]).done():
+            started = self.clock()
             await asyncio.wait((head,), timeout=SETTLE_SECONDS)
+            self.metrics.spent(self.station, "settle", self.clock() - started)
 
     def _finish_failed(self, task: asyncio.Future[None]) -> None:
         """A batch in flight that failed is a crash-only exit, at once (not when the loop next looks)."""
@@ -299,13 +305,16 @@ class AgentLoop:
         if not current:
             return None
         since = self.clock()
-        trips = self.runner.round_trips()
+        trips, redis = self.runner.round_trips(), self.runner.redis_seconds
         records = [to_record(e) for e in current]
         self.tracker.start_generation(generation)
         with self.runner.tracer.batch(records[0].topic, len(records)):
             await self._verify(records)
             started = await self.runner.start(records)
         self.tracker.take([((r.topic, r.partition), r.offset) for r in records])  # type: ignore[misc]
+        on_redis = self.runner.redis_seconds - redis
+        self.metrics.spent(self.station, "redis", on_redis)
+        self.metrics.spent(self.station, "station", self.clock() - since - on_redis)
         return _Taken(records, started, since, trips)
 
     async def _finish(self, previous: asyncio.Future[None] | None, taken: _Taken) -> None:

@@ -12,6 +12,7 @@ anything else propagates, and the caller exits without committing (crash-only).
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -98,6 +99,8 @@ class BatchRunner:
         self.clock = clock
         self.on_hold = on_hold
         self.tracer = tracer or Tracer()
+        self.redis_seconds = 0.0
+        """Wall seconds spent in Redis round trips (holds included) so far."""
 
     async def run(self, records: Sequence[Record]) -> list[Outcome[Any]]:
         """Process one batch; returns its outcomes once all its effects are done."""
@@ -142,6 +145,16 @@ class BatchRunner:
         return acks
 
     async def _resolve(self, records: Sequence[Record], steps: list[Step]) -> list[Outcome[Any]]:
+        done = [s for s in steps if isinstance(s, Outcome)]
+        if len(done) == len(steps):  # no Redis effect in this batch
+            return done
+        started = time.monotonic()
+        try:
+            return await self._resolve_now(records, steps)
+        finally:
+            self.redis_seconds += time.monotonic() - started
+
+    async def _resolve_now(self, records: Sequence[Record], steps: list[Step]) -> list[Outcome[Any]]:
         writes = [(i, s) for i, s in enumerate(steps) if isinstance(s, PendingWrite)]
         reads = [(i, s) for i, s in enumerate(steps) if isinstance(s, PendingRead)]
         out: list[Outcome[Any] | None] = [s if isinstance(s, Outcome) else None for s in steps]

@@ -3,6 +3,7 @@ rule of ``/livez``, the audit sink's health, and log lines (JSON and text) about
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import logging
@@ -19,7 +20,7 @@ from streams import codec
 from streams.audit.sink import SinkStats, health
 from streams.messages import Record
 from streams.observe.logs import JsonFormatter, logging_config, record_fields
-from streams.observe.metrics import WorkerMetrics, outcome_label
+from streams.observe.metrics import PHASES, WorkerMetrics, outcome_label
 from streams.settings import Settings
 from streams.worker.runner import BatchRunner
 from tests.streams.conftest import FakeSink
@@ -179,3 +180,52 @@ def test_json_lines_carry_exceptions_as_one_field() -> None:
     line = json.loads(handler_output("json", emit))
     assert "ValueError: boom" in line["exc"] and line["message"] == "failed"
     assert isinstance(JsonFormatter(), logging.Formatter)
+
+
+def phases(metrics: WorkerMetrics, agent: str) -> dict[str, float]:
+    return {
+        dict(labels)["phase"]: value
+        for labels, value in samples(metrics, "evidence_chain_agent_seconds_total").items()
+        if dict(labels)["agent"] == agent
+    }
+
+
+class SlowStore:
+    """A ledger store whose every round trip takes ``delay`` seconds."""
+
+    def __init__(self, delay: float) -> None:
+        self.inner, self.delay = memory_ledger(), delay
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def write_many(self, entries: Any) -> Any:
+        await asyncio.sleep(self.delay)
+        return await self.inner.write_many(entries)
+
+
+async def test_an_agents_time_is_told_by_phase_waiting_for_records_its_station_and_redis() -> None:
+    app = faust.App("phases-test", broker="memory://", value_serializer="raw", key_serializer="raw")
+    clock = Clock()
+    loop = Loop(app, FakeProbe({("t.raw-hits", 0): 0})).loop
+    assert phases(loop.metrics, "postprocess") == dict.fromkeys(PHASES, 0)  # shown from 0
+    loop.clock = clock
+    loop.on_wait(True)
+    clock.now += 2.5
+    loop.on_wait(False)
+    assert phases(loop.metrics, "postprocess")["records"] == 2.5  # exactly the wait on an empty channel
+
+    loop.clock = time.monotonic
+    await loop.process([event(app, 0, RAW[0]), event(app, 1, RAW[1])])
+    spent = phases(loop.metrics, "postprocess")
+    assert spent["station"] > 0
+    assert spent["redis"] == 0  # postprocess has no Redis effect
+
+    runner = BatchRunner(Station.LEDGER, SETTINGS, FakeSink(), SlowStore(0.05))  # type: ignore[arg-type]
+    post = await BatchRunner(Station.POSTPROCESS, SETTINGS, post_sink := FakeSink()).run([record(RAW[0])])
+    assert post
+    await BatchRunner(Station.PROJECT, SETTINGS, sink := FakeSink()).run(
+        [record(post_sink.on("t.postprocessed")[0].value)]
+    )
+    await runner.run([record(sink.on("t.projected")[0].value)])
+    assert runner.redis_seconds >= 0.05  # the round trip, counted where it is spent
