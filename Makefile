@@ -16,7 +16,7 @@ TOOLS_VENV := .local/tools-venv
 TOOLS_STAMP := $(TOOLS_VENV)/.installed-stamp
 CHECK_JSONSCHEMA_SPEC := check-jsonschema>=0.33,<1
 
-.PHONY: help venv install up up-postgres up-cluster down-cluster up-sentinel down-sentinel browser down status check lint typecheck compose-check test unit run bench clean distclean
+.PHONY: help venv install up up-postgres up-cluster down-cluster up-sentinel down-sentinel browser netns-tools down status check lint typecheck compose-check test unit run bench clean distclean
 
 help:
 	@echo 'make install    create .venv ($(PYTHON)) and pip install -e ".[dev]" (again only when pyproject.toml changes)'
@@ -76,15 +76,15 @@ down-sentinel:
 	$(STACK) down-sentinel
 
 # tests/faults/test_network.py runs a worker in a network namespace of its own (ip netns, a veth pair):
-# iproute2, and root (CI runs as root).
-iproute2:
-	@if command -v ip >/dev/null; then exit 0; fi; \
+# iproute2 (ip netns) and nftables (random packet loss), and root (CI runs as root).
+netns-tools:
+	@if command -v ip >/dev/null && command -v nft >/dev/null; then exit 0; fi; \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-		echo '[make] installing Debian package iproute2 (for tests/faults/test_network.py)'; \
+		echo '[make] installing Debian packages iproute2 and nftables (for tests/faults/test_network.py)'; \
 		DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null; \
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends iproute2 >/dev/null; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends iproute2 nftables >/dev/null; \
 	else \
-		echo 'ip not found: install iproute2 (Debian/Ubuntu: sudo apt-get install iproute2)' >&2; \
+		echo 'ip or nft not found: install iproute2 and nftables (Debian/Ubuntu: sudo apt-get install iproute2 nftables)' >&2; \
 		exit 1; \
 	fi
 
@@ -175,9 +175,9 @@ unit: install
 
 # pytest's own exit code goes through untouched (5 = no tests collected is a failure here too).
 # Then the stream and lookup benchmarks' smoke modes (tiny sizes, every figure and path) so they cannot rot.
-test: install up up-postgres browser iproute2 check bench-quix-venv
+test: install up up-postgres browser netns-tools check bench-quix-venv
 	$(VENV_PY) -m pytest -n 2 $(UNIT_TESTS)
-	$(VENV_PY) -m pytest $(SERVICE_TESTS)
+	$(VENV_PY) -m pytest --durations=15 $(SERVICE_TESTS)
 	$(VENV_PY) benchmarks/stream.py --smoke --out .local/bench/smoke.md
 	$(VENV_PY) benchmarks/lookup.py --smoke --out .local/bench/smoke.md
 

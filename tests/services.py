@@ -334,6 +334,29 @@ class NetNamespace:
     def cut(self) -> None:
         self._ip("link", "set", self.outside, "down")
 
+    def lose(self, percent: int) -> None:
+        """Drop ``percent`` % of the packets into and out of the namespace, at random (nftables'
+        ``numgen random``: the kernel here has no ``sch_netem``); 0 stops dropping."""
+        rules = "table inet ec_loss\ndelete table inet ec_loss\n"
+        if percent:
+            drop = f"numgen random mod 100 < {percent} drop;"
+            rules += (
+                "table inet ec_loss {\n"
+                f"  chain in {{ type filter hook input priority 0; {drop} }}\n"
+                f"  chain out {{ type filter hook output priority 0; {drop} }}\n"
+                "}\n"
+            )
+        done = subprocess.run(  # noqa: S603, S607 - root in CI; the namespace is this test's own
+            ["ip", "netns", "exec", self.name, "nft", "-f", "-"],
+            input=rules,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"nft: {done.stderr.strip()} (the network tests need root and nftables)")
+
     def restore(self) -> None:
         self._ip("link", "set", self.outside, "up")
 
