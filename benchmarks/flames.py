@@ -21,11 +21,11 @@ PARTS = [
     ),
     (
         "envelope, audit and dead letters (streams/)",
-        ("streams/pipeline", "streams/envelope", "streams/hashing"),
+        ("streams/pipeline", "streams/envelope", "streams/hashing", "streams/trust", "streams/audit/"),
     ),
     (
-        "agent loop, runner, sink (streams/)",
-        ("streams/app", "streams/runner", "streams/offsets", "streams/retry"),
+        "agent loop, runner, sink (streams/worker, kafka, retry)",
+        ("streams/worker/", "streams/kafka", "streams/retry", "streams/app"),
     ),
     ("Faust (consumer, conductor, channels)", ("faust/", "mode/")),
     ("aiokafka consumer (fetch, decode)", ("aiokafka/consumer/", "aiokafka/record/")),
@@ -34,7 +34,7 @@ PARTS = [
         "aiokafka protocol and connection",
         ("aiokafka/conn", "aiokafka/protocol", "aiokafka/client", "aiokafka/cluster"),
     ),
-    ("Redis client", ("redis/",)),
+    ("Redis client and ledger store", ("redis/", "streams/ledger/")),
     ("asyncio (socket writes, event loop)", ("asyncio/",)),
 ]
 """Each sample counts for the innermost frame that names one of these parts."""

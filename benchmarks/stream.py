@@ -611,11 +611,13 @@ def markdown(f: Figures) -> str:
 def phase_table(f: Figures) -> list[str]:
     """Where each agent of the worker pipelines spent P2's span, from their own counters."""
     rows = []
-    for key, runs in f.p2.items():
-        measured_ = [r.phases for r in runs if r.phases]
+    for key in ("worker", "worker-serial"):  # the other worker variants differ in one setting each
+        measured_ = [r.phases for r in f.p2.get(key, []) if r.phases]
         agents = dict.fromkeys(agent for phases in measured_ for agent, _ in phases)
         for agent in agents:
             shares = [statistics.median(p.get((agent, phase), 0.0) for p in measured_) for phase in PHASES]
+            if not any(shares):  # an agent with nothing to do in P2 (the guard)
+                continue
             cells = " | ".join(f"{s:.0%}" for s in shares)
             rows.append(f"| {PIPELINES[key].name} | {agent} | {cells} | {1 - sum(shares):.0%} |")
     if not rows:
