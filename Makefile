@@ -162,10 +162,12 @@ openapi-check: install
 check: lint typecheck compose-check contracts-check openapi-check
 
 # The tiers that need no service (rules, agents on fakes, the CLI, contracts, manifests) run two at a
-# time; the ones on the real broker, Redis and PostgreSQL, and the fault tests that kill their own
-# broker and Redis, run one at a time.
+# time; so do the integration tests on the shared broker, Redis and PostgreSQL, a file per pytest worker
+# (each test has its own topic prefix, group, namespace and database, and stops only what it started).
+# The fault tests, which kill their own brokers and Redis and time recoveries, run one at a time.
 UNIT_TESTS := tests --ignore=tests/integration --ignore=tests/faults
-SERVICE_TESTS := tests/integration tests/faults
+INTEGRATION_TESTS := tests/integration
+FAULT_TESTS := tests/faults
 
 # The quick loop: every test that needs no service (CI still runs everything through `make test`), in
 # under a minute on two cores: the CLI tests fork their commands from one preloaded interpreter
@@ -177,7 +179,8 @@ unit: install
 # Then the stream and lookup benchmarks' smoke modes (tiny sizes, every figure and path) so they cannot rot.
 test: install up up-postgres browser netns-tools check bench-quix-venv
 	$(VENV_PY) -m pytest -n 2 $(UNIT_TESTS)
-	$(VENV_PY) -m pytest --durations=15 $(SERVICE_TESTS)
+	$(VENV_PY) -m pytest -n 2 --dist loadfile --durations=10 $(INTEGRATION_TESTS)
+	$(VENV_PY) -m pytest --durations=10 $(FAULT_TESTS)
 	$(VENV_PY) benchmarks/stream.py --smoke --out .local/bench/smoke.md
 	$(VENV_PY) benchmarks/lookup.py --smoke --out .local/bench/smoke.md
 
