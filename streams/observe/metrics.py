@@ -71,8 +71,9 @@ PHASES = ("records", "settle", "station", "redis", "acks")
 """Where an agent's own path spends its wall time (``evidence_chain_agent_seconds_total``): waiting
 on an empty channel; settling before a thin batch; running its station (its gap check and handing
 messages to the producer included, and whatever other agents run on the event loop meanwhile);
-its Redis round trips; blocked on batches in flight (the window full, or batch by batch with
-``EC_BATCHES_IN_FLIGHT=1``). Acks that arrive while the agent does other work cost it nothing."""
+its Redis round trips (the guard's judging between its two reads included); blocked on batches in
+flight (the window full, or batch by batch with ``EC_BATCHES_IN_FLIGHT=1``). Acks that arrive while
+the agent does other work cost it nothing."""
 
 
 class WorkerMetrics:
