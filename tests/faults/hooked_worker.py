@@ -7,6 +7,8 @@
 - ``EC_TEST_BATCH_ERROR_FILE=<path>``: while that file exists, the first postprocess batch holding
   ``EC_TEST_BATCH_ERROR_ON`` fails outside any record (an unexpected batch-level error); the file is
   removed first, so the restarted worker processes the batch.
+- ``EC_TEST_BATCH_DELAY=<seconds>``: every postprocess batch waits that long before it starts (a slow
+  worker, so a test can be sure work is still in flight when it breaks something).
 
 Nothing here is importable from the product: the hooks patch it from outside, in this process only.
 They patch ``BatchRunner.start``, the step every batch goes through (``run`` and the agent loop's
@@ -40,8 +42,23 @@ def _install_stall() -> None:
     BatchRunner.start = wedged  # type: ignore[method-assign]
 
 
+def _install_delay() -> None:
+    delay = float(os.environ.get("EC_TEST_BATCH_DELAY", "0") or 0)
+    if delay <= 0:
+        return
+    start = BatchRunner.start
+
+    async def slow(self: BatchRunner, records: Any) -> Any:
+        if self.station is Station.POSTPROCESS:
+            await asyncio.sleep(delay)
+        return await start(self, records)
+
+    BatchRunner.start = slow  # type: ignore[method-assign]
+
+
 def _install() -> None:
     _install_stall()
+    _install_delay()
     marker = os.environ.get("EC_TEST_RAISE_ON", "").encode()
     if marker:
         original = pipeline.STATIONS[Station.POSTPROCESS]

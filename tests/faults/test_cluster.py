@@ -108,8 +108,11 @@ async def test_one_broker_down_for_good_then_two_below_min_insync_replicas(
     keys = sorted(want.entries)
     await run.prepare()
     port = free_port()
+    # slowed to about 100 records/s, so half the work is surely still to do when the second broker
+    # dies (at full speed the worker could finish first: an idle worker has nothing to hold and stays ready)
+    slow = {"EC_BATCH_SIZE": "50", "EC_TEST_BATCH_DELAY": "0.5"}
     worker = HookedWorker(
-        cluster_env(run, EC_WEB_ENABLED="true", EC_WEB_PORT=str(port)), tmp_path / "worker.log"
+        cluster_env(run, EC_WEB_ENABLED="true", EC_WEB_PORT=str(port), **slow), tmp_path / "worker.log"
     ).start()
     first, second = 3, 2
     try:
@@ -121,6 +124,7 @@ async def test_one_broker_down_for_good_then_two_below_min_insync_replicas(
 
         kafka_cluster.kill(second)  # one broker left: below min.insync.replicas, no controller quorum
         cut = time.monotonic()
+        assert await run.entries_found(keys) < 0.9 * len(keys), "the worker must still have work in flight"
         body = json.loads(await until_status(port, "/readyz", 503, 90))
         why = body["problems"]  # a held batch (NotEnoughReplicas, a dead leader) or the lost coordinator
         assert set(why) & {"postprocess", "project", "ledger", "group", "kafka"}, body
