@@ -75,16 +75,16 @@ up-sentinel:
 down-sentinel:
 	$(STACK) down-sentinel
 
-# tests/faults/test_network.py runs a worker in a network namespace of its own (ip netns, a veth pair):
-# iproute2 (ip netns) and nftables (random packet loss), and root (CI runs as root).
+# tests/faults/test_network.py runs a worker in a network namespace of its own, joined by a wire of TUN
+# devices (tests/faults/wire.py, as this kernel has no sch_netem): iproute2 (ip netns) and root (CI runs as root).
 netns-tools:
-	@if command -v ip >/dev/null && command -v nft >/dev/null; then exit 0; fi; \
+	@if command -v ip >/dev/null; then exit 0; fi; \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-		echo '[make] installing Debian packages iproute2 and nftables (for tests/faults/test_network.py)'; \
+		echo '[make] installing the Debian package iproute2 (for tests/faults/test_network.py)'; \
 		DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null; \
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends iproute2 nftables >/dev/null; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends iproute2 >/dev/null; \
 	else \
-		echo 'ip or nft not found: install iproute2 and nftables (Debian/Ubuntu: sudo apt-get install iproute2 nftables)' >&2; \
+		echo 'ip not found: install iproute2 (Debian/Ubuntu: sudo apt-get install iproute2)' >&2; \
 		exit 1; \
 	fi
 

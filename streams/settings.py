@@ -68,7 +68,12 @@ class Settings(BaseSettings):
         None, description="Redis password, if not in the URL; never printed."
     )
     redis_ssl_ca_file: str | None = Field(None, description="CA bundle for a rediss:// server.")
-    redis_timeout_ms: int = Field(2_000, ge=1, description="Socket timeout of Redis calls.")
+    redis_timeout_ms: int = Field(
+        2_000,
+        ge=1,
+        description="Socket timeout of Redis calls. A ledger write pipeline that exceeds it is sent again "
+        "in halves (a slow link).",
+    )
     redis_durability: Literal["fsync", "replica", "none"] = Field(
         "fsync",
         description="When a ledger write counts as done: fsynced (fsync), on replicas (replica), replied.",

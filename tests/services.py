@@ -14,6 +14,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -79,7 +80,7 @@ def wait_port(
 
 class FaultKafka:
     """One KRaft broker + controller this suite may stop and restart at will; its clients' listeners on
-    ``host`` (a veth address when a worker runs in a network namespace of its own)."""
+    ``host`` (the wire's address when a worker runs in a network namespace of its own)."""
 
     def __init__(self, home: Path, host: str = "127.0.0.1") -> None:
         if not any(LIBS.glob("kafka_2.13-*.jar")):
@@ -296,10 +297,13 @@ class KafkaCluster:
 
 
 class NetNamespace:
-    """A network namespace joined to this one by a veth pair: ``host_ip`` on this side, ``inside_ip``
-    in the namespace, nothing else reachable from inside (not even this side's 127.0.0.1). ``cut`` takes
-    the link down (packets dropped, connections left hanging, as in a partition); ``restore`` brings it
-    back. Needs root (CI runs as root) and ``ip`` (iproute2)."""
+    """A network namespace joined to this one by a wire of our own (tests/faults/wire.py: two TUN
+    devices and a process copying packets between them): ``host_ip`` on this side, ``inside_ip`` in
+    the namespace, nothing else reachable from inside (not even this side's 127.0.0.1). The wire does
+    what ``tc netem`` would on a kernel that has it (this machine's has no ``sch_netem``): ``delay``
+    holds each packet leaving the namespace, ``lose`` drops a share each way, ``cut`` drops everything
+    (connections are left hanging, as in a partition), ``restore`` stops cutting. Needs root (CI runs
+    as root) and ``ip`` (iproute2)."""
 
     def __init__(self) -> None:
         tag = uuid.uuid4().hex[:6]
@@ -307,6 +311,7 @@ class NetNamespace:
         self.outside, self.inside = f"ec{tag}h", f"ec{tag}n"
         subnet = int(tag, 16) % 250
         self.host_ip, self.inside_ip = f"10.251.{subnet}.1", f"10.251.{subnet}.2"
+        self.wire: subprocess.Popen[str] | None = None
 
     @staticmethod
     def _ip(*args: str) -> None:
@@ -318,49 +323,62 @@ class NetNamespace:
 
     def create(self) -> NetNamespace:
         self._ip("netns", "add", self.name)
-        self._ip("link", "add", self.outside, "type", "veth", "peer", "name", self.inside)
-        self._ip("link", "set", self.inside, "netns", self.name)
-        self._ip("addr", "add", f"{self.host_ip}/30", "dev", self.outside)
+        self.wire = subprocess.Popen(  # noqa: S603 - root in CI; the namespace is this test's own
+            [sys.executable, "-m", "tests.faults.wire", self.name, self.outside, self.inside],
+            cwd=REPO,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self._answer("ready")
+        self._ip("addr", "add", self.host_ip, "peer", self.inside_ip, "dev", self.outside)
         self._ip("link", "set", self.outside, "up")
-        self._ip("netns", "exec", self.name, "ip", "addr", "add", f"{self.inside_ip}/30", "dev", self.inside)
-        self._ip("netns", "exec", self.name, "ip", "link", "set", self.inside, "up")
-        self._ip("netns", "exec", self.name, "ip", "link", "set", "lo", "up")
+        inside = ("netns", "exec", self.name, "ip")
+        self._ip(*inside, "addr", "add", self.inside_ip, "peer", self.host_ip, "dev", self.inside)
+        self._ip(*inside, "link", "set", self.inside, "up")
+        self._ip(*inside, "link", "set", "lo", "up")
         return self
+
+    def _answer(self, want: str) -> None:
+        assert self.wire is not None and self.wire.stdout is not None
+        line = self.wire.stdout.readline().strip()
+        if line != want:
+            raise RuntimeError(f"the wire answered {line!r}, not {want!r} (exit {self.wire.poll()})")
+
+    def _tell(self, command: str) -> None:
+        assert self.wire is not None and self.wire.stdin is not None
+        self.wire.stdin.write(command + "\n")
+        self.wire.stdin.flush()
+        self._answer("ok")
 
     def command(self, *argv: str) -> tuple[str, ...]:
         """``argv`` run inside the namespace."""
         return ("ip", "netns", "exec", self.name, *argv)
 
     def cut(self) -> None:
-        self._ip("link", "set", self.outside, "down")
-
-    def lose(self, percent: int) -> None:
-        """Drop ``percent`` % of the packets into and out of the namespace, at random (nftables'
-        ``numgen random``: the kernel here has no ``sch_netem``); 0 stops dropping."""
-        rules = "table inet ec_loss\ndelete table inet ec_loss\n"
-        if percent:
-            drop = f"numgen random mod 100 < {percent} drop;"
-            rules += (
-                "table inet ec_loss {\n"
-                f"  chain in {{ type filter hook input priority 0; {drop} }}\n"
-                f"  chain out {{ type filter hook output priority 0; {drop} }}\n"
-                "}\n"
-            )
-        done = subprocess.run(  # noqa: S603, S607 - root in CI; the namespace is this test's own
-            ["ip", "netns", "exec", self.name, "nft", "-f", "-"],
-            input=rules,
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"nft: {done.stderr.strip()} (the network tests need root and nftables)")
+        self._tell("cut")
 
     def restore(self) -> None:
-        self._ip("link", "set", self.outside, "up")
+        self._tell("restore")
+
+    def lose(self, percent: float) -> None:
+        """Drop ``percent`` % of the packets into and out of the namespace, at random; 0 stops."""
+        self._tell(f"loss {percent}")
+
+    def delay(self, ms: float, jitter_ms: float = 0) -> None:
+        """Hold each packet leaving the namespace ``ms`` ± ``jitter_ms`` (uniform); 0 stops."""
+        self._tell(f"delay {ms} {jitter_ms}")
 
     def delete(self) -> None:
-        """Remove the namespace (its end of the veth pair, and so the pair, goes with it)."""
+        """Stop the wire (its TUN devices go with it) and remove the namespace."""
+        if self.wire is not None:
+            if self.wire.stdin is not None:
+                self.wire.stdin.close()
+            try:
+                self.wire.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.wire.kill()
+                self.wire.wait()
+            if self.wire.stdout is not None:
+                self.wire.stdout.close()
         subprocess.run(["ip", "netns", "delete", self.name], capture_output=True, timeout=30, check=False)  # noqa: S603, S607
-        subprocess.run(["ip", "link", "delete", self.outside], capture_output=True, timeout=30, check=False)  # noqa: S603, S607

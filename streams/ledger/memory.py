@@ -106,7 +106,13 @@ class MemoryLedgerStore:
         if self.down:
             raise RedisUnavailable("memory ledger marked down")
 
-    async def write_many(self, entries: Sequence[LedgerEntry], *, restore: bool = False) -> list[WriteResult]:
+    async def write_many(
+        self,
+        entries: Sequence[LedgerEntry],
+        *,
+        restore: bool = False,
+        written: list[WriteResult] | None = None,
+    ) -> list[WriteResult]:
         """Write-once each entry, in order (``restore`` keeps each entry's own stamps, skips expired ones)."""
         self._check()
         self.writes += 1
@@ -120,14 +126,16 @@ class MemoryLedgerStore:
             if stored is not None:  # DUPLICATE or CONFLICT: nothing changes
                 results.append(WriteResult(outcome, stored, redis_key))
                 continue
-            written = dict(entry)
+            fresh = dict(entry)
             if restore and expired(entry.get("expires_at"), now):
                 results.append(WriteResult(LedgerOutcome.EXPIRED, entry, redis_key))
                 continue
             if not restore:
-                written["written_at"], written["expires_at"] = now, now + self.ttl_ms
-            self.entries[key] = as_stored(written)
+                fresh["written_at"], fresh["expires_at"] = now, now + self.ttl_ms
+            self.entries[key] = as_stored(fresh)
             results.append(WriteResult(outcome, self.entries[key], redis_key))
+        if written is not None:
+            written += results
         return results
 
     async def read_many(self, keys: Sequence[LedgerKey]) -> dict[LedgerKey, LedgerLookup]:

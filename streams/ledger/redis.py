@@ -9,7 +9,12 @@ The ledger agent is the only writer. Every write is one Lua script (atomic): no 
 stamped with ``written_at``/``expires_at`` from Redis ``TIME``; the same sha256 and status →
 DUPLICATE; anything else → CONFLICT. The stored entry is returned in every case, so the ``ledger``
 topic repeats exactly what Redis holds. A batch of writes is one pipeline (one round trip); the
-batch is acknowledged only once Redis has made it durable as ``EC_REDIS_DURABILITY`` asks:
+batch is acknowledged only once Redis has made it durable as ``EC_REDIS_DURABILITY`` asks. A
+pipeline that times out (``EC_REDIS_TIMEOUT_MS``: a slow or lossy link cannot carry it in time) is
+sent again in halves, down to one entry a pipeline, and the span doubles back with each pipeline that
+goes through until one times out again: sending the same too-large pipeline again would time out
+again, forever (a stall).
+What was written before a failure is kept by the caller (``written``), not sent again:
 
 - ``fsync`` (default): on Redis 7.2+ the pipeline ends with ``WAITAOF 1 0``; on older servers the
   server must run ``appendonly yes`` with ``appendfsync always`` (checked once with ``CONFIG GET``),
@@ -97,6 +102,8 @@ _UNAVAILABLE: tuple[type[BaseException], ...] = (
     redis_errors_mod.NoScriptError,  # the script cache was flushed between load and call
     OSError,
 )
+# A write span this large is a whole batch again (no batch is that large).
+_SPAN_UNBOUNDED = 1 << 16
 # Not retriable: a wrong password, missing permissions: the worker exits and says what to fix.
 _REFUSED: tuple[type[BaseException], ...] = (
     redis_errors_mod.AuthenticationError,
@@ -200,6 +207,8 @@ class RedisLedgerStore:
         self.wait_timeout_ms = wait_timeout_ms
         self._script = client.register_script(_WRITE_ONCE)
         self._waitaof: bool | None = None  # decided once, on the first write
+        self.span: int | None = None
+        """Entries a write pipeline carries at most (None: a whole batch); halved on a timeout."""
         self.round_trips = 0
 
     @classmethod
@@ -260,15 +269,51 @@ class RedisLedgerStore:
             )
         self._waitaof = False
 
-    async def write_many(self, entries: Sequence[LedgerEntry], *, restore: bool = False) -> list[WriteResult]:
-        """Write-once each entry in one pipeline, then wait for durability in the same round trip.
+    async def write_many(
+        self,
+        entries: Sequence[LedgerEntry],
+        *,
+        restore: bool = False,
+        written: list[WriteResult] | None = None,
+    ) -> list[WriteResult]:
+        """Write-once each entry, a pipeline per :attr:`span` entries, each ending with the durability wait.
 
         ``restore`` (``ledger rebuild``): each entry keeps its own ``written_at`` and ``expires_at``;
         an entry whose expiry has passed comes back as outcome ``EXPIRED`` and is not written.
+        ``written``: each durable pipeline's results are appended to it as it completes, so a caller
+        retrying after a failure sends only the rest.
+
+        A pipeline that times out is sent again at half the span, at once, when the one before it went
+        through; two timeouts in a row raise (Redis may be gone: the caller holds). Each pipeline that
+        goes through doubles the span, until the first timeout of the call.
         """
         if not entries:
             return []
         await self._prepare_durability()
+        results: list[WriteResult] = []
+        timed_out = slowed = False
+        while len(results) < len(entries):
+            part = entries[len(results) : len(results) + (self.span or len(entries))]
+            try:
+                done = await self._write_pipeline(part, restore=restore)
+            except RedisUnavailable as exc:
+                if not isinstance(exc.__cause__, redis_errors_mod.TimeoutError) or len(part) == 1:
+                    raise
+                self.span = len(part) // 2
+                if timed_out:
+                    raise
+                timed_out = slowed = True
+                log.warning("%s; sending %d entries a pipeline from now on", exc, self.span)
+                continue
+            timed_out = False
+            results += done
+            if written is not None:
+                written += done
+            if self.span is not None and not slowed:  # no timeout in this call yet: grow back
+                self.span = None if self.span * 2 >= _SPAN_UNBOUNDED else self.span * 2
+        return results
+
+    async def _write_pipeline(self, entries: Sequence[LedgerEntry], *, restore: bool) -> list[WriteResult]:
         keys = [ledger_key(self.ns, e["run_id"], e["tool_call_id"]) for e in entries]
         with redis_errors(f"ledger write of {len(entries)} entries"):
             async with self.client.pipeline(transaction=False) as pipe:

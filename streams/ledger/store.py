@@ -34,14 +34,23 @@ def write_outcome(stored: Mapping[str, Any] | None, entry: Mapping[str, Any]) ->
 class LedgerStore(Protocol):
     """The ledger as the agents use it: ``RedisLedgerStore``; ``MemoryLedgerStore`` offline and in tests."""
 
-    async def write_many(self, entries: Sequence[LedgerEntry], *, restore: bool = False) -> list[WriteResult]:
+    async def write_many(
+        self,
+        entries: Sequence[LedgerEntry],
+        *,
+        restore: bool = False,
+        written: list[WriteResult] | None = None,
+    ) -> list[WriteResult]:
         """Write-once each entry, in order; return once the writes are durable as configured.
 
         With ``restore`` (``ledger rebuild``) each entry keeps its own ``written_at`` and
-        ``expires_at``; one whose expiry has passed is not written (outcome ``EXPIRED``).
+        ``expires_at``; one whose expiry has passed is not written (outcome ``EXPIRED``). The results
+        of the entries already durable are appended to ``written`` as they become so (a store may
+        write a batch in several parts).
 
         Raises:
-            RedisUnavailable: nothing is known to be durable; retry the whole batch (idempotent).
+            RedisUnavailable: the entries past those in ``written`` are not known to be durable; retry
+                them (the writes are idempotent).
         """
         ...
 

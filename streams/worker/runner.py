@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from models.ledger import LedgerEntry
+from models.ledger import LedgerEntry, WriteResult
 from models.vocab import Station
 from streams.ledger.store import LedgerStore
 from streams.messages import Output, Record
@@ -161,8 +161,9 @@ class BatchRunner:
         if writes:
             store = self._store()
             entries: list[LedgerEntry] = [s.entry for _, s in writes]
-            results = await hold(
-                lambda: store.write_many(entries),
+            results: list[WriteResult] = []  # kept across retries: only the rest is sent again
+            await hold(
+                lambda: store.write_many(entries[len(results) :], written=results),
                 what=f"ledger: writing {len(entries)} entries",
                 policy=self.policy,
                 on_hold=self.on_hold,

@@ -1,13 +1,13 @@
-"""The network between a worker and its broker and Redis cut for 20 s, then losing packets: the worker
-runs in a network namespace of its own, joined to the broker and Redis by a veth pair that the test takes
-down mid-stream (packets dropped, connections left hanging, as in a partition) and brings back. No loss,
-no zombie (the worker never exits and finishes the stream), nothing written while cut (the batch in
-flight waits for its acknowledgements, uncommitted), recovery after: the broker dropped the silent
-member, which joins again and finishes. Then more records go through while 1 % of the packets each way
-are dropped at random (nftables): TCP retransmits, everything lands.
-
-The delay of the issue (``tc netem``, 200 ms ± 50 ms) cannot run on this kind of machine: its kernel is
-built without ``sch_netem`` (``CONFIG_NET_SCH_NETEM`` is not set); see docs/RELIABILITY.md."""
+"""The network between a worker and its broker and Redis delayed and lossy, then cut for 20 s: the
+worker runs in a network namespace of its own, joined to the broker and Redis by a wire of the test's
+own (tests/faults/wire.py, two TUN devices and a process copying packets: this machine's kernel is built
+without ``sch_netem``, so ``tc netem`` cannot run here; the wire does what it would). Every packet
+leaving the worker waits 200 ms ± 50 ms and 1 % of the packets each way are dropped while it starts and
+works; then the wire drops everything for 20 s (connections left hanging, as in a partition) and comes
+back, still slow and lossy. No loss, no zombie (the worker never exits and finishes the stream), nothing
+written while cut (the batch in flight waits for its acknowledgements, uncommitted), recovery after:
+the broker dropped the silent member, which joins again and finishes. Then more records go through on
+a clean link."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from tests.faults.support import REPO, HookedWorker, Run, expected, fault_env, r
 from tests.services import FaultKafka, FaultRedis, NetNamespace
 
 CUT_SECONDS = 20
+DELAY_MS, JITTER_MS = 200, 50
 LOSS_PERCENT = 1
 
 
@@ -39,7 +40,7 @@ def namespace() -> Iterator[NetNamespace]:
 
 @pytest.fixture
 def services(namespace: NetNamespace, tmp_path: Path) -> Iterator[tuple[FaultKafka, FaultRedis]]:
-    """A broker and a Redis listening on this side's veth address (the only one the worker can reach)."""
+    """A broker and a Redis on this side's end of the wire (the only address the worker can reach)."""
     kafka = FaultKafka(tmp_path / "kafka", host=namespace.host_ip)
     # with a password: Redis's protected mode refuses a passwordless default user beyond the loopback
     redis = FaultRedis(tmp_path / "redis", password=uuid.uuid4().hex, host=namespace.host_ip)
@@ -52,17 +53,19 @@ def services(namespace: NetNamespace, tmp_path: Path) -> Iterator[tuple[FaultKaf
         redis.stop()
 
 
-async def test_the_network_to_a_worker_cut_for_20_s_mid_stream_then_lossy(
+async def test_the_network_to_a_worker_delayed_and_lossy_then_cut_for_20_s_mid_stream(
     namespace: NetNamespace, services: tuple[FaultKafka, FaultRedis], tmp_path: Path
 ) -> None:
     kafka, redis = services
     run = Run(f"n-{uuid.uuid4().hex[:6]}-", kafka.bootstrap, redis.url)
-    records = record_mix(2000, seed=31)
-    first, later = records[:1500], records[1500:]  # the cut during the first, the loss during the later
+    records = record_mix(1000, seed=31)
+    first, later = records[:600], records[600:]  # slow, lossy and cut during the first; clean later
     want = expected(records, run.settings)
     keys = sorted(expected(first, run.settings).entries)
     await run.prepare()
     await run.publish("raw-hits", first)
+    namespace.delay(DELAY_MS, JITTER_MS)
+    namespace.lose(LOSS_PERCENT)
     worker = HookedWorker(
         fault_env(run.prefix, run.kafka, run.redis),
         tmp_path / "worker.log",
@@ -70,24 +73,25 @@ async def test_the_network_to_a_worker_cut_for_20_s_mid_stream_then_lossy(
         cwd=REPO,
     ).start()
     try:
+        slow = time.monotonic()
         await wait_progress(run, keys, 0.3, worker)
+        slow_seconds = time.monotonic() - slow
+        slow_entries = await run.entries_found(keys)
         namespace.cut()
         cut_at = await run.entries_found(keys)
         await asyncio.sleep(CUT_SECONDS)
         during = await run.entries_found(keys) - cut_at
         assert worker.running, worker.log_tail()
-        namespace.restore()
+        namespace.restore()  # still delayed and lossy
         back = time.monotonic()
         await run.wait_entries(keys, [worker])
         recovered = time.monotonic() - back
 
-        namespace.lose(LOSS_PERCENT)
-        lossy = time.monotonic()
-        await run.publish("raw-hits", later)  # from this side: only the worker's link loses packets
-        await run.wait_entries(sorted(want.entries), [worker])
-        lossy_seconds = time.monotonic() - lossy
+        namespace.delay(0)
         namespace.lose(0)
-        await run.check(want)  # exact dead letters: none for the cut
+        await run.publish("raw-hits", later)
+        await run.wait_entries(sorted(want.entries), [worker])
+        await run.check(want)  # exact dead letters: none for the delay, the loss or the cut
         await check_invariants(
             run.settings, valid_inputs=want.entries, rejected_inputs=rejected_inputs(records, run.settings)
         )
@@ -97,10 +101,11 @@ async def test_the_network_to_a_worker_cut_for_20_s_mid_stream_then_lossy(
         # the broker dropped the silent member; it came back, joined again and finished the stream
         assert "(Re-)joining group" in log.split("Worker ready", 1)[1], "the worker never joined again"
         print(  # noqa: T201 - the figures docs/RELIABILITY.md quotes (pytest -s)
-            f"[figures] network cut: records={len(first)}, cut={CUT_SECONDS}s at {cut_at} entries, "
-            f"entries_written_while_cut={during}, lost=0, "
-            f"seconds_from_restore_to_last_entry={recovered:.1f}; then {len(later)} records at "
-            f"{LOSS_PERCENT}% packet loss each way in {lossy_seconds:.1f}s, lost=0"
+            f"[figures] network: records={len(records)}, {DELAY_MS}±{JITTER_MS} ms and {LOSS_PERCENT}% loss: "
+            f"{slow_entries} entries in {slow_seconds:.1f}s from the worker's start; cut={CUT_SECONDS}s at "
+            f"{cut_at} entries, entries_written_while_cut={during}, lost=0, "
+            f"seconds_from_restore_to_last_entry={recovered:.1f} (still delayed and lossy); then "
+            f"{len(later)} records on a clean link, lost=0"
         )
     finally:
         worker.stop()

@@ -199,9 +199,9 @@ class SlowStore:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
-    async def write_many(self, entries: Any) -> Any:
+    async def write_many(self, entries: Any, **options: Any) -> Any:
         await asyncio.sleep(self.delay)
-        return await self.inner.write_many(entries)
+        return await self.inner.write_many(entries, **options)
 
 
 async def test_an_agents_time_is_told_by_phase_waiting_for_records_its_station_and_redis() -> None:
