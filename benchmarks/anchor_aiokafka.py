@@ -9,8 +9,16 @@ the batch's offsets committed (at-least-once). ``postprocessed`` and audit recor
 the stations hand each other their outputs in memory. The topics must exist (``benchmarks/harness.py``
 creates them). It runs until SIGTERM or SIGINT, finishes its batch and exits 0.
 
+With ``--hops 3`` it is the product's topology on plain aiokafka instead: three consumer → station →
+producer loops in one process, one per station, each in its own consumer group (``EC_APP_ID-<station>``),
+each consuming its station's input topic (raw-hits, postprocessed, projected) and producing everything
+the station emits (its output topic, dead letters, and an audit record per input, as SPEC 5 asks), batch
+by batch with the same delivery rules: deliveries awaited, then offsets committed. The price of the
+topology itself, hops and audit included, beside the one-hop pipeline.
+
     EC_TOPIC_PREFIX=... EC_APP_ID=... EC_NS=... .venv/bin/python benchmarks/anchor_aiokafka.py
     .venv/bin/python benchmarks/anchor_aiokafka.py --producer-batch-bytes 1048576   # 1 MiB batches
+    .venv/bin/python benchmarks/anchor_aiokafka.py --hops 3 --producer-batch-bytes 1048576
 """
 
 from __future__ import annotations
@@ -18,13 +26,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import signal
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.structs import OffsetAndMetadata, TopicPartition
 
+from models.topology import TOPOLOGY
 from models.vocab import Station, Topic
 from streams.kafka import client_options
 from streams.ledger.redis import RedisLedgerStore
@@ -116,12 +125,14 @@ def to_record(message: Any) -> Record:
     )
 
 
-def clients(settings: Settings, batch_bytes: int) -> tuple[AIOKafkaConsumer, AIOKafkaProducer]:
-    """A consumer of raw-hits in the group and an acks=all producer, both able to carry the largest record."""
+def clients(
+    settings: Settings, batch_bytes: int, topic: Topic = Topic.RAW_HITS, group: str | None = None
+) -> tuple[AIOKafkaConsumer, AIOKafkaProducer]:
+    """A consumer of ``topic`` in the group and an acks=all producer, both carrying the largest record."""
     consumer = AIOKafkaConsumer(
-        settings.topic(Topic.RAW_HITS),
+        settings.topic(topic),
         **client_options(settings),
-        group_id=settings.app_id,
+        group_id=group or settings.app_id,
         auto_offset_reset="earliest",
         enable_auto_commit=False,
         max_partition_fetch_bytes=2 * settings.topic_max_message_bytes,
@@ -136,14 +147,18 @@ def clients(settings: Settings, batch_bytes: int) -> tuple[AIOKafkaConsumer, AIO
     return consumer, producer
 
 
-async def run(settings: Settings, batch_bytes: int) -> None:
-    """Consume, process, deliver, commit, batch after batch, until SIGTERM or SIGINT."""
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stop.set)
-    consumer, producer = clients(settings, batch_bytes)
-    store = RedisLedgerStore.from_settings(settings)
+Handle = Callable[[Sequence[Record]], Awaitable[list[Output]]]
+"""A batch of consumed records → the messages to produce."""
+
+
+async def pump(
+    consumer: AIOKafkaConsumer,
+    producer: AIOKafkaProducer,
+    handle: Handle,
+    settings: Settings,
+    stop: asyncio.Event,
+) -> None:
+    """Consume, handle, deliver (every ack awaited), commit, batch after batch, until ``stop``."""
     await producer.start()
     await consumer.start()
     try:
@@ -152,11 +167,64 @@ async def run(settings: Settings, batch_bytes: int) -> None:
             records = [to_record(m) for messages in batch.values() for m in messages]
             if not records:
                 continue
-            await deliver(producer, await process(records, settings, store), settings)
+            await deliver(producer, await handle(records), settings)
             await consumer.commit(next_offsets(batch))
     finally:
         await consumer.stop()
         await producer.stop()
+
+
+def stop_on_signals() -> asyncio.Event:
+    """Set on SIGTERM or SIGINT: the batch in hand is finished, then the pipeline exits 0."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    return stop
+
+
+async def run(settings: Settings, batch_bytes: int) -> None:
+    """One hop: the stations in memory on each raw-hits batch, until SIGTERM or SIGINT."""
+    stop = stop_on_signals()
+    store = RedisLedgerStore.from_settings(settings)
+    try:
+        await pump(*clients(settings, batch_bytes), lambda rs: process(rs, settings, store), settings, stop)
+    finally:
+        await store.close()
+
+
+async def hop_batch(
+    station: Station, records: Sequence[Record], settings: Settings, store: RedisLedgerStore
+) -> list[Output]:
+    """One station on a batch (the ledger's writes in one Redis round trip); every message it emits."""
+    done: Done = []
+    writes: list[tuple[PendingWrite, Record]] = []
+    for record in records:
+        step = run_station(station, record, settings)
+        if isinstance(step, PendingWrite):
+            writes.append((step, record))
+        else:
+            assert isinstance(step, Outcome), "only the guard reads the ledger"
+            done.append((step, record))
+    results = await store.write_many([step.entry for step, _ in writes])
+    done += [(finish_write(step, result, r), r) for (step, r), result in zip(writes, results, strict=True)]
+    processed_at = wall_clock()
+    return [m for outcome, record in done for m in emissions(outcome, record, settings, processed_at)]
+
+
+async def run_hops(settings: Settings, batch_bytes: int) -> None:
+    """The product's topology: a hop per station, each in its own group, side by side in one process."""
+    stop = stop_on_signals()
+    store = RedisLedgerStore.from_settings(settings)
+
+    def hop(station: Station) -> Awaitable[None]:
+        group = f"{settings.app_id}-{station.value}"
+        consumer, producer = clients(settings, batch_bytes, TOPOLOGY[station].input, group)
+        return pump(consumer, producer, lambda rs: hop_batch(station, rs, settings, store), settings, stop)
+
+    try:
+        await asyncio.gather(*(hop(station) for station in STATIONS))
+    finally:
         await store.close()
 
 
@@ -171,8 +239,16 @@ def main() -> None:
         metavar="N",
         help="the producer's max_batch_size (default: aiokafka's 16384)",
     )
+    parser.add_argument(
+        "--hops",
+        type=int,
+        choices=(1, 3),
+        default=1,
+        help="1: the stations in memory, one hop (default); 3: the product's topology, a hop per station",
+    )
     args = parser.parse_args()
-    asyncio.run(run(load_settings(), args.producer_batch_bytes))
+    runner = run_hops if args.hops == 3 else run
+    asyncio.run(runner(load_settings(), args.producer_batch_bytes))
 
 
 if __name__ == "__main__":

@@ -145,6 +145,17 @@ PIPELINES = {
             str(1 << 20),
         ],
     ),
+    "aiokafka-3hop": Pipeline(
+        "plain aiokafka, the product's three hops (a group each, audit records), 1 MiB producer batches",
+        lambda: [
+            sys.executable,
+            str(ROOT / "benchmarks" / "anchor_aiokafka.py"),
+            "--hops",
+            "3",
+            "--producer-batch-bytes",
+            str(1 << 20),
+        ],
+    ),
     "quix": Pipeline(
         "Quix Streams application (librdkafka), at-least-once",
         lambda: [str(QUIX_PYTHON), str(ROOT / "benchmarks" / "anchor_quix.py")],
@@ -444,6 +455,9 @@ async def scale_out(workers: int, values: list[bytes], patience: float) -> float
 class Figures:
     args: argparse.Namespace
     p2: dict[str, list[Run]] = field(default_factory=dict)
+    p2l: dict[str, list[Run]] = field(default_factory=dict)
+    """P2 again on ``--large-records`` preloaded records: does CPU per record stay flat?"""
+    pipe_ms_large: list[float] = field(default_factory=list)
     pipe_ms: list[float] = field(default_factory=list)
     p3: dict[int, list[tuple[float, float]]] = field(default_factory=dict)
     p4: dict[str, list[list[float]]] = field(default_factory=dict)
@@ -475,7 +489,7 @@ def markdown(f: Figures) -> str:
         "# Benchmarks",
         "",
         "Produced by `make bench` (`benchmarks/stream.py`); rerun one figure with",
-        "`.venv/bin/python benchmarks/stream.py --only p2` (p2, p3, p4, p5, scale). Each cell is",
+        "`.venv/bin/python benchmarks/stream.py --only p2` (p2, p2l, p3, p4, p5, scale). Each cell is",
         f"min / median / max over {a.runs} run(s). Nothing here is a timed assertion in a test.",
         "",
     ]
@@ -497,11 +511,21 @@ def markdown(f: Figures) -> str:
                 f"| {PIPELINES[key].name} | {spread([r.rate for r in runs])} | "
                 f"{spread([r.cpu_ms for r in runs], '{:.2f}')} |"
             )
-        anchors = [statistics.median(r.rate for r in f.p2[k]) for k in f.p2 if not k.startswith("worker")]
+        one_hop = [k for k in f.p2 if not k.startswith("worker") and k != "aiokafka-3hop"]
+        anchors = [statistics.median(r.rate for r in f.p2[k]) for k in one_hop]
         if "worker" in f.p2 and anchors:
             ratio = statistics.median(r.rate for r in f.p2["worker"]) / max(anchors)
             target = "(target ≥ 1.0×, aim 1.5×)"
-            lines += ["", f"Worker ÷ the faster anchor (medians): **{ratio:.2f}×** {target}."]
+            lines += ["", f"Worker ÷ the fastest one-hop anchor (medians): **{ratio:.2f}×** {target}."]
+        if "worker" in f.p2 and "aiokafka-3hop" in f.p2:
+            three = statistics.median(r.rate for r in f.p2["aiokafka-3hop"])
+            ratio = statistics.median(r.rate for r in f.p2["worker"]) / three
+            price = three / max(anchors) if anchors else float("nan")
+            lines += [
+                "",
+                f"Worker ÷ the three-hop aiokafka anchor (medians): **{ratio:.2f}×**; the topology's own "
+                f"price, three hops ÷ the fastest one-hop anchor: **{price:.2f}×**.",
+            ]
         if "worker" in f.p2 and "worker-signed" in f.p2:
             signed = statistics.median(r.rate for r in f.p2["worker-signed"])
             ratio = signed / statistics.median(r.rate for r in f.p2["worker"])
@@ -512,6 +536,7 @@ def markdown(f: Figures) -> str:
             lines += ["", f"Batches in flight ÷ one at a time (medians): **{ratio:.2f}×**."]
         lines.append("")
     lines += phase_table(f)
+    lines += large_table(f)
     if f.pipe_ms and "worker" in f.p2:
         worker_ms = statistics.median(r.cpu_ms for r in f.p2["worker"])
         pipe = statistics.median(f.pipe_ms)
@@ -560,6 +585,7 @@ def markdown(f: Figures) -> str:
     if f.p5:
         points = dict(f.p5)
         tenth = next(rss for n, rss in f.p5 if n >= a.memory_records // 10)
+        warm = next(rss for n, rss in f.p5 if n >= a.memory_records * 3 // 10)
         half = next(rss for n, rss in f.p5 if n >= a.memory_records // 2)
         full = f.p5[-1][1]
         shown = [n for n, _ in f.p5][1::4] + [f.p5[-1][0]]
@@ -573,7 +599,9 @@ def markdown(f: Figures) -> str:
             *(f"| {n:,} | {points[n] / 2**20:.0f} |" for n in dict.fromkeys(shown)),
             "",
             f"Ratio after {a.memory_records:,} ÷ after {a.memory_records // 10:,}: **{full / tenth:.3f}** "
-            f"(target ≤ 1.05); after {a.memory_records:,} ÷ after {a.memory_records // 2:,}: "
+            f"(target ≤ 1.05); after warm-up, after {a.memory_records:,} ÷ after "
+            f"{a.memory_records * 3 // 10:,} (the buffers Faust and aiokafka keep are full by then): "
+            f"**{full / warm:.3f}**; after {a.memory_records:,} ÷ after {a.memory_records // 2:,}: "
             f"**{full / half:.3f}**.",
             "",
         ]
@@ -606,6 +634,46 @@ def markdown(f: Figures) -> str:
         text = path.read_text(encoding="utf-8").strip()
         lines += ["", "\n".join(line for line in text.splitlines() if not line.startswith("<!--")), ""]
     return "\n".join(lines)
+
+
+def large_table(f: Figures) -> list[str]:
+    """P2 on the large preload beside P2: CPU per record as the backlog grows (target: flat within 10 %)."""
+    if not f.p2l:
+        return []
+    a = f.args
+    pipe_small = statistics.median(f.pipe_ms) if f.pipe_ms else None
+    pipe_large = statistics.median(f.pipe_ms_large) if f.pipe_ms_large else None
+    rows = []
+    for key, runs in f.p2l.items():
+        cpu_large = statistics.median(r.cpu_ms for r in runs)
+        small = f.p2.get(key)
+        cpu_small = statistics.median(r.cpu_ms for r in small) if small else None
+        growth = f"{cpu_large / cpu_small:.2f}×" if cpu_small else "—"
+        to_chain = f"{cpu_large / pipe_large:.2f}×" if pipe_large else "—"
+        rows.append(
+            f"| {PIPELINES[key].name} | {spread([r.rate for r in runs])} | "
+            f"{spread([r.cpu_ms for r in runs], '{:.2f}')} | {growth} | {to_chain} |"
+        )
+    chain_row = (
+        f"| `evidence-chain pipe` (the stations alone) | — | {pipe_large:.3f} | "
+        f"{pipe_large / pipe_small:.2f}× | 1.00× |"
+        if pipe_small and pipe_large
+        else ""
+    )
+    return [
+        f"### P2 at {a.large_records:,} preloaded records",
+        "",
+        f"The same, on {a.large_records:,} records preloaded instead of {a.records:,} (one run each):",
+        f"does a pipeline do more per record when more is waiting? *Growth* is CPU per record here ÷ at"
+        f" {a.records:,} (target for the worker: within 10 %); *÷ chain* is ÷ the offline chain's CPU per"
+        " record on the same records (target ≤ 2×).",
+        "",
+        "| pipeline | records/s | CPU ms per record | growth | ÷ chain |",
+        "| --- | --- | --- | --- | --- |",
+        *rows,
+        *([chain_row] if chain_row else []),
+        "",
+    ]
 
 
 def phase_table(f: Figures) -> list[str]:
@@ -656,6 +724,16 @@ async def collect(args: argparse.Namespace) -> Figures:
                     figures.p2.setdefault(key, []).append(run)
                     progress.advance(task)
                 figures.pipe_ms.append(pipe_cpu_ms(values))
+        if "p2l" in only:
+            large = corpus.records(args.large_records)
+            targets = [k for k in ("worker", "aiokafka-1m", "quix") if k in keys]
+            task = progress.add_task(f"P2 at {args.large_records:,}", total=len(targets))
+            for key in targets:
+                run = await throughput(PIPELINES[key], large, 3, args.timeout * 3)
+                figures.p2l.setdefault(key, []).append(run)
+                progress.advance(task)
+            figures.pipe_ms_large.append(pipe_cpu_ms(large))
+            del large
         if "p3" in only:
             task = progress.add_task("P3 guard", total=args.runs * 3)
             for _ in range(args.runs):
@@ -700,18 +778,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--drafts", type=int, default=4000)
     parser.add_argument("--latency-seconds", type=float, default=20.0)
     parser.add_argument("--memory-records", type=int, default=200_000)
+    parser.add_argument("--large-records", type=int, default=20_000, help="P2's second, larger preload (p2l)")
     parser.add_argument("--timeout", type=float, default=300.0, help="longest wait for one pipeline's events")
-    parser.add_argument("--only", default="p2,p3,p4,p5,scale")
+    parser.add_argument("--only", default="p2,p2l,p3,p4,p5,scale")
     parser.add_argument("--pipelines", default=None, help=f"some of {','.join(PIPELINES)} (default: all)")
     parser.add_argument("--out", type=Path, default=ROOT / "BENCHMARKS.md")
     parser.add_argument("--profile", action="store_true", help="sample the worker with py-spy during P2")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, one run: proves the benchmark runs")
     args = parser.parse_args(argv)
     if args.pipelines is None:  # the smoke run skips the worker's variants: they start the same code
-        args.pipelines = "worker,aiokafka,quix" if args.smoke else ",".join(PIPELINES)
+        args.pipelines = "worker,aiokafka,aiokafka-3hop,quix" if args.smoke else ",".join(PIPELINES)
     if args.smoke:
         args.runs, args.records, args.drafts = 1, 60, 60
         args.latency_seconds, args.memory_records, args.timeout = 2.0, 400, 120.0
+        args.large_records = 120
     if "quix" in args.pipelines and not QUIX_PYTHON.exists():
         parser.error(
             f"{QUIX_PYTHON} is missing: run `make bench-quix-venv` (or leave quix out of --pipelines)"
