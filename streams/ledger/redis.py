@@ -9,12 +9,7 @@ The ledger agent is the only writer. Every write is one Lua script (atomic): no 
 stamped with ``written_at``/``expires_at`` from Redis ``TIME``; the same sha256 and status →
 DUPLICATE; anything else → CONFLICT. The stored entry is returned in every case, so the ``ledger``
 topic repeats exactly what Redis holds. A batch of writes is one pipeline (one round trip); the
-batch is acknowledged only once Redis has made it durable as ``EC_REDIS_DURABILITY`` asks. A
-pipeline that times out (``EC_REDIS_TIMEOUT_MS``: a slow or lossy link cannot carry it in time) is
-sent again in halves, down to one entry a pipeline, and the span doubles back with each pipeline that
-goes through until one times out again: sending the same too-large pipeline again would time out
-again, forever (a stall).
-What was written before a failure is kept by the caller (``written``), not sent again:
+batch is acknowledged only once Redis has made it durable as ``EC_REDIS_DURABILITY`` asks:
 
 - ``fsync`` (default): on Redis 7.2+ the pipeline ends with ``WAITAOF 1 0``; on older servers the
   server must run ``appendonly yes`` with ``appendfsync always`` (checked once with ``CONFIG GET``),
@@ -22,6 +17,12 @@ What was written before a failure is kept by the caller (``written``), not sent 
 - ``replica``: the pipeline ends with ``WAIT <EC_REDIS_REPLICAS> <EC_REDIS_WAIT_TIMEOUT_MS>``; fewer
   acknowledgements hold and retry the batch (the writes are idempotent).
 - ``none``: acknowledged when Redis replies (up to a second of entries can be lost in a crash).
+
+A pipeline that times out (``EC_REDIS_TIMEOUT_MS``: a slow or lossy link cannot carry it in time) is
+sent again in halves, down to one entry a pipeline, and the span doubles back with each pipeline that
+goes through until one times out again: sending the same too-large pipeline again would time out
+again, forever (a stall). What was written before a failure is kept by the caller (``written``), not
+sent again.
 
 Every ``redis`` exception is translated here, once, by :func:`redis_errors`.
 """
@@ -290,10 +291,11 @@ class RedisLedgerStore:
         if not entries:
             return []
         await self._prepare_durability()
-        results: list[WriteResult] = []
+        results: list[WriteResult] = [] if written is None else written
+        first = len(results)  # the caller's results of earlier attempts stay ahead of ours
         timed_out = slowed = False
-        while len(results) < len(entries):
-            part = entries[len(results) : len(results) + (self.span or len(entries))]
+        while (sent := len(results) - first) < len(entries):
+            part = entries[sent : sent + (self.span or len(entries))]
             try:
                 done = await self._write_pipeline(part, restore=restore)
             except RedisUnavailable as exc:
@@ -307,11 +309,9 @@ class RedisLedgerStore:
                 continue
             timed_out = False
             results += done
-            if written is not None:
-                written += done
             if self.span is not None and not slowed:  # no timeout in this call yet: grow back
                 self.span = None if self.span * 2 >= _SPAN_UNBOUNDED else self.span * 2
-        return results
+        return results[first:]
 
     async def _write_pipeline(self, entries: Sequence[LedgerEntry], *, restore: bool) -> list[WriteResult]:
         keys = [ledger_key(self.ns, e["run_id"], e["tool_call_id"]) for e in entries]
