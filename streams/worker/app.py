@@ -31,6 +31,7 @@ from streams.trust.keys import signing_status
 from streams.worker.context import WorkerContext
 from streams.worker.crash import crash
 from streams.worker.credentials import broker_credentials, faust_brokers
+from streams.worker.drain import batch_drain
 from streams.worker.health import Health, add_web_routes
 from streams.worker.loop import AgentLoop
 from streams.worker.runner import BatchRunner
@@ -47,6 +48,13 @@ class EvidenceChainApp(faust.App):
 
     context: WorkerContext
     """The running parts; :func:`create_app` sets it before anything starts."""
+
+    def _new_transport(self) -> Any:
+        """Faust's transport, its consumer handing each fetched batch over in one step
+        (:mod:`streams.worker.drain`)."""
+        transport = super()._new_transport()
+        transport.Consumer = batch_drain(transport.Consumer)  # type: ignore[misc]  # this instance only
+        return transport
 
     async def on_start(self) -> None:
         """Start the agents' producer before the agents."""

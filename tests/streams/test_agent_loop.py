@@ -18,6 +18,7 @@ from streams.errors import ConfigurationError, HoldExpired, KafkaUnavailable, Re
 from streams.settings import Settings, load_settings
 from streams.worker.app import create_app
 from streams.worker.batches import batches
+from streams.worker.drain import BatchDrainMixin
 from tests.streams.conftest import FakeSink
 from tests.streams.loop_fakes import RAW, TOPIC, FakeProbe, Loop, event
 
@@ -194,6 +195,7 @@ async def test_create_app_registers_the_chosen_agents_only() -> None:
     app = create_app(Settings(app_id="compose-test", agents="project,ledger", data_dir="/nonexistent/x"))
     assert sorted(app.agents) == ["ledger", "project"]
     assert set(app.context.loops) == {Station.PROJECT, Station.LEDGER}
+    assert issubclass(app.transport.Consumer, BatchDrainMixin)  # records handed over a batch at a time
     assert not Path("/nonexistent/x").exists()  # noqa: ASYNC240 - composed, not started: nothing created
     for loop in app.context.loops.values():
         store = loop.runner.store
