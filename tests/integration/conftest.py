@@ -260,6 +260,21 @@ async def kafka_admin(kafka_bootstrap: str) -> AsyncIterator[AIOKafkaAdminClient
 CreateTopic = Callable[..., Awaitable[str]]
 
 
+async def _until_described(
+    admin: AIOKafkaAdminClient, topic: str, partitions: int, seconds: float = 10.0
+) -> None:
+    """Wait until the broker's metadata has ``topic`` with all its partitions: CreateTopics answers
+    when the controller made it, and a describe right after can still say UNKNOWN_TOPIC_OR_PARTITION."""
+    deadline = asyncio.get_running_loop().time() + seconds
+    while True:
+        [described] = await admin.describe_topics([topic])
+        if described["error_code"] == 0 and len(described["partitions"]) == partitions:
+            return
+        if asyncio.get_running_loop().time() > deadline:
+            pytest.fail(f"topic {topic}: not {partitions} partitions after {seconds:g}s: {described}")
+        await asyncio.sleep(0.1)
+
+
 @pytest.fixture
 async def create_topic(kafka_admin: AIOKafkaAdminClient, unique_prefix: str) -> AsyncIterator[CreateTopic]:
     """``await create_topic("name", partitions=3, configs={...})`` creates ``<unique_prefix>name``.
@@ -277,6 +292,7 @@ async def create_topic(kafka_admin: AIOKafkaAdminClient, unique_prefix: str) -> 
         if errors:
             pytest.fail(f"creating topic {topic} failed: {errors}")
         created.append(topic)
+        await _until_described(kafka_admin, topic, partitions)
         return topic
 
     try:
