@@ -9,6 +9,7 @@ import logging.config
 import signal
 import sys
 
+from streams.cli.runtime import freeze_start_up
 from streams.client.gateway import bearer_token, serve
 from streams.errors import ConfigurationError
 from streams.observe.logs import logging_config
@@ -62,6 +63,7 @@ def run_gateway(args: argparse.Namespace) -> int:
     settings = gateway_settings(args.host, args.port)
     bearer_token(settings, settings.gateway_host)  # before any connection or log line
     logging.config.dictConfig(logging_config(settings.log_format, args.loglevel))
+    freeze_start_up()
     if settings.event_loop == "uvloop":
         import uvloop
 

@@ -59,6 +59,7 @@ def run_worker(args: argparse.Namespace) -> int:
     asyncio.run(wait_for_topics(settings))
     from faust import Worker
 
+    from streams.cli.runtime import freeze_start_up
     from streams.observe.logs import logging_config
     from streams.worker.app import create_app
 
@@ -72,6 +73,7 @@ def run_worker(args: argparse.Namespace) -> int:
     # can spin on every record: aiokafka then builds a debug record per fetch and send, a tenth of
     # the worker's CPU at 100 records/s. Nobody watches a spinner in a log.
     worker.spinner = None
+    freeze_start_up()
     worker.execute_from_commandline()  # exits the process when the worker stops
     return 0  # pragma: no cover
 
