@@ -43,7 +43,7 @@ from streams.settings import Settings, load_settings
 from streams.worker.runner import wall_clock
 
 MAX_RECORDS = 500
-"""Records per ``getmany`` batch (the worker's default ``EC_BATCH_SIZE``)."""
+"""Records per ``getmany`` batch (the anchor's own choice; the worker's ``EC_BATCH_SIZE`` is 100)."""
 
 STATIONS = (Station.POSTPROCESS, Station.PROJECT, Station.LEDGER)
 PRODUCED = frozenset({Topic.PROJECTED, Topic.LEDGER, Topic.DEAD_LETTERS})

@@ -134,7 +134,11 @@ class Settings(BaseSettings):
     audit_sink_port: int = Field(
         9108, ge=0, le=65535, description="Port of the audit sink's /metrics, /livez, /readyz (0: none)."
     )
-    batch_size: int = Field(500, ge=1, description="Most records an agent takes at once.")
+    batch_size: int = Field(
+        100,
+        ge=1,
+        description="Most records an agent takes at once (× EC_BATCHES_IN_FLIGHT: what it holds in memory).",
+    )
     batches_in_flight: int = Field(
         4,
         ge=1,
