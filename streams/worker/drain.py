@@ -24,6 +24,7 @@ Faust internals used here, and why (pinned faust-streaming 0.15.x): ``Consumer._
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, cast
 
@@ -41,7 +42,7 @@ class BatchDrainMixin:
     async def _drain_messages(self, fetcher: ServiceT) -> None:  # pragma: no cover - run by Faust
         consumer: Any = self
         getmany = consumer.getmany
-        consumer_should_stop = cast(Service, consumer)._stopped.is_set
+        consumer_should_stop = consumer._stopped.is_set
         fetcher_should_stop = cast(Service, fetcher)._stopped.is_set
         set_flag, unset_flag = consumer.diag.set_flag, consumer.diag.unset_flag
         try:
@@ -95,14 +96,7 @@ class BatchDrainMixin:
             read_offset[tp] = offset
 
 
+@functools.cache
 def batch_drain(consumer_class: type) -> type:
     """``consumer_class`` with :class:`BatchDrainMixin`'s drain loop (the class is made once per class)."""
-    made = _MADE.get(consumer_class)
-    if made is None:
-        made = _MADE[consumer_class] = type(
-            f"BatchDrain{consumer_class.__name__}", (BatchDrainMixin, consumer_class), {}
-        )
-    return made
-
-
-_MADE: dict[type, type] = {}
+    return type(f"BatchDrain{consumer_class.__name__}", (BatchDrainMixin, consumer_class), {})
