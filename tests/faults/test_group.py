@@ -10,7 +10,13 @@ from pathlib import Path
 
 from tests.faults.invariants import check_invariants, rejected_inputs
 from tests.faults.support import HookedWorker, Run, expected, fault_env, record_mix, wait_progress
+from tests.integration.helpers import Worker
 from tests.services import FaultKafka, FaultRedis
+
+
+def assignments(worker: Worker) -> int:
+    """How many times ``worker`` was given its partitions (Faust logs each assignment)."""
+    return worker.log_path.read_text(errors="replace").count("Executing _on_partitions_assigned")
 
 
 async def test_three_workers_one_sigkilled(
@@ -26,7 +32,15 @@ async def test_three_workers_one_sigkilled(
     workers = [HookedWorker(env, tmp_path / f"worker{i}.log").start() for i in range(3)]
     try:
         await wait_progress(run, keys, 0.2, workers[0])
+        # all three in the group before the kill (a worker still starting would be no victim at all)
+        deadline = time.monotonic() + 60
+        while True:
+            if min(assignments(w) for w in workers) > 0 or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(0.5)
+        assert min(assignments(w) for w in workers) > 0, "\n".join(w.log_tail() for w in workers)
         victim = workers.pop(1)
+        before = [assignments(w) for w in workers]
         victim.kill()
         # records keep arriving on every partition, the victim's included: someone must take them over
         await run.publish("raw-hits", records[2000:])
@@ -34,12 +48,14 @@ async def test_three_workers_one_sigkilled(
         await run.check(want)
         assert all(w.running for w in workers), "\n".join(w.log_tail() for w in workers)
         deadline = time.monotonic() + 30
-        while True:
-            assigned = [w.log_path.read_text().count("Executing _on_partitions_assigned") for w in workers]
-            if all(n >= 2 for n in assigned) or time.monotonic() > deadline:
+        while True:  # each survivor was given partitions again after the kill
+            assigned = [assignments(w) for w in workers]
+            if all(n > b for n, b in zip(assigned, before, strict=True)) or time.monotonic() > deadline:
                 break
             await asyncio.sleep(0.5)
-        assert all(n >= 2 for n in assigned), f"the survivors did not take over partitions: {assigned}"
+        assert all(n > b for n, b in zip(assigned, before, strict=True)), (
+            f"no new assignment for a survivor: {before} assignments before the kill, {assigned} after"
+        )
         await check_invariants(
             run.settings, valid_inputs=want.entries, rejected_inputs=rejected_inputs(records, run.settings)
         )
