@@ -164,10 +164,12 @@ check: lint typecheck compose-check contracts-check openapi-check
 # The tiers that need no service (rules, agents on fakes, the CLI, contracts, manifests) run two at a
 # time; so do the integration tests on the shared broker, Redis and PostgreSQL, a file per pytest worker
 # (each test has its own topic prefix, group, namespace and database, and stops only what it started).
-# The fault tests run two files at a time too: each pytest worker starts a fault broker of its own
-# (tests/conftest.py), each test its own Redis; the three-broker cluster and the Sentinel set are used
-# by one file each (test_cluster.py, test_sentinel.py), so never by both lanes at once. A fault test
-# waits on its own conditions (entries found, assignments seen), never on the other lane's pace.
+# The fault tests run three files at a time (they mostly wait: on session timeouts, cuts, restarts):
+# each pytest worker starts a fault broker of its own (tests/conftest.py), each test its own Redis; the
+# three-broker cluster and the Sentinel set are used by one file each (test_cluster.py,
+# test_sentinel.py), so never by two lanes at once. A fault test waits on its own conditions (entries
+# found, assignments seen), never on another lane's pace; the longest files go first
+# (tests/faults/conftest.py) so the lanes end together.
 UNIT_TESTS := tests --ignore=tests/integration --ignore=tests/faults
 INTEGRATION_TESTS := tests/integration
 FAULT_TESTS := tests/faults
@@ -183,7 +185,7 @@ unit: install
 test: install up up-postgres browser netns-tools check bench-quix-venv
 	$(VENV_PY) -m pytest -n 2 $(UNIT_TESTS)
 	$(VENV_PY) -m pytest -n 2 --dist loadfile --durations=10 $(INTEGRATION_TESTS)
-	$(VENV_PY) -m pytest -n 2 --dist loadfile --durations=10 $(FAULT_TESTS)
+	$(VENV_PY) -m pytest -n 3 --dist loadfile --no-loadscope-reorder --durations=10 $(FAULT_TESTS)
 	$(VENV_PY) benchmarks/stream.py --smoke --out .local/bench/smoke.md
 	$(VENV_PY) benchmarks/lookup.py --smoke --out .local/bench/smoke.md
 
