@@ -162,8 +162,9 @@ openapi-check: install
 check: lint typecheck compose-check contracts-check openapi-check
 
 # The tiers that need no service (rules, agents on fakes, the CLI, contracts, manifests) run two at a
-# time; so do the integration tests on the shared broker, Redis and PostgreSQL, a file per pytest worker
-# (each test has its own topic prefix, group, namespace and database, and stops only what it started).
+# time (they use the CPU); the integration tests on the shared broker, Redis and PostgreSQL three at a
+# time, a file per pytest worker (each test has its own topic prefix, group, namespace and database, and
+# stops only what it started; much of their time is waiting on workers and brokers).
 # The fault tests run three files at a time (they mostly wait: on session timeouts, cuts, restarts):
 # each pytest worker starts a fault broker of its own (tests/conftest.py), each test its own Redis; the
 # three-broker cluster and the Sentinel set are used by one file each (test_cluster.py,
@@ -184,7 +185,7 @@ unit: install
 # Then the stream and lookup benchmarks' smoke modes (tiny sizes, every figure and path) so they cannot rot.
 test: install up up-postgres browser netns-tools check bench-quix-venv
 	$(VENV_PY) -m pytest -n 2 $(UNIT_TESTS)
-	$(VENV_PY) -m pytest -n 2 --dist loadfile --durations=10 $(INTEGRATION_TESTS)
+	$(VENV_PY) -m pytest -n 3 --dist loadfile --durations=10 $(INTEGRATION_TESTS)
 	$(VENV_PY) -m pytest -n 3 --dist loadfile --no-loadscope-reorder --durations=10 $(FAULT_TESTS)
 	$(VENV_PY) benchmarks/stream.py --smoke --out .local/bench/smoke.md
 	$(VENV_PY) benchmarks/lookup.py --smoke --out .local/bench/smoke.md

@@ -784,9 +784,10 @@ async def collect(args: argparse.Namespace) -> Figures:
         if "p5" in only:
             figures.p5 = await memory(args.memory_records, progress)
         if "scale" in only:
-            task = progress.add_task("scale-out", total=args.runs * 3)
+            sizes = (1, 2) if args.smoke else (1, 2, 3)  # the smoke run: two make it a group already
+            task = progress.add_task("scale-out", total=args.runs * len(sizes))
             for _ in range(args.runs):
-                for n in (1, 2, 3):
+                for n in sizes:
                     figures.scale.setdefault(n, []).append(await scale_out(n, values, args.timeout))
                     progress.advance(task)
     return figures
