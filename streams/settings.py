@@ -146,7 +146,10 @@ class Settings(BaseSettings):
         "(1: one at a time). Offsets are committed only past batches finished in order.",
     )
     stream_buffer_maxsize: int = Field(
-        1000, ge=1, description="Records buffered per agent before fetching pauses."
+        2500,
+        ge=1,
+        description="Records buffered per agent before fetching pauses (records, not bytes: lower it "
+        "for records of hundreds of KB).",
     )
     event_loop: Literal["uvloop", "asyncio"] = Field(
         "uvloop", description="The worker's event loop (uvloop moves large records with less CPU)."
