@@ -394,13 +394,18 @@ P4_RAMP_SECONDS = 2.0
 """How long records are offered at the measured rate, and not measured, before the measured ones."""
 
 
+def ramp_seconds(seconds: float) -> float:
+    """P4's unmeasured lead-in for a run of ``seconds``: :data:`P4_RAMP_SECONDS`, a fifth of a short run."""
+    return min(P4_RAMP_SECONDS, seconds / 5)
+
+
 async def latency(pipeline: Pipeline, rate: float, seconds: float, warmup: list[bytes]) -> list[float]:
     """Latencies (ms) of records offered at ``rate``/s to a started, warmed-up pipeline: after
     ``warmup`` (preloaded) and :data:`P4_RAMP_SECONDS` of records at ``rate`` that are not measured,
     so the figure is the steady state at that rate, not the pipeline's first second under load."""
     count = max(10, int(rate * seconds))
     values = corpus.records(count, seed=23, start=100_000)
-    ramp = corpus.records(max(1, int(rate * min(P4_RAMP_SECONDS, seconds / 5))), seed=29, start=200_000)
+    ramp = corpus.records(max(1, int(rate * ramp_seconds(seconds))), seed=29, start=200_000)
     async with topics(fresh_settings("p4", 3)) as settings:
         process = start(pipeline.log, pipeline.argv(), pipeline_env(settings, **pipeline.env))
         try:
@@ -604,6 +609,7 @@ def markdown(f: Figures) -> str:
             )
         lines.append("")
     if f.p4:
+        ramp = ramp_seconds(a.latency_seconds)
         lines += [
             "## P4 latency at half the sustained rate",
             "",
@@ -614,7 +620,7 @@ def markdown(f: Figures) -> str:
                 + "; ".join(f"{k}: {sustained_rate(f, k)[1]}" for k in f.p4)
                 + ")"
             )
-            + f" for {a.latency_seconds:.0f} s, after 20 preloaded records and {P4_RAMP_SECONDS:.0f} s of",
+            + f" for {a.latency_seconds:.0f} s, after 20 preloaded records and {ramp:g} s of",
             "records at the same rate that are not counted (the steady state, not the first second",
             "under load); latency = ledger event time − the raw-hits record's create time (one clock).",
             "",
@@ -833,7 +839,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--drafts", type=int, default=4000)
     parser.add_argument("--latency-seconds", type=float, default=20.0)
     parser.add_argument(
-        "--latency-rate", type=float, default=None, help="P4's offered rate (default: half P2's median rate)"
+        "--latency-rate", type=float, default=None, help="P4's offered rate (default: half the sustained)"
     )
     parser.add_argument("--memory-records", type=int, default=200_000)
     parser.add_argument("--large-records", type=int, default=20_000, help="P2's second, larger preload (p2l)")

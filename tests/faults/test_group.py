@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 from tests.faults.invariants import check_invariants, rejected_inputs
@@ -17,6 +18,18 @@ from tests.services import FaultKafka, FaultRedis
 def assignments(worker: Worker) -> int:
     """How many times ``worker`` was given its partitions (Faust logs each assignment)."""
     return worker.log_path.read_text(errors="replace").count("Executing _on_partitions_assigned")
+
+
+async def assignments_when(
+    workers: list[Worker], ok: Callable[[list[int]], bool], seconds: float
+) -> list[int]:
+    """Each worker's :func:`assignments`, read every 0.5 s until ``ok`` holds or ``seconds`` pass."""
+    deadline = time.monotonic() + seconds
+    while True:
+        counts = [assignments(w) for w in workers]
+        if ok(counts) or time.monotonic() > deadline:
+            return counts
+        await asyncio.sleep(0.5)
 
 
 async def test_three_workers_one_sigkilled(
@@ -33,12 +46,8 @@ async def test_three_workers_one_sigkilled(
     try:
         await wait_progress(run, keys, 0.2, workers[0])
         # all three in the group before the kill (a worker still starting would be no victim at all)
-        deadline = time.monotonic() + 60
-        while True:
-            if min(assignments(w) for w in workers) > 0 or time.monotonic() > deadline:
-                break
-            await asyncio.sleep(0.5)
-        assert min(assignments(w) for w in workers) > 0, "\n".join(w.log_tail() for w in workers)
+        joined = await assignments_when(workers, lambda counts: min(counts) > 0, 60)
+        assert min(joined) > 0, "\n".join(w.log_tail() for w in workers)
         victim = workers.pop(1)
         before = [assignments(w) for w in workers]
         victim.kill()
@@ -47,13 +56,12 @@ async def test_three_workers_one_sigkilled(
         await run.wait_entries(keys, workers)
         await run.check(want)
         assert all(w.running for w in workers), "\n".join(w.log_tail() for w in workers)
-        deadline = time.monotonic() + 30
-        while True:  # each survivor was given partitions again after the kill
-            assigned = [assignments(w) for w in workers]
-            if all(n > b for n, b in zip(assigned, before, strict=True)) or time.monotonic() > deadline:
-                break
-            await asyncio.sleep(0.5)
-        assert all(n > b for n, b in zip(assigned, before, strict=True)), (
+
+        def taken_over(counts: list[int]) -> bool:  # each survivor was given partitions again after the kill
+            return all(n > b for n, b in zip(counts, before, strict=True))
+
+        assigned = await assignments_when(workers, taken_over, 30)
+        assert taken_over(assigned), (
             f"no new assignment for a survivor: {before} assignments before the kill, {assigned} after"
         )
         await check_invariants(
