@@ -6,7 +6,7 @@ from enum import StrEnum
 
 
 class Topic(StrEnum):
-    """The nine topics of SPEC 1, without the optional prefix; all are keyed by ``run_id``."""
+    """The ten topics of SPEC 1, without the optional prefix; all are keyed by ``run_id``."""
 
     RAW_HITS = "raw-hits"
     POSTPROCESSED = "postprocessed"
@@ -15,6 +15,7 @@ class Topic(StrEnum):
     DIAGNOSIS_DRAFTS = "diagnosis-drafts"
     VERDICTS = "verdicts"
     VIOLATIONS = "violations"
+    REPORTS = "reports"
     AUDIT = "audit"
     DEAD_LETTERS = "dead-letters"
 
@@ -109,7 +110,7 @@ class VerdictKind(StrEnum):
 
 
 class ViolationCode(StrEnum):
-    """The twenty violation codes of the evidence guard (SPEC section 4)."""
+    """The twenty-three violation codes of the evidence guard (SPEC 4: A-C; 4.2: D)."""
 
     # A. Structure
     DRAFT_UNPARSABLE = "DRAFT_UNPARSABLE"
@@ -134,6 +135,10 @@ class ViolationCode(StrEnum):
     LEDGER_PAYLOAD_INVALID = "LEDGER_PAYLOAD_INVALID"
     LEDGER_PAYLOAD_UNKNOWN_FIELD = "LEDGER_PAYLOAD_UNKNOWN_FIELD"
     LEDGER_PAYLOAD_TAMPERED = "LEDGER_PAYLOAD_TAMPERED"
+    # D. Review of claims against the evidence they cite (SPEC 4.2)
+    CLAIM_NUMBER_UNSUPPORTED = "CLAIM_NUMBER_UNSUPPORTED"
+    CLAIM_IDENTIFIER_UNSUPPORTED = "CLAIM_IDENTIFIER_UNSUPPORTED"
+    CLAIM_QUOTE_UNSUPPORTED = "CLAIM_QUOTE_UNSUPPORTED"
 
 
 COMPLETENESS_HINTS: dict[RelevanceLevel | None, str] = {

@@ -21,7 +21,7 @@ from streams.worker.app import INPUT_TOPIC
 from tests.support import settle
 
 ROOT = Path(__file__).resolve().parents[2]
-GOLDEN_RAW = ROOT.parent / "shared" / "golden" / "pipe" / "input.jsonl"
+GOLDEN_RAW = ROOT / "tests" / "data" / "golden" / "pipe" / "input.jsonl"
 SETTINGS = Settings()
 AT = "2026-12-03T00:00:00.000+00:00"
 
