@@ -20,6 +20,9 @@
     ├── HoldInterrupted                asked to stop while holding an operation; nothing was done
     ├── RecordsSkipped                 records were never delivered to an agent: the worker exits
     ├── LedgerIntegrityError           a stored projection does not hash to its projection_sha256
+    ├── SearchRefused                  py-rag answered 4xx, or more than the raw-hits size cap: not retried
+    ├── SearchUnavailable              retriable=True: py-rag unreachable, timed out or 5xx after the
+    │                                  retries; nothing was produced
     ├── ReplyTimeout                   retriable=True: no reply in time; nothing left waiting
     │   ├── LookupTimeout              no ledger entry for a lookup (client, gateway 504)
     │   └── CheckTimeout               no verdict for a draft (client, gateway 504)
@@ -139,6 +142,16 @@ class RecordsSkipped(EvidenceChainError):
 
 class LedgerIntegrityError(EvidenceChainError):
     """A READY entry whose projection does not hash to its ``projection_sha256``: never shown."""
+
+
+class SearchRefused(EvidenceChainError):
+    """py-rag refused the search (4xx) or answered more than a raw-hits record may hold; nothing produced."""
+
+
+class SearchUnavailable(EvidenceChainError):
+    """py-rag could not be reached, timed out or kept failing (5xx); nothing was produced, a retry may work."""
+
+    retriable = True
 
 
 class ReplyTimeout(EvidenceChainError):
