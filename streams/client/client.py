@@ -24,7 +24,7 @@ from aiokafka.partitioner import DefaultPartitioner
 
 from models.ids import is_valid_id
 from models.ledger import LedgerEntry, as_stored
-from models.vocab import LedgerStatus, Topic
+from models.vocab import LedgerOutcome, LedgerStatus, RecordStatus, Station, Topic
 from streams import codec
 from streams.client.readers import PartitionReader, ReaderPool, Waiter
 from streams.errors import (
@@ -39,6 +39,17 @@ from streams.errors import (
 from streams.hashing import sha256_hex
 from streams.kafka import kafka_errors, new_producer
 from streams.ledger.redis import RedisLedgerStore
+from streams.ledger.store import write_outcome
+from streams.messages import Record
+from streams.pipeline import Outcome, Projected, chain
+from streams.search import (
+    DEFAULT_MODE,
+    Filters,
+    KnowledgeSearchPort,
+    PyRagSearch,
+    SearchMode,
+    raw_hits_record,
+)
 from streams.settings import Settings, get_settings
 from streams.stations.adapt import validate_raw_hits
 from streams.stations.guard import EvidenceGuard
@@ -52,6 +63,11 @@ class LedgerReply:
     entry: LedgerEntry
     from_ledger: bool
     """True when Redis already held the entry (no record was produced)."""
+    outcome: LedgerOutcome | None = None
+    """For a lookup: what write-once made of *this* record (SPEC 3.6). ``WRITTEN``: it wrote the
+    entry; ``DUPLICATE``: the entry was there and equals what this record makes; ``CONFLICT``: the
+    entry was there and differs — show the model the stored entry (this reply's) and alert.
+    None for a plain read (:meth:`EvidenceChainClient.entry`)."""
 
     @property
     def run_id(self) -> str:
@@ -91,6 +107,8 @@ class LedgerReply:
             "tool_call_id": self.tool_call_id,
             "status": self.status,
         }
+        if self.outcome is not None:
+            answer["outcome"] = str(self.outcome)
         if self.status == LedgerStatus.READY:
             answer["projection_sha256"] = self.projection_sha256
             answer["projection"] = self.projection
@@ -141,6 +159,37 @@ def check_integrity(entry: LedgerEntry) -> None:
             f"the ledger entry {entry['run_id']}/{entry['tool_call_id']} does not hash to its "
             "projection_sha256: it was altered after it was written; do not show it, report it"
         )
+
+
+def intended_entry(raw: bytes, settings: Settings) -> dict[str, Any]:
+    """The ``status`` and ``projection_sha256`` the ledger station would write for this raw-hits record.
+
+    Computed in process by the workers' own stations (postprocess, project: :func:`streams.pipeline.chain`),
+    so a lookup answered from an existing entry can say whether that entry is this record's.
+    A record the stations reject with valid ids is a FAILED entry (no hash), as in the worker.
+    """
+    step = chain(Record.offline(raw), settings, (Station.POSTPROCESS, Station.PROJECT))
+    projected = step.detail if isinstance(step, Outcome) else None
+    event = projected.event if isinstance(projected, Projected) else None
+    if event is None or event["status"] != RecordStatus.OK:
+        return {"status": LedgerStatus.FAILED, "projection_sha256": None}
+    return {"status": LedgerStatus.READY, "projection_sha256": event["projection_sha256"]}
+
+
+def lookup_outcome(
+    raw: bytes, settings: Settings, stored: LedgerEntry, written_at: tuple[str, int, int] | None
+) -> LedgerOutcome:
+    """SPEC 3.6's outcome for this record given the entry as stored.
+
+    ``written_at`` is ``(topic, partition, offset)`` of this request's own ``raw-hits`` record (None
+    when it was not produced): the stored entry is this record's write when its origin is that record.
+    """
+    origin: Mapping[str, Any] = stored.get("origin") or {}
+    where = (origin.get("topic"), origin.get("partition"), origin.get("offset"))
+    if written_at is not None and where == written_at:
+        return LedgerOutcome.WRITTEN
+    found = write_outcome(stored, intended_entry(raw, settings))
+    return LedgerOutcome.CONFLICT if found == LedgerOutcome.CONFLICT else LedgerOutcome.DUPLICATE
 
 
 def draft_key(raw: bytes, guard: EvidenceGuard) -> bytes:
@@ -204,9 +253,17 @@ class EvidenceChainClient:
             verdict = await client.check(draft)              # PASS / REJECT / FALLBACK
     """
 
-    def __init__(self, settings: Settings | None = None, *, timeout_ms: int | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        timeout_ms: int | None = None,
+        search: KnowledgeSearchPort | None = None,
+    ) -> None:
         self.settings = settings or get_settings()
         self.timeout_ms = timeout_ms or self.settings.gateway_timeout_ms
+        self._search = search
+        """The knowledge engine of :meth:`lookup_knowledge`; py-rag (``EC_PYRAG_URL``) when not given."""
         self._producer: AIOKafkaProducer | None = None
         self._store: RedisLedgerStore | None = None
         self._readers = ReaderPool(self.settings)
@@ -247,6 +304,8 @@ class EvidenceChainClient:
         if self._store is not None:
             store, self._store = self._store, None
             await store.close()
+        if self._search is not None:
+            await self._search.close()
 
     @property
     def readers(self) -> list[PartitionReader]:
@@ -327,8 +386,9 @@ class EvidenceChainClient:
                 # Registered first, then asked: an entry written before the waiter is in Redis.
                 held = await self.entry(run_id, tool_call_id)
                 if held is not None:
-                    return held
-                await self._send(Topic.RAW_HITS, raw, key, partition)
+                    outcome = await asyncio.to_thread(lookup_outcome, raw, self.settings, held.entry, None)
+                    return LedgerReply(held.entry, from_ledger=True, outcome=outcome)
+                offset = await self._send(Topic.RAW_HITS, raw, key, partition)
                 reply = await waiter.future
         except TimeoutError as exc:
             raise LookupTimeout(
@@ -340,7 +400,42 @@ class EvidenceChainClient:
                 reader.discard(waiter)
         entry = stored_entry(reply.value)
         check_integrity(entry)
-        return LedgerReply(entry, from_ledger=False)
+        written_at = (self.settings.topic(Topic.RAW_HITS), partition, offset)
+        outcome = await asyncio.to_thread(lookup_outcome, raw, self.settings, entry, written_at)
+        return LedgerReply(entry, from_ledger=False, outcome=outcome)
+
+    async def lookup_knowledge(
+        self,
+        run_id: str,
+        tool_call_id: str,
+        query: str,
+        filters: Filters | None = None,
+        mode: SearchMode = DEFAULT_MODE,
+        *,
+        timeout_ms: int | None = None,
+    ) -> LedgerReply:
+        """Ask the knowledge engine (py-rag) and return the ledger entry of its answer, as :meth:`lookup`.
+
+        The answer's bytes become one raw-hits record (:func:`~streams.search.raw_hits_record`), so
+        whatever py-rag said ends as an entry: READY with the projection, or FAILED with the reason.
+        py-rag is asked every time; when the ledger already holds ``(run_id, tool_call_id)`` the
+        stored entry is what comes back (a retried tool call shows the model what it was shown the
+        first time), with the ``outcome`` :meth:`lookup` gives this answer's record.
+
+        Raises:
+            InvalidId: an id is not valid (nothing is asked or produced).
+            SearchUnavailable: py-rag cannot be reached or kept failing; nothing was produced (retriable).
+            SearchRefused: py-rag refused (4xx) or answered more than a raw-hits record may hold.
+            ConfigurationError: no ``EC_PYRAG_URL`` and no search port was given.
+            LookupTimeout, LedgerIntegrityError, KafkaUnavailable, RedisUnavailable: as :meth:`lookup`.
+        """
+        for name, value in (("run_id", run_id), ("tool_call_id", tool_call_id)):
+            if not is_valid_id(value):
+                raise InvalidId(f"bad {name}: must be 1-128 characters of [A-Za-z0-9._-]")
+        if self._search is None:
+            self._search = PyRagSearch(self.settings)
+        answer = await self._search.search(query, filters, mode)
+        return await self.lookup(raw_hits_record(run_id, tool_call_id, answer), timeout_ms=timeout_ms)
 
     async def check(
         self,
@@ -409,8 +504,10 @@ class EvidenceChainClient:
             known = self._partitions[name] = sorted(found)
         return int(self._partitioner(key, known, known))
 
-    async def _send(self, topic: Topic, raw: bytes, key: bytes, partition: int) -> None:
+    async def _send(self, topic: Topic, raw: bytes, key: bytes, partition: int) -> int:
+        """Produce one record; its offset."""
         name = self.settings.topic(topic)
         with kafka_errors(f"producing to {name}[{partition}]"):
             delivered = await self.producer.send(name, raw, key=key, partition=partition)
-            await delivered
+            metadata = await delivered
+        return int(metadata.offset)

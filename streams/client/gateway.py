@@ -4,6 +4,7 @@
 
     POST /v1/lookups                          one raw-hits record -> its ledger entry (READY or FAILED)
     POST /v1/drafts                           one draft -> its verdict, the exact bytes of the verdicts topic
+    POST /v1/search                           a query -> py-rag asked, its answer's ledger entry (as lookups)
     GET  /v1/ledger/{run_id}/{tool_call_id}   the entry as stored, or 404
     GET  /livez  /readyz  /metrics  /openapi.yaml  /schemas/{name}     (no token)
 
@@ -57,9 +58,13 @@ from streams.errors import (
     Refused,
     RejectedInput,
     ReplyTimeout,
+    SchemaViolation,
+    SearchRefused,
+    SearchUnavailable,
 )
 from streams.observe.metrics import CONTENT_TYPE_LATEST, GatewayMetrics
 from streams.retry import RetryPolicy, hold
+from streams.search.request import parse_search_request
 from streams.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -84,6 +89,8 @@ READ_CHUNK_BYTES = 64 * 1024
 HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
 """On every answer: nothing a gateway says is for a cache, and nothing is to be sniffed as HTML."""
 JSON = "application/json"
+SEARCH_BODY_BYTES = 64 * 1024
+"""The largest ``/v1/search`` body: ids, a query of at most 8,192 characters and py-rag's filters."""
 
 
 class ErrorReason(StrEnum):
@@ -109,6 +116,11 @@ class ErrorReason(StrEnum):
     """502: the stored projection does not hash to its ``projection_sha256``; it is never handed out."""
     REFUSED = "REFUSED"
     """502: Kafka or Redis refused for good (authorization, a record too large); retrying cannot help."""
+    SEARCH_UNAVAILABLE = "SEARCH_UNAVAILABLE"
+    """502 (``/v1/search``): py-rag cannot be reached or kept failing, retriable; or the gateway has no
+    ``EC_PYRAG_URL``. Nothing was ledgered."""
+    SEARCH_REFUSED = "SEARCH_REFUSED"
+    """502 (``/v1/search``): py-rag answered 4xx, or more than a raw-hits record may hold; not retriable."""
     INTERNAL_ERROR = "INTERNAL_ERROR"
     """500: a bug; the gateway's log has the traceback."""
 
@@ -161,6 +173,10 @@ def problem_for(exc: BaseException) -> Problem:
         return Problem(502, ErrorReason.LEDGER_INTEGRITY, str(exc))
     if isinstance(exc, Refused):
         return Problem(502, ErrorReason.REFUSED, str(exc))
+    if isinstance(exc, SearchUnavailable):
+        return Problem(502, ErrorReason.SEARCH_UNAVAILABLE, str(exc), retriable=True)
+    if isinstance(exc, SearchRefused):
+        return Problem(502, ErrorReason.SEARCH_REFUSED, str(exc))
     return Problem(500, ErrorReason.INTERNAL_ERROR, "the gateway failed unexpectedly; its log says why")
 
 
@@ -361,6 +377,27 @@ async def _lookups(request: web.Request) -> web.Response:
     return _json(codec.dumps(reply.as_answer()))
 
 
+async def _search(request: web.Request) -> web.Response:
+    """``POST /v1/search``: py-rag asked through the client's search port, answered as ``/v1/lookups``."""
+    state = request.app[STATE]
+    body = await read_bounded(request, SEARCH_BODY_BYTES, "a search request")
+    try:
+        asked = parse_search_request(body)
+    except SchemaViolation as exc:
+        raise Refusal(Problem(400, ErrorReason.BAD_REQUEST, exc.error)) from exc
+    try:
+        reply = await state.client.lookup_knowledge(
+            asked.run_id, asked.tool_call_id, asked.query, asked.filters, asked.mode
+        )
+    except ConfigurationError as exc:
+        raise Refusal(Problem(502, ErrorReason.SEARCH_UNAVAILABLE, str(exc))) from exc
+    except LookupTimeout:
+        state.metrics.timeouts.labels("lookup").inc()
+        raise
+    state.metrics.lookups.labels("ledger" if reply.from_ledger else "pipeline").inc()
+    return _json(codec.dumps(reply.as_answer()))
+
+
 async def _drafts(request: web.Request) -> web.Response:
     state = request.app[STATE]
     limit = state.settings.topic_max_message_bytes - RECORD_OVERHEAD_BYTES
@@ -455,6 +492,7 @@ def create_gateway(
         [
             web.post("/v1/lookups", _lookups),
             web.post("/v1/drafts", _drafts),
+            web.post("/v1/search", _search),
             web.get("/v1/ledger/{run_id}/{tool_call_id}", _ledger, allow_head=False),
             web.get("/livez", _livez, allow_head=False),
             web.get("/readyz", _readyz, allow_head=False),

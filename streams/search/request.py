@@ -1,0 +1,54 @@
+"""A search request as an agent sends it (``POST /v1/search``): read and checked, nothing else."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from models.ids import is_valid_id
+from streams import codec
+from streams.errors import InvalidId, MalformedJson, SchemaViolation
+from streams.search.port import DEFAULT_MODE
+
+MAX_QUERY_CHARS = 8_192
+"""The longest query taken; py-rag's own limit is lower, this one only bounds what is forwarded."""
+
+
+@dataclass(frozen=True, slots=True)
+class SearchRequest:
+    """One knowledge lookup: the tool call's ids and what to ask py-rag."""
+
+    run_id: str
+    tool_call_id: str
+    query: str
+    filters: dict[str, Any] | None = None
+    mode: str = DEFAULT_MODE
+
+
+def parse_search_request(raw: bytes) -> SearchRequest:
+    """``{"run_id", "tool_call_id", "query", "filters"?, "mode"?}`` as a :class:`SearchRequest`.
+
+    Raises:
+        MalformedJson: not strict JSON, or not an object.
+        InvalidId: ``run_id`` or ``tool_call_id`` is not 1-128 characters of ``[A-Za-z0-9._-]``.
+        SchemaViolation: ``query`` is not a non-empty string of at most 8,192 characters, ``filters``
+            not an object (or null), or ``mode`` not a non-empty string (or null).
+    """
+    try:
+        doc = codec.loads(raw)
+    except codec.JSONDecodeError as exc:
+        raise MalformedJson(f"the body is not JSON: {exc}") from exc
+    if not isinstance(doc, dict):
+        raise MalformedJson('the body must be a JSON object: {"run_id", "tool_call_id", "query", ...}')
+    run_id, tool_call_id = doc.get("run_id"), doc.get("tool_call_id")
+    for name, value in (("run_id", run_id), ("tool_call_id", tool_call_id)):
+        if not is_valid_id(value):
+            raise InvalidId(f"bad {name}: must be 1-128 characters of [A-Za-z0-9._-]")
+    query, filters, mode = doc.get("query"), doc.get("filters"), doc.get("mode")
+    if not isinstance(query, str) or not query.strip() or len(query) > MAX_QUERY_CHARS:
+        raise SchemaViolation(f"query: must be a non-empty string of at most {MAX_QUERY_CHARS} characters")
+    if filters is not None and not isinstance(filters, dict):
+        raise SchemaViolation("filters: must be a JSON object (py-rag's filters) or absent")
+    if mode is not None and (not isinstance(mode, str) or not mode):
+        raise SchemaViolation(f"mode: must be a non-empty string (default {DEFAULT_MODE}) or absent")
+    return SearchRequest(str(run_id), str(tool_call_id), query, filters, mode or DEFAULT_MODE)
