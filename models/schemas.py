@@ -1,4 +1,4 @@
-"""The JSON Schemas (draft 2020-12) of the nine topic values, generated from the models (SPEC 1-5).
+"""The JSON Schemas (draft 2020-12) of the ten topic values, generated from the models (SPEC 1-5).
 
 ``evidence-chain schemas`` writes them to ``docs/schemas/<topic>.schema.json``; ``docs/contracts.md``
 says how consumers may rely on them. The two inputs (``raw-hits``, ``diagnosis-drafts``) are open, as
@@ -22,7 +22,7 @@ from models.ledger import LedgerEntry
 from models.lookup import FailedLookup, LookupResult
 from models.projection import ProjectedEvent, RagToolResult
 from models.rag import RawHitsRecord
-from models.verdict import Verdict, ViolationEvent
+from models.verdict import ReportEvent, Verdict, ViolationEvent
 from models.vocab import Topic
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -102,6 +102,16 @@ TOPIC_VALUES: dict[Topic, TopicValue] = {
         ViolationEvent,
         "One event per violation listed in a verdict; event_id is the verdict's plus '#<index>' "
         f"(SPEC 4). {_KEY_OUT} {_ENVELOPE}",
+    ),
+    Topic.REPORTS: TopicValue(
+        ReportEvent,
+        "What may leave the chain (SPEC 4.3): one event per PASS or FALLBACK verdict, none for a REJECT. "
+        "report is a PASS draft's reviewed fields and nothing else (an unknown field of the draft never "
+        "rides along), or the FALLBACK's fixed report. event_id is 'publish:' plus the draft record's "
+        "coordinates (the verdict's id with 'publish' for 'guard'); verdict_event_id names the verdict. "
+        "Produced in the verdict's batch; signed when the guard signs (netstrings "
+        "evidence-chain/report/v1 over the ids and the SHA-256 of report's compact JSON). Downstream "
+        f"systems read this topic, never diagnosis-drafts. {_KEY_OUT} {_ENVELOPE}",
     ),
     Topic.AUDIT: TopicValue(
         AuditRecord,

@@ -35,7 +35,7 @@ TOPOLOGY: Mapping[Station, Wiring] = MappingProxyType(
         Station.POSTPROCESS: Wiring(Topic.RAW_HITS, (Topic.POSTPROCESSED,)),
         Station.PROJECT: Wiring(Topic.POSTPROCESSED, (Topic.PROJECTED,)),
         Station.LEDGER: Wiring(Topic.PROJECTED, (Topic.LEDGER,)),
-        Station.GUARD: Wiring(Topic.DIAGNOSIS_DRAFTS, (Topic.VERDICTS, Topic.VIOLATIONS)),
+        Station.GUARD: Wiring(Topic.DIAGNOSIS_DRAFTS, (Topic.VERDICTS, Topic.VIOLATIONS, Topic.REPORTS)),
     }
 )
 """Station → the topic it reads → the topics it writes."""
@@ -43,9 +43,16 @@ TOPOLOGY: Mapping[Station, Wiring] = MappingProxyType(
 COMMON_OUTPUTS: tuple[Topic, ...] = (Topic.AUDIT, Topic.DEAD_LETTERS)
 """Topics every station writes besides its own outputs."""
 
-AUDIT_SINK_INPUTS: tuple[Topic, ...] = (Topic.AUDIT, Topic.LEDGER, Topic.VERDICTS, Topic.DIAGNOSIS_DRAFTS)
+AUDIT_SINK_INPUTS: tuple[Topic, ...] = (
+    Topic.AUDIT,
+    Topic.LEDGER,
+    Topic.VERDICTS,
+    Topic.DIAGNOSIS_DRAFTS,
+    Topic.REPORTS,
+)
 """What the audit sink (not a station) consumes: the audit records, and the evidence a run page and a
-receipt need after the Redis entries expire — each ledger entry as stored, each verdict, each draft."""
+receipt need after the Redis entries expire — each ledger entry as stored, each verdict, each draft,
+and each published report (what left the chain for each draft)."""
 
 
 def station_reading(topic: Topic) -> Station | None:

@@ -1,4 +1,4 @@
-"""The guard's output: violations, the evidence snapshot, verdicts (SPEC 4)."""
+"""The guard's output: violations, the evidence snapshot, verdicts (SPEC 4) and published reports (4.3)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing_extensions import TypedDict
 
 from models.events import ChainOrigin, EventId, SourceTimestamp
 from models.projection import EvidenceItem
-from models.vocab import EvidenceStatus, RelevanceLevel, VerdictKind, ViolationCode
+from models.vocab import AnalysisKind, EvidenceStatus, RelevanceLevel, VerdictKind, ViolationCode
 
 
 class Violation(TypedDict):
@@ -98,6 +98,67 @@ class ViolationEvent(TypedDict):
     path: str
     message: str
     source_timestamp: SourceTimestamp
+
+
+class ReportAnalysisItem(TypedDict):
+    """An analysis item as published: only the fields the guard judged, in this order."""
+
+    id: str
+    kind: AnalysisKind
+    content: str
+    tool_call_ids: list[str]
+    document_ids: Annotated[list[str], Field(description="[] when the draft gave none.")]
+
+
+class ReportConclusion(TypedDict):
+    """The conclusion as published."""
+
+    content: str
+    based_on_analysis_ids: list[str]
+
+
+class ReportAction(TypedDict):
+    """One action as published."""
+
+    id: str
+    content: str
+    based_on_analysis_ids: list[str]
+
+
+class Report(TypedDict):
+    """A PASS draft's reviewed fields and nothing else (SPEC 4.3): what may leave the chain."""
+
+    analysis: list[ReportAnalysisItem]
+    conclusion: Annotated[
+        ReportConclusion | None, Field(description="Null: the evidence was insufficient for one.")
+    ]
+    action_plan: list[ReportAction]
+    limitations: list[str]
+
+
+class ReportEvent(TypedDict):
+    """The ``reports`` topic value (SPEC 4.3): one per PASS or FALLBACK verdict, keys in this order."""
+
+    event_id: EventId
+    origin: ChainOrigin
+    run_id: Annotated[str | None, Field(description="The verdict's run_id (null only on some FALLBACKs).")]
+    draft_id: Annotated[str | None, Field(description="The verdict's draft_id.")]
+    attempt: int
+    verdict: Annotated[VerdictKind, Field(description="PASS or FALLBACK; a REJECT publishes nothing.")]
+    verdict_event_id: Annotated[
+        str | None, Field(description="The event_id of the verdict this report was published under.")
+    ]
+    draft_sha256: Annotated[str, Field(description="The verdict's draft_sha256: the draft judged.")]
+    report: Annotated[
+        Report | FallbackReport,
+        Field(description="PASS: the draft's reviewed fields; FALLBACK: the verdict's fallback_report."),
+    ]
+    source_timestamp: SourceTimestamp
+    signature: NotRequired[
+        Annotated[
+            VerdictSignature, Field(description="Signed by the guard's key (SPEC 4.3); absent unsigned.")
+        ]
+    ]
 
 
 VERDICT_ADAPTER: TypeAdapter[Verdict] = TypeAdapter(Verdict)

@@ -4,8 +4,13 @@ A station returns an :class:`Outcome` (its outputs, a rejection or none, its aud
 the two that touch the ledger, a pending step that names the Redis work it needs (an entry to
 write once, or entries to read) and finishes into an :class:`Outcome` once the edge has the answer.
 The agents, the offline CLI and ``replay`` all call these functions and nothing else, so a rule
-lives in exactly one place; :func:`emissions` turns an outcome into the messages to produce
-(outputs, dead letter, audit records), again in one place.
+lives in exactly one place; :func:`streams.envelope.emissions` turns an outcome into the messages to
+produce (outputs, dead letter, audit records), again in one place.
+
+A station reads its rules from one :class:`StationRules`, built once when a process starts (limits,
+the signing key, the trusted keys, the guard): a key file replaced while a worker runs changes
+nothing until the worker is restarted, and a key file that cannot be read stops it at start
+(``ConfigurationError``) instead of turning every record into a dead letter.
 
 Pure: no Kafka, no Redis, no clock (``processed_at`` comes from the caller). Nothing here raises on
 input: bad input becomes a :class:`~models.events.Rejection`; an unexpected exception in a station,
@@ -18,11 +23,12 @@ from __future__ import annotations
 import traceback
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeAlias
 
 from models.events import Origin, Rejection
 from models.ids import is_valid_id
 from models.ledger import LedgerEntry, WriteResult, as_stored
+from models.limits import DeadLetterSettings, InputLimits, PostprocessSettings, ToolProjectionLimits
 from models.lookup import FailedLookup, LookupResult
 from models.projection import ProjectedEvent
 from models.topology import TOPOLOGY
@@ -38,15 +44,18 @@ from models.vocab import (
 )
 from streams import codec
 from streams.envelope import (
-    audit_record,
-    dead_letter,
+    AuditFields,
+    Outcome,
+    dead_letter_headers,
+    emissions,
+    encode_audit,
     event_id,
     key_for,
     read_origin,
     rejection,
 )
 from streams.errors import MalformedJson, RejectedInput
-from streams.messages import Headers, Output, Record
+from streams.messages import Output, Record
 from streams.settings import Settings
 from streams.stations.adapt import adapt, contract_anomaly, parse_object, validate_raw_hits
 from streams.stations.assemble import assemble, failed_lookup
@@ -56,35 +65,98 @@ from streams.stations.ledger_view import LedgerKey, LedgerLookup
 from streams.stations.pack import pack
 from streams.stations.postprocess import postprocess
 from streams.stations.project import Projection, pick, project_lookup
-from streams.trust.keys import signer_for, trusted_for
+from streams.stations.publish import PUBLISH, report_event
+from streams.trust.keys import Signer, TrustedKeys, load_signer, load_trusted_keys
 
-T = TypeVar("T")
-A = TypeVar("A")
+__all__ = [
+    "OUTPUT_TOPIC",
+    "STATIONS",
+    "Outcome",
+    "PendingRead",
+    "PostprocessOutcome",
+    "ProjectOutcome",
+    "Projected",
+    "ReadMany",
+    "Rules",
+    "PendingWrite",
+    "StationRules",
+    "Step",
+    "chain",
+    "dead_letter_headers",
+    "emissions",
+    "encode_audit",
+    "finish_read",
+    "finish_write",
+    "guard_for",
+    "internal_error",
+    "ledger_event",
+    "process_lookup",
+    "process_raw_hits",
+    "resolve_reads",
+    "rules_of",
+    "run_station",
+]
+
+
+# --- the rules a station reads --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StationRules:
+    """Everything the four stations read besides the record, built once when a process starts.
+
+    The input, postprocess, projection and dead-letter limits, the key entries and verdicts are
+    signed with (None: unsigned), the keys signatures are checked against (None: not checked), and
+    the guard built from them. Frozen: a worker's stations obey the rules it started with; a key
+    file changed on disk takes effect at the next start, never half-way through a run.
+    """
+
+    input: InputLimits
+    postprocess: PostprocessSettings
+    projection: ToolProjectionLimits
+    dead_letters: DeadLetterSettings
+    signer: Signer | None
+    trusted: TrustedKeys | None
+    guard: EvidenceGuard
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> StationRules:
+        """The rules of ``settings``, the key files read now.
+
+        Raises:
+            ConfigurationError: ``EC_SIGNING_KEY_FILE`` or ``EC_TRUSTED_KEYS_FILE`` cannot be read or
+                holds no usable key (the caller stops: a worker never starts on keys it cannot use).
+        """
+        signer = load_signer(settings.signing_key_file) if settings.signing_key_file else None
+        trusted = load_trusted_keys(settings.trusted_keys_file) if settings.trusted_keys_file else None
+        return cls(
+            input=settings.input,
+            postprocess=settings.postprocess,
+            projection=settings.projection,
+            dead_letters=settings.dead_letters,
+            signer=signer,
+            trusted=trusted,
+            guard=EvidenceGuard(settings.guard, trusted=trusted, signer=signer),
+        )
+
+
+Rules: TypeAlias = StationRules | Settings
+"""What the station functions take: the rules, or settings (a one-off call, a test). Both carry the
+limits; the ledger station and the guard build the rules from settings on each call (the key files
+read then), so long-running callers (the agents, ``pipe``, ``verify``, ``replay``, the client) build
+the rules once and pass them."""
+
+
+def rules_of(rules: Rules) -> StationRules:
+    """``rules`` as :class:`StationRules` (built from settings here, the key files read now).
+
+    Raises:
+        ConfigurationError: as :meth:`StationRules.from_settings`.
+    """
+    return rules if isinstance(rules, StationRules) else StationRules.from_settings(rules)
 
 
 # --- the outcome shape --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome(Generic[T]):
-    """Everything one consumed record makes happen at one station.
-
-    ``outputs`` are the station's own encoded values (``postprocessed``, ``projected``, ``ledger``,
-    ``verdicts`` + ``violations``); ``rejection`` becomes the one dead letter; ``audit`` holds the
-    station's figures; ``detail`` is the station's typed result (a LookupResult, a projection, a
-    stored entry, a verdict) for the offline CLI and ``replay``.
-    """
-
-    station: Station
-    origin: Origin | None
-    run_id: str | None
-    tool_call_id: str | None
-    outputs: tuple[Output, ...]
-    rejection: Rejection | None
-    audit: dict[str, Any]
-    detail: T
-    exception: str | None = None
-    """The class of the exception behind the rejection, for the dead letter's headers."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +176,7 @@ class PendingRead:
 
 
 Step = Outcome[Any] | PendingWrite | PendingRead
-StationFn = Callable[[Record, Settings], Step]
+StationFn = Callable[[Record, Rules], Step]
 
 
 def internal_error(exc: BaseException) -> Rejection:
@@ -114,7 +186,7 @@ def internal_error(exc: BaseException) -> Rejection:
     return rejection(DeadLetterReason.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}{where}")
 
 
-_EMPTY_AUDIT: dict[Station, dict[str, Any]] = {
+_EMPTY_AUDIT: dict[Station, AuditFields] = {
     Station.POSTPROCESS: {"status": RecordStatus.FAILED},
     Station.PROJECT: {"status": None},
     Station.LEDGER: {"status": None, "outcome": None, "key": None},
@@ -132,23 +204,24 @@ def failed(
     station: Station, record: Record, exc: BaseException, origin: Origin | None = None
 ) -> Outcome[None]:
     """The outcome of a record whose station raised unexpectedly: one INTERNAL_ERROR dead letter."""
+    origin = origin or record.coordinates
     return Outcome(
-        station,
-        origin or record.coordinates,
-        None,
-        None,
-        (),
-        internal_error(exc),
-        dict(_EMPTY_AUDIT[station]),
-        None,
-        type(exc).__name__,
+        station=station,
+        origin=origin,
+        event_id=event_id(station, origin),
+        run_id=None,
+        tool_call_id=None,
+        rejection=internal_error(exc),
+        exception=type(exc).__name__,
+        audit=_EMPTY_AUDIT[station],
+        detail=None,
     )
 
 
-def run_station(station: Station, record: Record, settings: Settings) -> Step:
+def run_station(station: Station, record: Record, rules: Rules) -> Step:
     """One station on one record; whatever goes wrong stays that record's INTERNAL_ERROR."""
     try:
-        return STATIONS[station](record, settings)
+        return STATIONS[station](record, rules)
     except Exception as exc:  # noqa: BLE001 - per-record isolation: the batch goes on
         return failed(station, record, exc)
 
@@ -197,11 +270,12 @@ class PostprocessOutcome:
 
     lookup: LookupResult | FailedLookup | None
     rejection: Rejection | None
-    audit: dict[str, Any]
+    audit: AuditFields
     exception: str | None = None
+    event_id: str | None = None
 
 
-def process_raw_hits(raw: bytes, settings: Settings, origin: Origin | None = None) -> PostprocessOutcome:
+def process_raw_hits(raw: bytes, settings: Rules, origin: Origin | None = None) -> PostprocessOutcome:
     """The postprocess rules: validate → adapt → postprocess → pack → assemble."""
     eid = event_id(Station.POSTPROCESS, origin)
     try:
@@ -217,13 +291,13 @@ def process_raw_hits(raw: bytes, settings: Settings, origin: Origin | None = Non
             failed_value = failed_lookup(
                 refused["run_id"], refused["tool_call_id"], refused["reason"], event_id=eid, origin=origin
             )
-        figures: dict[str, Any] = {"status": RecordStatus.FAILED, "reason": exc.reason}
-        return PostprocessOutcome(failed_value, refused, figures, type(exc).__name__)
+        figures: AuditFields = {"status": RecordStatus.FAILED, "reason": exc.reason}
+        return PostprocessOutcome(failed_value, refused, figures, type(exc).__name__, eid)
     except Exception as exc:  # noqa: BLE001 - any other failure is an INTERNAL_ERROR dead letter
         return PostprocessOutcome(
-            None, internal_error(exc), {"status": RecordStatus.FAILED}, type(exc).__name__
+            None, internal_error(exc), {"status": RecordStatus.FAILED}, type(exc).__name__, eid
         )
-    audit: dict[str, Any] = {
+    audit: AuditFields = {
         "candidate_count": result["candidate_count"],
         "evidence_block_count": result["evidence_block_count"],
         "top_similarity": result["top_similarity"],
@@ -237,10 +311,10 @@ def process_raw_hits(raw: bytes, settings: Settings, origin: Origin | None = Non
         "pack_omitted": len(context["omitted_sources"]),
         "contract_anomaly": contract_anomaly(response),
     }
-    return PostprocessOutcome(lookup, None, audit)
+    return PostprocessOutcome(lookup, None, audit, None, eid)
 
 
-def postprocess_station(record: Record, settings: Settings) -> Outcome[LookupResult | FailedLookup | None]:
+def postprocess_station(record: Record, settings: Rules) -> Outcome[LookupResult | FailedLookup | None]:
     """``raw-hits`` → ``postprocessed``: a raw-hits record starts its chain, so it is the origin."""
     origin = record.coordinates
     done = process_raw_hits(record.value, settings, origin)
@@ -252,15 +326,16 @@ def postprocess_station(record: Record, settings: Settings) -> Outcome[LookupRes
     if lookup is not None:
         outputs = (Output(Topic.POSTPROCESSED, key_for(run_id, record), codec.dumps(lookup)),)
     return Outcome(
-        Station.POSTPROCESS,
-        origin,
-        run_id,
-        tool_call_id,
-        outputs,
-        done.rejection,
-        done.audit,
-        lookup,
-        done.exception,
+        station=Station.POSTPROCESS,
+        origin=origin,
+        event_id=done.event_id,
+        run_id=run_id,
+        tool_call_id=tool_call_id,
+        outputs=outputs,
+        rejection=done.rejection,
+        exception=done.exception,
+        audit=done.audit,
+        detail=lookup,
     )
 
 
@@ -280,6 +355,20 @@ class ProjectOutcome:
     rejection: Rejection | None
     origin: Origin | None
     exception: str | None = None
+
+    @property
+    def event_id(self) -> str | None:
+        """The project station's event id for this record (the ``projected`` value carries it)."""
+        return event_id(Station.PROJECT, self.origin)
+
+
+@dataclass(frozen=True, slots=True)
+class Projected:
+    """The project station's typed result (an :class:`Outcome`'s ``detail``): the ``projected``
+    value, if any, and the projection, when one fits. Why a record was refused is the outcome's."""
+
+    event: ProjectedEvent | None
+    projection: Projection | None
 
 
 def _projected(
@@ -305,7 +394,7 @@ def _projected(
 
 
 def process_lookup(
-    text: bytes | str, settings: Settings, fallback_origin: Origin | None = None
+    text: bytes | str, settings: Rules, fallback_origin: Origin | None = None
 ) -> ProjectOutcome:
     """The project rules: read (tolerant, as JSON text) → project → the ``projected`` value.
 
@@ -333,7 +422,7 @@ def process_lookup(
     return ProjectOutcome(event, projection, None, origin)
 
 
-def project_station(record: Record, settings: Settings) -> Outcome[ProjectOutcome]:
+def project_station(record: Record, settings: Rules) -> Outcome[Projected]:
     """``postprocessed`` → ``projected``."""
     done = process_lookup(record.value, settings, fallback_origin=record.coordinates)
     event, projection = done.event, done.projection
@@ -344,7 +433,7 @@ def project_station(record: Record, settings: Settings) -> Outcome[ProjectOutcom
     outputs: tuple[Output, ...] = ()
     if event is not None:
         outputs = (Output(Topic.PROJECTED, key_for(run_id, record), codec.dumps(event)),)
-    fields: dict[str, Any] = {"status": event["status"] if event else None}
+    fields: dict[str, object] = {"status": event["status"] if event else None}
     if projection is not None:
         result = projection.result
         fields = {
@@ -358,58 +447,56 @@ def project_station(record: Record, settings: Settings) -> Outcome[ProjectOutcom
     elif event is not None:
         fields["failure_reason"] = event["failure_reason"]
     return Outcome(
-        Station.PROJECT,
-        done.origin,
-        run_id,
-        tool_call_id,
-        outputs,
-        done.rejection,
-        fields,
-        done,
-        done.exception,
+        station=Station.PROJECT,
+        origin=done.origin,
+        event_id=event["event_id"] if event is not None else done.event_id,
+        run_id=run_id,
+        tool_call_id=tool_call_id,
+        outputs=outputs,
+        rejection=done.rejection,
+        exception=done.exception,
+        audit=fields,
+        detail=Projected(event, projection),
     )
 
 
 # --- ledger --------------------------------------------------------------------------------------
 
 
-def ledger_station(record: Record, settings: Settings) -> Outcome[None] | PendingWrite:
+def ledger_station(record: Record, settings: Rules) -> Outcome[None] | PendingWrite:
     """``projected`` → the entry to write once; finishing it gives the ``ledger`` event (as stored)."""
-    empty = dict(_EMPTY_AUDIT[Station.LEDGER])
+    rules = rules_of(settings)
+    empty = _EMPTY_AUDIT[Station.LEDGER]
     try:
         value = parse_object(record.value)
     except MalformedJson as exc:
         return Outcome(
-            Station.LEDGER,
-            record.coordinates,
-            None,
-            None,
-            (),
-            exc.as_rejection(),
-            empty,
-            None,
-            "MalformedJson",
+            station=Station.LEDGER,
+            origin=record.coordinates,
+            event_id=event_id(Station.LEDGER, record.coordinates),
+            run_id=None,
+            tool_call_id=None,
+            rejection=exc.as_rejection(),
+            exception="MalformedJson",
+            audit=empty,
+            detail=None,
         )
     origin = read_origin(value.get("origin")) or record.coordinates
+    eid = event_id(Station.LEDGER, origin)
     try:
-        entry = ledger_entry(
-            value,
-            origin=origin,
-            event_id=event_id(Station.LEDGER, origin),
-            signer=signer_for(settings.signing_key_file),
-        )
+        entry = ledger_entry(value, origin=origin, event_id=eid, signer=rules.signer)
     except RejectedInput as exc:
         refused = exc.as_rejection()
         return Outcome(
-            Station.LEDGER,
-            origin,
-            refused["run_id"],
-            refused["tool_call_id"],
-            (),
-            refused,
-            empty,
-            None,
-            type(exc).__name__,
+            station=Station.LEDGER,
+            origin=origin,
+            event_id=eid,
+            run_id=refused["run_id"],
+            tool_call_id=refused["tool_call_id"],
+            rejection=refused,
+            exception=type(exc).__name__,
+            audit=empty,
+            detail=None,
         )
 
     def finish(result: WriteResult) -> Outcome[LedgerEntry]:
@@ -433,40 +520,51 @@ def _after_write(record: Record, entry: LedgerEntry, result: WriteResult) -> Out
     elif entry["status"] == LedgerStatus.READY:  # a CONFLICT on a FAILED write is audited only
         error = conflict_error(result.key, result.stored, entry)
         refused = rejection(DeadLetterReason.LEDGER_CONFLICT, error, run_id, tool_call_id)
-    return Outcome(Station.LEDGER, origin, run_id, tool_call_id, outputs, refused, fields, result.stored)
+    return Outcome(
+        station=Station.LEDGER,
+        origin=origin,
+        event_id=entry["event_id"],
+        run_id=run_id,
+        tool_call_id=tool_call_id,
+        outputs=outputs,
+        rejection=refused,
+        audit=fields,
+        detail=result.stored,
+    )
 
 
 # --- guard ---------------------------------------------------------------------------------------
 
 
-def guard_for(settings: Settings) -> EvidenceGuard:
-    """The guard of these settings: its limits, the keys it trusts (3.7) and signs verdicts with (4.1)."""
-    return EvidenceGuard(
-        settings.guard,
-        trusted=trusted_for(settings.trusted_keys_file),
-        signer=signer_for(settings.signing_key_file),
-    )
+def guard_for(settings: Rules) -> EvidenceGuard:
+    """The guard of these rules: its limits, the keys it trusts (3.7) and signs verdicts with (4.1)."""
+    return rules_of(settings).guard
 
 
-def guard_station(record: Record, settings: Settings) -> PendingRead:
+def guard_station(record: Record, settings: Rules) -> PendingRead:
     """``diagnosis-drafts`` → the entries to read; finishing gives the verdict and its violations."""
     guard = guard_for(settings)
     plan = guard.plan(record.value)
     run_id = plan.run_id or ""
     keys = tuple((run_id, tool_call_id) for tool_call_id in plan.cited)
     origin = record.coordinates
+    eid = event_id(Station.GUARD, origin)
 
     def finish(lookups: Mapping[LedgerKey, LedgerLookup]) -> Outcome[Verdict]:
         verdict = guard.judge(
             plan,
             {tool_call_id: lookups[(run_id, tool_call_id)] for tool_call_id in plan.cited},
-            event_id=event_id(Station.GUARD, origin),
+            event_id=eid,
             origin=origin,
         )
         key = key_for(verdict["run_id"], record)
         outputs = [Output(Topic.VERDICTS, key, codec.dumps(verdict))]
         outputs += [Output(Topic.VIOLATIONS, key, codec.dumps(event)) for event in violation_events(verdict)]
-        fields: dict[str, Any] = {
+        # SPEC 4.3: the report (PASS, FALLBACK) rides in the verdict's batch and is acknowledged with it
+        report = report_event(verdict, plan.draft, event_id=event_id(PUBLISH, origin), signer=guard.signer)
+        if report is not None:
+            outputs.append(Output(Topic.REPORTS, key, codec.dumps(report)))
+        fields: AuditFields = {
             "draft_id": verdict["draft_id"],
             "attempt": verdict["attempt"],
             "verdict": verdict["verdict"],
@@ -474,8 +572,18 @@ def guard_station(record: Record, settings: Settings) -> PendingRead:
             "cited_tool_call_ids": plan.cited,
             # beyond SPEC 5's figures (additive): which tool call each violation is about, for the trail
             "violations": violation_links(plan, verdict["violations"]),
+            "report_event_id": None if report is None else report["event_id"],
         }
-        return Outcome(Station.GUARD, origin, verdict["run_id"], None, tuple(outputs), None, fields, verdict)
+        return Outcome(
+            station=Station.GUARD,
+            origin=origin,
+            event_id=eid,
+            run_id=verdict["run_id"],
+            tool_call_id=None,
+            outputs=tuple(outputs),
+            audit=fields,
+            detail=verdict,
+        )
 
     return PendingRead(keys, finish)
 
@@ -489,91 +597,6 @@ STATIONS: dict[Station, StationFn] = {
 """Every station by name: what the agent of that name runs on each record."""
 
 
-# --- messages ------------------------------------------------------------------------------------
-
-
-def _be(value: int | None, size: int) -> bytes:
-    return b"" if value is None else value.to_bytes(size, "big", signed=True)
-
-
-def dead_letter_headers(letter: Mapping[str, Any], exception: str | None) -> Headers:
-    """Kafka headers in the style redrive tools read (Spring Kafka's ``kafka_dlt-*``), plus ours.
-
-    Partition is a 4-byte and offset/timestamp 8-byte big-endian integer, as Spring writes them;
-    ``ec-reason`` and ``ec-station`` are UTF-8 text.
-    """
-    source = letter["source"]
-    headers: list[tuple[str, bytes]] = []
-    if source["topic"] is not None:
-        headers += [
-            ("kafka_dlt-original-topic", source["topic"].encode()),
-            ("kafka_dlt-original-partition", _be(source["partition"], 4)),
-            ("kafka_dlt-original-offset", _be(source["offset"], 8)),
-        ]
-        if source["timestamp"] is not None:
-            headers.append(("kafka_dlt-original-timestamp", _be(source["timestamp"], 8)))
-    headers += [
-        ("kafka_dlt-exception-fqcn", (exception or letter["reason"]).encode()),
-        ("kafka_dlt-exception-message", letter["error"].encode("utf-8", "replace")[:1024]),
-        ("ec-reason", str(letter["reason"]).encode()),
-        ("ec-station", str(letter["station"]).encode()),
-    ]
-    return tuple(headers)
-
-
-def emissions(outcome: Outcome[Any], record: Record, settings: Settings, processed_at: str) -> list[Output]:
-    """Every message one outcome produces: its outputs, its dead letter (and that letter's audit
-    record) when it rejected the record, and the station's audit record — in that order."""
-    station, origin = outcome.station, outcome.origin
-    messages = list(outcome.outputs)
-    if outcome.rejection is not None:
-        refused = outcome.rejection
-        letter = dead_letter(
-            refused,
-            station=station,
-            origin=origin,
-            record=record,
-            max_value_bytes=settings.dead_letters.dead_letter_max_value_bytes,
-        )
-        key = key_for(refused["run_id"], record)
-        messages.append(
-            Output(
-                Topic.DEAD_LETTERS, key, codec.dumps(letter), dead_letter_headers(letter, outcome.exception)
-            )
-        )
-        fields = {"reason": refused["reason"], "error": refused["error"], "station": station}
-        audit = audit_record(
-            station=Station.DEAD_LETTER,
-            event=letter["event_id"],
-            run_id=refused["run_id"],
-            tool_call_id=refused["tool_call_id"],
-            origin=origin,
-            record=record,
-            fields=fields,
-            processed_at=processed_at,
-        )
-        messages.append(Output(Topic.AUDIT, key, _encode_audit(audit)))
-    audit = audit_record(
-        station=station,
-        event=event_id(station, origin or record.coordinates),
-        run_id=outcome.run_id,
-        tool_call_id=outcome.tool_call_id,
-        origin=origin,
-        record=record,
-        fields=outcome.audit,
-        processed_at=processed_at,
-    )
-    messages.append(Output(Topic.AUDIT, key_for(outcome.run_id, record), _encode_audit(audit)))
-    return messages
-
-
-def _encode_audit(audit: Mapping[str, Any]) -> bytes:
-    try:
-        return codec.dumps(audit)
-    except codec.JSONEncodeError as exc:  # a figure JSON cannot hold: keep the record, say why
-        return codec.dumps({**audit, "fields": {"unencodable": f"{type(exc).__name__}: {exc}"}})
-
-
 # --- chains -------------------------------------------------------------------------------------
 
 OUTPUT_TOPIC: dict[Station, Topic] = {station: wiring.output for station, wiring in TOPOLOGY.items()}
@@ -581,7 +604,7 @@ OUTPUT_TOPIC: dict[Station, Topic] = {station: wiring.output for station, wiring
 
 
 def chain(
-    record: Record, settings: Settings, stations: tuple[Station, ...], *, through_rejections: bool = True
+    record: Record, settings: Rules, stations: tuple[Station, ...], *, through_rejections: bool = True
 ) -> Step:
     """Run ``stations`` in order on one record, each consuming the previous one's main output.
 

@@ -197,6 +197,7 @@ def test_the_golden_run_reaches_every_kind_of_message(bus: Bus) -> None:
     assert {v["status"] for v in values(bus, Topic.LEDGER)} == {"READY", "FAILED"}
     assert {v["verdict"] for v in values(bus, Topic.VERDICTS)} == {"PASS", "REJECT", "FALLBACK"}
     assert values(bus, Topic.VIOLATIONS)
+    assert {v["verdict"] for v in values(bus, Topic.REPORTS)} == {"PASS", "FALLBACK"}
     assert {v["station"] for v in values(bus, Topic.AUDIT)} == set(Station)
     assert {v["fields"].get("outcome") for v in values(bus, Topic.AUDIT) if v["station"] == "ledger"} >= {
         "WRITTEN",
@@ -296,6 +297,11 @@ def produced(topic: Topic, **where: Any) -> Sample:
     return lambda bus: first(bus, topic, **where)
 
 
+def smuggled(value: dict[str, Any]) -> None:
+    """A field the guard never judged, slipped into a published report (SPEC 4.3)."""
+    value["report"]["analysis"][0]["note"] = "not reviewed"
+
+
 BROKEN: dict[Topic, tuple[Sample, Breaking, str]] = {
     Topic.RAW_HITS: (raw_hits_sample, changed(run_id="run:7f3a"), "$.run_id"),
     Topic.POSTPROCESSED: (produced(Topic.POSTPROCESSED, status="OK"), changed(found="yes"), "$.found"),
@@ -304,6 +310,7 @@ BROKEN: dict[Topic, tuple[Sample, Breaking, str]] = {
     Topic.DIAGNOSIS_DRAFTS: (draft_sample, changed(attempt=1_000_001), "$.attempt"),
     Topic.VERDICTS: (produced(Topic.VERDICTS), dropped("verdict"), "$"),
     Topic.VIOLATIONS: (produced(Topic.VIOLATIONS), changed(code="NOT_A_CODE"), "$.code"),
+    Topic.REPORTS: (produced(Topic.REPORTS, verdict="PASS"), smuggled, "$.report.analysis[0]"),
     Topic.AUDIT: (produced(Topic.AUDIT), changed(station="elsewhere"), "$.station"),
     Topic.DEAD_LETTERS: (produced(Topic.DEAD_LETTERS), changed(value_encoding="hex"), "$.value_encoding"),
 }
@@ -380,8 +387,8 @@ def test_writing_is_deterministic(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert main(["schemas", "--out", str(out)]) == 0
     assert main(["schemas", "--out", str(out)]) == 0
     assert capsys.readouterr().out.splitlines() == [
-        f"9 of 9 schemas written to {out}",
-        f"0 of 9 schemas written to {out}",
+        f"10 of 10 schemas written to {out}",
+        f"0 of 10 schemas written to {out}",
     ]
     for path in SCHEMAS.iterdir():
         data = (out / path.name).read_bytes()

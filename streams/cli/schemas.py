@@ -1,4 +1,4 @@
-"""``schemas``: write the JSON Schemas of the nine topic values, or check the committed ones for drift.
+"""``schemas``: write the JSON Schemas of the ten topic values, or check the committed ones for drift.
 
 The schemas come from the models (:mod:`models.schemas`); the files are a function of them alone
 (sorted keys, two-space indent, a trailing newline), so ``--check`` can compare bytes.
@@ -24,7 +24,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``schemas``."""
     schemas = sub.add_parser(
         "schemas",
-        help="write the JSON Schemas (2020-12) of the nine topic values, or --check them",
+        help="write the JSON Schemas (2020-12) of the ten topic values, or --check them",
         description="Writes DIR/<topic>.schema.json for every topic, generated from the models. "
         "With --check nothing is written: exit 1, naming the files that differ, when the directory "
         "does not hold exactly what would be written.",

@@ -1,8 +1,12 @@
-"""The bytes a signature covers (SPEC 3.7 for ledger entries, 4.1 for verdicts). Pure.
+"""The bytes a signature covers (SPEC 3.7 for ledger entries, 4.1 for verdicts, 4.3 for reports). Pure.
 
 Each message is a run of netstrings, ``<byte length in decimal>:<UTF-8 bytes>,``, so no field can
 run into the next: ``24:evidence-chain/ledger/v1,2:r1,2:c1,5:READY,…``. A field that is absent or
 null is the empty string (``0:,``).
+
+The signed fields are strings or null, ``attempt`` and the counts integers (SPEC 3.7). A value of
+another type has no message — :class:`FieldTypeError` — so it never verifies: ``"attempt": "1"`` is
+not ``1``, ``true`` is not an integer, and ``["r1"]`` is not the run id ``r1``.
 """
 
 from __future__ import annotations
@@ -10,8 +14,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from streams import codec
+from streams.hashing import sha256_hex
+
 LEDGER_CONTEXT = "evidence-chain/ledger/v1"
 VERDICT_CONTEXT = "evidence-chain/verdict/v1"
+REPORT_CONTEXT = "evidence-chain/report/v1"
 
 ENTRY_SIGNED_FIELDS: tuple[str, ...] = (
     "run_id",
@@ -24,51 +32,144 @@ ENTRY_SIGNED_FIELDS: tuple[str, ...] = (
 """The entry's fields the signature covers, in message order; the projection is covered by its hash."""
 
 
-def _text(value: Any) -> str:
+class FieldTypeError(ValueError):
+    """A signed field holds a value of a type it may not have: there is no message, nothing verifies."""
+
+
+def _kind(value: Any) -> str:
+    """The JSON name of a value's type, for a message (never the value itself)."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, list | tuple):
+        return "an array"
+    return type(value).__name__
+
+
+def _string(name: str, value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise FieldTypeError(f"{name} must be a string or null, not {_kind(value)}")
+
+
+def _integer(name: str, value: Any) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise FieldTypeError(f"{name} must be an integer, not {_kind(value)}")
+
+
+def _list(name: str, value: Any) -> list[Any]:
+    """A signed list: absent or null counts as empty; anything but an array has no message."""
     if value is None:
-        return ""
-    if isinstance(value, bool):  # never a field's legal value; spelled as JSON would
-        return "true" if value else "false"
-    return str(value)
+        return []
+    if isinstance(value, list):
+        return value
+    raise FieldTypeError(f"{name} must be an array, not {_kind(value)}")
 
 
-def netstrings(fields: Iterable[Any]) -> bytes:
-    """Each field as a netstring, concatenated; None is the empty string."""
+def netstrings(fields: Iterable[str | int | None]) -> bytes:
+    """Each field as a netstring, concatenated: a string as its UTF-8 bytes, an integer in decimal,
+    None as the empty string.
+
+    Raises:
+        FieldTypeError: a field of another type (a boolean included), a string that is not Unicode
+            text (a lone surrogate) or an integer too long to write.
+    """
     out = bytearray()
     for field in fields:
-        data = _text(field).encode("utf-8", "surrogatepass")
+        if field is None:
+            data = b""
+        elif isinstance(field, str):
+            try:
+                data = field.encode("utf-8")
+            except UnicodeEncodeError:
+                raise FieldTypeError("a signed field holds a lone surrogate: not Unicode text") from None
+        elif isinstance(field, int) and not isinstance(field, bool):
+            try:
+                data = b"%d" % field
+            except ValueError:  # over Python's 4,300 digits
+                raise FieldTypeError("a signed integer is too long to write") from None
+        else:
+            raise FieldTypeError(f"a signed field must be a string, an integer or null, not {_kind(field)}")
         out += b"%d:%s," % (len(data), data)
     return bytes(out)
 
 
 def entry_message(entry: Mapping[str, Any]) -> bytes:
-    """What a ledger entry's signature covers, from its stored fields (SPEC 3.7)."""
-    return netstrings((LEDGER_CONTEXT, *(entry.get(name) for name in ENTRY_SIGNED_FIELDS)))
+    """What a ledger entry's signature covers, from its stored fields (SPEC 3.7).
+
+    Raises:
+        FieldTypeError: a signed field is not a string or null.
+    """
+    return netstrings((LEDGER_CONTEXT, *(_string(name, entry.get(name)) for name in ENTRY_SIGNED_FIELDS)))
 
 
 def verdict_message(verdict: Mapping[str, Any]) -> bytes:
     """What a verdict's signature covers (SPEC 4.1).
 
-    Missing lists count as empty, so a malformed verdict still has a message (that will not verify)
-    rather than an error.
+    Missing or null lists count as empty (the message is the same: ``0:,``).
+
+    Raises:
+        FieldTypeError: a signed field of the wrong type (``attempt`` a string, an item not an object...).
     """
-    snapshot = verdict.get("evidence_snapshot") or []
-    violations = verdict.get("violations") or []
-    fields: list[Any] = [
+    snapshot = _list("evidence_snapshot", verdict.get("evidence_snapshot"))
+    violations = _list("violations", verdict.get("violations"))
+    fields: list[str | int | None] = [
         VERDICT_CONTEXT,
-        verdict.get("run_id"),
-        verdict.get("draft_id"),
-        verdict.get("draft_sha256"),
-        verdict.get("attempt"),
-        verdict.get("verdict"),
-        verdict.get("violation_count"),
+        _string("run_id", verdict.get("run_id")),
+        _string("draft_id", verdict.get("draft_id")),
+        _string("draft_sha256", verdict.get("draft_sha256")),
+        _integer("attempt", verdict.get("attempt")),
+        _string("verdict", verdict.get("verdict")),
+        _integer("violation_count", verdict.get("violation_count")),
         len(snapshot),
     ]
-    for item in snapshot:
-        item = item if isinstance(item, Mapping) else {}
-        fields += (item.get("tool_call_id"), item.get("projection_sha256"))
+    for index, item in enumerate(snapshot):
+        if not isinstance(item, Mapping):
+            raise FieldTypeError(f"evidence_snapshot[{index}] must be an object, not {_kind(item)}")
+        fields += (
+            _string(f"evidence_snapshot[{index}].tool_call_id", item.get("tool_call_id")),
+            _string(f"evidence_snapshot[{index}].projection_sha256", item.get("projection_sha256")),
+        )
     fields.append(len(violations))
-    for violation in violations:
-        violation = violation if isinstance(violation, Mapping) else {}
-        fields += (violation.get("code"), violation.get("path"))
+    for index, violation in enumerate(violations):
+        if not isinstance(violation, Mapping):
+            raise FieldTypeError(f"violations[{index}] must be an object, not {_kind(violation)}")
+        fields += (
+            _string(f"violations[{index}].code", violation.get("code")),
+            _string(f"violations[{index}].path", violation.get("path")),
+        )
     return netstrings(fields)
+
+
+def report_message(event: Mapping[str, Any]) -> bytes:
+    """What a ``reports`` event's signature covers (SPEC 4.3): its ids, then the SHA-256 of ``report``
+    as compact JSON in its own key order (how the event writes it), so the report's every byte counts.
+
+    A report JSON cannot hold (never one the guard built) hashes as the empty string: no error, and a
+    message that will not verify.
+
+    Raises:
+        FieldTypeError: a signed id of the wrong type (``attempt`` not an integer, an id not a string).
+    """
+    try:
+        digest = sha256_hex(codec.dumps(event.get("report")))
+    except codec.JSONEncodeError:
+        digest = ""
+    return netstrings(
+        (
+            REPORT_CONTEXT,
+            _string("run_id", event.get("run_id")),
+            _string("draft_id", event.get("draft_id")),
+            _integer("attempt", event.get("attempt")),
+            _string("verdict", event.get("verdict")),
+            _string("verdict_event_id", event.get("verdict_event_id")),
+            _string("draft_sha256", event.get("draft_sha256")),
+            digest,
+        )
+    )

@@ -55,7 +55,8 @@ def test_the_other_tables_are_derived_from_it() -> None:
 
 def _observed() -> dict[Station, list[set[Topic]]]:
     """Per station, the topics of each record's emissions, over the golden raw hits run down the chain,
-    a draft citing unknown tool calls, and malformed input to every station."""
+    a draft citing unknown tool calls on its last attempt (a FALLBACK: violations and a report), and
+    malformed input to every station."""
     seen: dict[Station, list[set[Topic]]] = defaultdict(list)
 
     def run(station: Station, value: bytes) -> Outcome[Any]:
@@ -74,6 +75,7 @@ def _observed() -> dict[Station, list[set[Topic]]]:
     draft = {
         "run_id": "run-1",
         "draft_id": "d-1",
+        "attempt": 2,
         "analysis": [{"id": "a1", "kind": "NORMAL", "content": "x", "tool_call_ids": ["call-9"]}],
         "conclusion": None,
         "limitations": ["l"],

@@ -1,0 +1,115 @@
+"""Publish (SPEC 4.3): what may leave the chain, as one ``reports`` event per PASS or FALLBACK verdict.
+
+A PASS publishes the draft's reviewed fields and nothing else, rebuilt field by field, so a field
+the guard never judged (an extra key anywhere in the draft) cannot ride along; a FALLBACK publishes
+the verdict's fixed ``fallback_report``; a REJECT publishes nothing (the harness repairs). The event
+is a function of the verdict and the parsed draft alone, so a re-delivered draft gives the same bytes,
+and its signature (when the guard signs) covers the report's exact JSON.
+
+Downstream systems read ``reports``, never ``diagnosis-drafts``.
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+from models.draft import DiagnosisDraft
+from models.verdict import (
+    FallbackReport,
+    Report,
+    ReportAction,
+    ReportAnalysisItem,
+    ReportConclusion,
+    ReportEvent,
+    Verdict,
+    VerdictSignature,
+)
+from models.vocab import AnalysisKind, VerdictKind
+from streams.trust.keys import Signer
+
+PUBLISH = "publish"
+"""The station part of a report's ``event_id``: ``publish:<topic>:<partition>:<offset>:<timestamp>`` of
+the draft record, as ``streams.envelope.event_id`` writes ids, next to the verdict's ``guard:…``."""
+
+
+def reviewed_report(draft: DiagnosisDraft) -> Report:
+    """The fields of a draft the guard judged, in the SPEC's order; missing or null lists as ``[]``.
+
+    Only a PASS draft is published, so every text is a string and every kind a legal one there.
+    """
+    conclusion = draft.get("conclusion")
+    published: ReportConclusion | None = None
+    if conclusion is not None:
+        published = {
+            "content": conclusion.get("content") or "",
+            "based_on_analysis_ids": list(conclusion.get("based_on_analysis_ids") or []),
+        }
+    analysis: list[ReportAnalysisItem] = [
+        {
+            "id": item["id"],
+            "kind": cast(AnalysisKind, item.get("kind")),
+            "content": item.get("content") or "",
+            "tool_call_ids": list(item.get("tool_call_ids") or []),
+            "document_ids": list(item.get("document_ids") or []),
+        }
+        for item in draft.get("analysis") or []
+    ]
+    actions: list[ReportAction] = [
+        {
+            "id": action["id"],
+            "content": action.get("content") or "",
+            "based_on_analysis_ids": list(action.get("based_on_analysis_ids") or []),
+        }
+        for action in draft.get("action_plan") or []
+    ]
+    return {
+        "analysis": analysis,
+        "conclusion": published,
+        "action_plan": actions,
+        "limitations": list(draft.get("limitations") or []),
+    }
+
+
+def report_event(
+    verdict: Verdict,
+    draft: DiagnosisDraft | None,
+    *,
+    event_id: str | None = None,
+    signer: Signer | None = None,
+) -> ReportEvent | None:
+    """The ``reports`` event of one verdict, or None for a REJECT.
+
+    ``draft`` is the draft the verdict judged, as the guard parsed it (only a PASS needs it);
+    ``event_id`` is the report's own id (None offline); ``signer`` signs it when given.
+
+    Raises:
+        ValueError: a PASS verdict without its parsed draft, or a FALLBACK without its fallback_report
+            (a caller's bug: the guard never makes either).
+    """
+    kind = verdict["verdict"]
+    report: Report | FallbackReport
+    if kind == VerdictKind.PASS:
+        if draft is None:
+            raise ValueError("a PASS verdict is published from its parsed draft; none was given")
+        report = reviewed_report(draft)
+    elif kind == VerdictKind.FALLBACK:
+        if verdict["fallback_report"] is None:
+            raise ValueError("a FALLBACK verdict carries its fallback_report; this one has none")
+        report = verdict["fallback_report"]
+    else:
+        return None
+    event: ReportEvent = {
+        "event_id": event_id,
+        "origin": verdict["origin"],
+        "run_id": verdict["run_id"],
+        "draft_id": verdict["draft_id"],
+        "attempt": verdict["attempt"],
+        "verdict": kind,
+        "verdict_event_id": verdict["event_id"],
+        "draft_sha256": verdict["draft_sha256"],
+        "report": report,
+        "source_timestamp": verdict["source_timestamp"],
+    }
+    if signer is not None:
+        event["signature"] = cast(VerdictSignature, signer.sign_report(event))
+    return event
