@@ -6,6 +6,8 @@ loader; ``streams.settings.Settings`` composes them and fills them from ``EC_*``
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -53,6 +55,11 @@ class GuardSettings(_Frozen):
     max_cited_tool_calls: int = Field(50, ge=0, description="Most distinct tool calls cited in one draft.")
     max_violations: int = Field(200, ge=0, description="Violations listed in a verdict (all are counted).")
     max_attempts: int = Field(2, ge=1, description="Attempt from which a rejected draft falls back.")
+    review: Literal["enforce", "off"] = Field(
+        "enforce",
+        description="Review of claims (SPEC 4.2): every number, identifier and quotation of a text must be "
+        "in the evidence it cites (enforce), or skip it (off).",
+    )
 
 
 class DeadLetterSettings(_Frozen):

@@ -2,7 +2,8 @@
 
 Pure rules in two steps around one batch read of the ledger: :meth:`EvidenceGuard.plan` parses the
 draft and runs the structure checks (A) and says which entries to read; :meth:`EvidenceGuard.judge`
-runs the citation (B) and re-read (C) checks on what was read and builds the verdict. The edge
+runs the citation (B) and re-read (C) checks on what was read, then the review of claims (D,
+:mod:`streams.stations.review`) unless ``guard.review`` is ``off``, and builds the verdict. The edge
 does the read in between (at most two Redis round trips), so the same rules run offline and live.
 """
 
@@ -33,6 +34,7 @@ from streams.hashing import sha256_hex
 from streams.stations.blank import is_blank
 from streams.stations.ledger_view import LedgerLookup
 from streams.stations.reread import reread
+from streams.stations.review import review
 from streams.trust.keys import Signer, TrustedKeys
 
 Code = ViolationCode
@@ -62,6 +64,15 @@ class _Citation:
     message: str
     result: RagToolResult | None = None
     sha256: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class _Cited:
+    """What B and C found: their violations, which analysis items D reviews, the re-read projections."""
+
+    violations: list[Violation]
+    reviewed: list[bool]
+    projections: dict[str, RagToolResult]
 
 
 _ITEM_PATH = re.compile(r"analysis\[(\d+)\](?:\.tool_call_ids\[(\d+)\])?")
@@ -294,7 +305,10 @@ class EvidenceGuard:
         violations = list(plan.violations)
         snapshot: dict[str, EvidenceSnapshot] = {}
         if plan.draft is not None and plan.check_citations:
-            violations += self._citations(plan.draft, plan.run_id, lookups, snapshot)
+            cited = self._citations(plan.draft, plan.run_id, lookups, snapshot)
+            violations += cited.violations
+            if self.settings.review == "enforce":  # D after A-C, in the same verdict (SPEC 4.2)
+                violations += review(plan.draft, cited.reviewed, cited.projections)
         limit = self.settings.max_violations
         if not violations:
             verdict = VerdictKind.PASS
@@ -330,10 +344,12 @@ class EvidenceGuard:
         run_id: str | None,
         lookups: Mapping[str, LedgerLookup],
         snapshot: dict[str, EvidenceSnapshot],
-    ) -> list[Violation]:
+    ) -> _Cited:
         cache: dict[str, _Citation] = {}
         out: list[Violation] = []
+        reviewed: list[bool] = []
         for i, item in enumerate(draft.get("analysis") or []):
+            before = len(out)
             known_documents: set[str] = set()
             any_passed = False
             kind = item.get("kind")
@@ -366,7 +382,10 @@ class EvidenceGuard:
                                 Code.CITATION_DOCUMENT_UNKNOWN, f"analysis[{i}].document_ids[{k}]", message
                             )
                         )
-        return out
+            # every violation added above is B or C at one of this item's citations or document_ids
+            reviewed.append(bool(item.get("tool_call_ids")) and len(out) == before)
+        projections = {tcid: c.result for tcid, c in cache.items() if c.result is not None}
+        return _Cited(out, reviewed, projections)
 
 
 def _check_citation(

@@ -1,4 +1,4 @@
-"""SPEC 4 (the guard): each of the twenty codes, the citation checks and the verdict.
+"""SPEC 4 (the guard): each of the twenty-three codes, the citation checks and the verdict.
 
 Builders first (``rag_result``, ``entry``, ``ledger_with``, ``item``, ``draft``). Where the code disagrees
 with the SPEC the test says what the SPEC wants; the cases that once disagreed keep the SPEC's words
@@ -314,12 +314,31 @@ CODE_CASES = [
         [("LEDGER_PAYLOAD_TAMPERED", at(0))],
         id="LEDGER_PAYLOAD_TAMPERED",
     ),
+    # D, the review (SPEC 4.2): the base evidence's excerpt is "about gw#chunk-1"
+    pytest.param(
+        draft(_with_first(content="timeout is 30s")),
+        None,
+        [("CLAIM_NUMBER_UNSUPPORTED", "analysis[0].content")],
+        id="CLAIM_NUMBER_UNSUPPORTED",
+    ),
+    pytest.param(
+        draft(conclusion={"content": "raise proxy_read_timeout", "based_on_analysis_ids": ["a1"]}),
+        None,
+        [("CLAIM_IDENTIFIER_UNSUPPORTED", "conclusion.content")],
+        id="CLAIM_IDENTIFIER_UNSUPPORTED",
+    ),
+    pytest.param(
+        draft(action_plan=[action("p1", "a1", content="run `nginx -s reload`")]),
+        None,
+        [("CLAIM_QUOTE_UNSUPPORTED", "action_plan[0].content")],
+        id="CLAIM_QUOTE_UNSUPPORTED",
+    ),
 ]
 
 
-def test_the_code_table_covers_all_twenty_codes() -> None:
+def test_the_code_table_covers_all_twenty_three_codes() -> None:
     assert {case.id for case in CODE_CASES} == set(ViolationCode)
-    assert len(ViolationCode) == 20
+    assert len(ViolationCode) == 23
 
 
 @pytest.mark.parametrize(("value", "entries", "expected"), CODE_CASES)
