@@ -20,6 +20,7 @@
     ├── HoldInterrupted                asked to stop while holding an operation; nothing was done
     ├── RecordsSkipped                 records were never delivered to an agent: the worker exits
     ├── LedgerIntegrityError           a stored projection does not hash to its projection_sha256
+    ├── RequestRefused                 an HTTP request refused before any route (streams.http): status
     ├── SearchRefused                  py-rag answered 4xx, or more than the raw-hits size cap: not retried
     ├── SearchUnavailable              retriable=True: py-rag unreachable, timed out or 5xx after the
     │                                  retries; nothing was produced
@@ -142,6 +143,15 @@ class RecordsSkipped(EvidenceChainError):
 
 class LedgerIntegrityError(EvidenceChainError):
     """A READY entry whose projection does not hash to its ``projection_sha256``: never shown."""
+
+
+class RequestRefused(EvidenceChainError):
+    """An HTTP request the servers refuse at their edge (:mod:`streams.http`): ``status`` says how."""
+
+    def __init__(self, status: int, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.reason = reason
 
 
 class SearchRefused(EvidenceChainError):

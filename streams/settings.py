@@ -197,6 +197,21 @@ class Settings(BaseSettings):
     gateway_token: SecretStr | None = Field(
         None, description="Bearer token every /v1 request must carry; never printed."
     )
+    gateway_max_connections: int = Field(
+        1024, ge=1, description="Connections the gateway serves at once; one more is answered 503 and closed."
+    )
+    gateway_max_connections_per_peer: int = Field(
+        256, ge=1, description="Connections the gateway serves at once from one peer address (then 503)."
+    )
+    gateway_header_timeout_seconds: float = Field(
+        10.0, gt=0, description="How long a new gateway connection may take to send its request head."
+    )
+    gateway_body_timeout_seconds: float = Field(
+        30.0, gt=0, description="How long a request body may take to arrive whole (then 408)."
+    )
+    gateway_keepalive_timeout_seconds: float = Field(
+        15.0, gt=0, description="How long a gateway connection may sit idle before it is closed."
+    )
 
     # The knowledge tool: py-rag behind KnowledgeSearchPort, and the MCP server (streams/search, streams/mcp)
     pyrag_url: str | None = Field(

@@ -20,16 +20,20 @@ status in one place, :func:`problem_for`.
 
 Access: with ``EC_GATEWAY_TOKEN`` set, every ``/v1`` request needs ``Authorization: Bearer <token>``
 (compared in constant time). Without one the gateway listens on loopback only (it refuses to start
-otherwise) and ``/v1`` is open to local processes, but only under a loopback ``Host`` name, so a web
-page cannot reach it by DNS rebinding; a POST must say ``Content-Type: application/json`` either
-way, which a browser cannot send across origins without asking first.
+otherwise) and ``/v1`` is open to local processes only: under a loopback ``Host`` name (no DNS
+rebinding), a POST labelled ``Content-Type: application/json`` (which a browser cannot send across
+origins without a CORS preflight, never granted here), and no ``Origin`` or cross-site
+``Sec-Fetch-Site`` header (what a page's ``fetch`` carries) — so no web page can plant evidence.
+
+Connections go through the one listener of :mod:`streams.http` (head, body and keepalive timeouts, a
+connection cap and one per peer, each ``EC_GATEWAY_*``); a request head aiohttp cannot parse is answered
+400 in the error shape below and logged without its bytes, so a token never reaches a log.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hmac
-import ipaddress
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -58,10 +62,23 @@ from streams.errors import (
     Refused,
     RejectedInput,
     ReplyTimeout,
+    RequestRefused,
     SchemaViolation,
     SearchRefused,
     SearchUnavailable,
 )
+from streams.http import (
+    CachedProbe,
+    ErrorShape,
+    Limits,
+    cross_site,
+    host_name,
+    is_loopback,
+    listening,
+    read_bounded,
+)
+from streams.http.body import CLIENT_GONE
+from streams.http.probe import PROBE_SECONDS
 from streams.observe.metrics import CONTENT_TYPE_LATEST, GatewayMetrics
 from streams.retry import RetryPolicy, hold
 from streams.search.request import parse_search_request
@@ -72,20 +89,10 @@ log = logging.getLogger(__name__)
 MIN_TOKEN_CHARS = 16
 """A shorter EC_GATEWAY_TOKEN works but is warned about at start."""
 
-BROWSER_FORM_TYPES = frozenset({"application/x-www-form-urlencoded", "multipart/form-data", "text/plain"})
-"""The bodies a web page may POST across origins without a CORS preflight. Without a token they are
-refused (415), so a page in a browser on this machine cannot drive /v1; every other type, or none, is
-read as the JSON it must be (an outside harness posting the record's exact bytes need not label them)."""
-"""The shortest ``EC_GATEWAY_TOKEN`` accepted (``openssl rand -hex 32`` makes a good one)."""
 RECORD_OVERHEAD_BYTES = 1024
 """Room left in a topic's ``max.message.bytes`` for the record's key and batch headers."""
-PROBE_SECONDS = 2.0
-"""How long ``/readyz`` waits for Kafka and Redis to answer."""
-PROBE_CACHE_SECONDS = 1.0
-"""How long a readiness answer is reused, so probes and scrapes cannot pile up on the services."""
 RETRY_AFTER_SECONDS = 1
 """``Retry-After`` of a 503."""
-READ_CHUNK_BYTES = 64 * 1024
 HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
 """On every answer: nothing a gateway says is for a cache, and nothing is to be sniffed as HTML."""
 JSON = "application/json"
@@ -97,17 +104,20 @@ class ErrorReason(StrEnum):
     """``error.reason`` of an answer that is not 2xx, when it is not a dead-letter reason."""
 
     BAD_REQUEST = "BAD_REQUEST"
-    """400: a request aiohttp itself refused before any route saw it."""
+    """400: an unreadable ``Host`` or request head (aiohttp's parse errors), a body that broke off;
+    408: a body that did not arrive in time."""
     UNAUTHORIZED = "UNAUTHORIZED"
     """401: no bearer token, or not the gateway's."""
     HOST_NOT_LOOPBACK = "HOST_NOT_LOOPBACK"
     """403: a gateway without a token answers ``/v1`` only under a loopback ``Host`` name."""
+    CROSS_ORIGIN = "CROSS_ORIGIN"
+    """403: without a token, a request a web page sent (``Origin``, a cross-site ``Sec-Fetch-Site``)."""
     NOT_FOUND = "NOT_FOUND"
     """404: no such route, or no ledger entry for that key."""
     METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
     """405: the route exists for other methods (``Allow`` lists them)."""
     UNSUPPORTED_MEDIA_TYPE = "UNSUPPORTED_MEDIA_TYPE"
-    """415: without a token, a POST labelled as a browser form or text (a cross-site request)."""
+    """415: without a token, a POST not labelled ``Content-Type: application/json``."""
     TIMEOUT = "TIMEOUT"
     """504: no entry or verdict within ``EC_GATEWAY_TIMEOUT_MS``; sending the same body again is safe."""
     UNAVAILABLE = "UNAVAILABLE"
@@ -155,6 +165,9 @@ class Refusal(Exception):  # noqa: N818 - an answer, not a failure of the gatewa
 
 def problem_for(exc: BaseException) -> Problem:
     """The answer to an error of the project's tree (anything else is a 500)."""
+    if isinstance(exc, RequestRefused):
+        reason = ErrorReason.BAD_REQUEST if exc.reason == CLIENT_GONE else exc.reason
+        return Problem(exc.status, reason, str(exc))
     if isinstance(exc, OversizedInput):
         return Problem(413, exc.reason, exc.error)
     if isinstance(exc, RejectedInput):
@@ -200,14 +213,26 @@ def _http_problem(exc: web.HTTPException) -> Problem:
 # --- access -------------------------------------------------------------------------------------
 
 
-def is_loopback(host: str) -> bool:
-    """Whether a listening address or ``Host`` name is this machine only (``localhost``, 127/8, ::1)."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
+def error_shape() -> ErrorShape:
+    """The gateway's error object for what the listener refuses before any route (503, 400)."""
+
+    def render(status: int, message: str) -> tuple[bytes, str]:
+        reason = ErrorReason.UNAVAILABLE if status == 503 else ErrorReason.BAD_REQUEST
+        body = {"error": {"reason": reason, "message": message, "retriable": status == 503}}
+        return codec.dumps(body), JSON
+
+    return ErrorShape(render)
+
+
+def limits_of(settings: Settings) -> Limits:
+    """The listener's limits from the ``EC_GATEWAY_*`` settings."""
+    return Limits(
+        header_timeout_seconds=settings.gateway_header_timeout_seconds,
+        keepalive_timeout_seconds=settings.gateway_keepalive_timeout_seconds,
+        max_connections=settings.gateway_max_connections,
+        max_connections_per_peer=settings.gateway_max_connections_per_peer,
+        body_timeout_seconds=settings.gateway_body_timeout_seconds,
+    )
 
 
 def bearer_token(settings: Settings, host: str | None = None) -> bytes | None:
@@ -245,10 +270,13 @@ def authorize(request: web.Request, token: bytes | None) -> None:
     """Let a ``/v1`` request through, or refuse it.
 
     Raises:
-        Refusal: 401 without the right bearer token; 403 for a non-loopback ``Host`` with no token set.
+        Refusal: 401 without the right bearer token (one ``Authorization`` header, scheme Bearer);
+            with no token set, 403 for a non-loopback ``Host`` or a request a web page sent, and 415
+            for a POST not labelled ``application/json``.
+        RequestRefused: 400 for an unreadable ``Host``.
     """
     if token is None:
-        if not is_loopback(request.url.host or ""):
+        if not is_loopback(host_name(request.headers)):
             raise Refusal(
                 Problem(
                     403,
@@ -257,11 +285,33 @@ def authorize(request: web.Request, token: bytes | None) -> None:
                     "or [::1]",
                 )
             )
+        page = cross_site(request.headers)
+        if page is not None:
+            raise Refusal(
+                Problem(
+                    403,
+                    ErrorReason.CROSS_ORIGIN,
+                    f"a gateway without EC_GATEWAY_TOKEN answers no request a web page sent ({page}); "
+                    "call it from a process, or set EC_GATEWAY_TOKEN",
+                )
+            )
+        labelled = "Content-Type" in request.headers and request.content_type == JSON
+        if request.method == "POST" and not labelled:
+            given = request.headers.get("Content-Type", "none")[:60]
+            raise Refusal(
+                Problem(
+                    415,
+                    ErrorReason.UNSUPPORTED_MEDIA_TYPE,
+                    f"send the body as Content-Type: {JSON}, not {given}",
+                )
+            )
         return
-    header = request.headers.get("Authorization")
-    if header is None:
+    headers = request.headers.getall("Authorization", [])
+    if not headers:
         raise _unauthorized("this route needs Authorization: Bearer <EC_GATEWAY_TOKEN>", invalid=False)
-    scheme, _, given = header.partition(" ")
+    if len(headers) > 1:
+        raise _unauthorized("send one Authorization header, not several", invalid=True)
+    scheme, _, given = headers[0].partition(" ")
     if scheme.lower() != "bearer" or not hmac.compare_digest(
         given.strip().encode("utf-8", "surrogateescape"), token
     ):
@@ -281,7 +331,8 @@ class GatewayState:
     token: bytes | None
     connecting: str | None = None
     """While the client is not started yet: what it waits for (``/v1`` answers 503, ``/readyz`` too)."""
-    probed: tuple[float, dict[str, str]] | None = None
+    probe: CachedProbe[dict[str, str]] | None = None
+    """``/readyz``'s answer, probed at most once a second (:func:`_probe`)."""
 
 
 STATE = web.AppKey("evidence_chain_gateway", GatewayState)
@@ -306,6 +357,10 @@ async def _answer(request: web.Request, handler: Handler) -> web.StreamResponse:
         response = await handler(request)
     except Refusal as exc:
         response = exc.problem.response()
+    except RequestRefused as exc:
+        if exc.reason == CLIENT_GONE:  # nothing wrong here, and no one to answer
+            log.info("%s %s: %s", request.method, request.path, exc)
+        response = problem_for(exc).response()
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
@@ -325,40 +380,20 @@ async def _answer(request: web.Request, handler: Handler) -> web.StreamResponse:
 
 @web.middleware
 async def _guard(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """``/v1``: the token (or a loopback Host), a started client, and JSON bodies."""
+    """A readable ``Host`` on every route; on ``/v1`` the token (or the no-token rules), a started client."""
+    host_name(request.headers)  # 400 before anything reads the URL aiohttp builds from it
     if request.path.startswith("/v1/"):
         state = request.app[STATE]
         authorize(request, state.token)
         if state.connecting is not None:
             raise KafkaUnavailable(f"the gateway is still {state.connecting}")
-        if request.method == "POST" and state.token is None and request.content_type in BROWSER_FORM_TYPES:
-            raise Refusal(
-                Problem(
-                    415,
-                    ErrorReason.UNSUPPORTED_MEDIA_TYPE,
-                    f"send the body as Content-Type: {JSON}, not {request.content_type}",
-                )
-            )
     return await handler(request)
 
 
-async def read_bounded(request: web.Request, limit: int, what: str) -> bytes:
-    """The request body, read in chunks and never more than ``limit`` bytes of it held.
-
-    Raises:
-        OversizedInput: the body is longer than ``limit`` (answered 413).
-    """
-    too_large = f"{what} may be at most {limit} bytes"
-    if request.content_length is not None and request.content_length > limit:
-        raise OversizedInput(f"{too_large}; this one is {request.content_length}")
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.content.iter_chunked(READ_CHUNK_BYTES):
-        size += len(chunk)
-        if size > limit:
-            raise OversizedInput(f"{too_large}; this one is longer")
-        chunks.append(chunk)
-    return b"".join(chunks)
+async def _body(request: web.Request, limit: int, what: str) -> bytes:
+    """The request body within ``limit`` bytes and ``EC_GATEWAY_BODY_TIMEOUT_SECONDS``."""
+    seconds = request.app[STATE].settings.gateway_body_timeout_seconds
+    return await read_bounded(request, limit, what, seconds)
 
 
 def _json(body: bytes, status: int = 200) -> web.Response:
@@ -367,7 +402,7 @@ def _json(body: bytes, status: int = 200) -> web.Response:
 
 async def _lookups(request: web.Request) -> web.Response:
     state = request.app[STATE]
-    record = await read_bounded(request, state.settings.input.max_message_bytes, "a raw-hits record")
+    record = await _body(request, state.settings.input.max_message_bytes, "a raw-hits record")
     try:
         reply = await state.client.lookup(record)
     except LookupTimeout:
@@ -380,7 +415,7 @@ async def _lookups(request: web.Request) -> web.Response:
 async def _search(request: web.Request) -> web.Response:
     """``POST /v1/search``: py-rag asked through the client's search port, answered as ``/v1/lookups``."""
     state = request.app[STATE]
-    body = await read_bounded(request, SEARCH_BODY_BYTES, "a search request")
+    body = await _body(request, SEARCH_BODY_BYTES, "a search request")
     try:
         asked = parse_search_request(body)
     except SchemaViolation as exc:
@@ -401,7 +436,7 @@ async def _search(request: web.Request) -> web.Response:
 async def _drafts(request: web.Request) -> web.Response:
     state = request.app[STATE]
     limit = state.settings.topic_max_message_bytes - RECORD_OVERHEAD_BYTES
-    draft = await read_bounded(request, limit, "a draft (it must fit the diagnosis-drafts topic)")
+    draft = await _body(request, limit, "a draft (it must fit the diagnosis-drafts topic)")
     try:
         reply = await state.client.check(draft)
     except CheckTimeout:
@@ -427,9 +462,6 @@ async def _livez(request: web.Request) -> web.Response:
 
 async def _probe(state: GatewayState) -> dict[str, str]:
     """What keeps the gateway from answering ``/v1`` now, by service (empty: ready)."""
-    now = time.monotonic()
-    if state.probed is not None and now - state.probed[0] < PROBE_CACHE_SECONDS:
-        return state.probed[1]
     problems: dict[str, str] = {}
     if state.connecting is not None:
         problems["kafka"] = state.connecting
@@ -442,12 +474,14 @@ async def _probe(state: GatewayState) -> dict[str, str]:
             problems["kafka"] = str(exc)
         except Exception as exc:  # noqa: BLE001 - any failure means not ready; say which
             problems["redis"] = f"{type(exc).__name__}: {exc}"
-    state.probed = (now, problems)
     return problems
 
 
 async def _readyz(request: web.Request) -> web.Response:
-    problems = await _probe(request.app[STATE])
+    state = request.app[STATE]
+    if state.probe is None:
+        state.probe = CachedProbe(lambda: _probe(state))
+    problems = await state.probe()
     return _json(codec.dumps({"ready": not problems, "problems": problems}), 200 if not problems else 503)
 
 
@@ -529,28 +563,28 @@ async def serve(
     app = create_gateway(settings, client)
     state = app[STATE]
     state.connecting = f"connecting to Kafka at {settings.kafka_bootstrap}"
-    runner = web.AppRunner(app, shutdown_timeout=settings.gateway_timeout_ms / 1000 + 1)
-    await runner.setup()
     try:
-        try:
-            await web.TCPSite(runner, host, port, reuse_address=True).start()
-        except OSError as exc:
-            raise ConfigurationError(
-                f"cannot listen on {host}:{port} ({exc.strerror}); "
-                "choose another with --port or EC_GATEWAY_PORT"
-            ) from exc
-        bound = next((address[1] for address in runner.addresses if isinstance(address, tuple)), port)
-        shown = f"[{host}]" if ":" in host else host
-        auth = "bearer token required" if state.token is not None else "no token: loopback only"
-        on_listening(f"gateway: listening on http://{shown}:{bound}/ ({auth}; Ctrl-C stops)")
-        policy = RetryPolicy.for_startup(settings)
-        try:
-            await hold(client.start, what=state.connecting, policy=policy, stop=stop)
-        except HoldInterrupted:
-            return
-        state.connecting, state.probed = None, None  # ready now, not a second later
-        log.info("gateway: connected to Kafka at %s", settings.kafka_bootstrap)
-        await stop.wait()
+        async with listening(
+            app,
+            host,
+            port,
+            limits_of(settings),
+            shape=error_shape(),
+            what="gateway",
+            shutdown_timeout=settings.gateway_timeout_ms / 1000 + 1,  # in-flight requests finish first
+        ) as bound:
+            shown = f"[{host}]" if ":" in host else host
+            auth = "bearer token required" if state.token is not None else "no token: loopback only"
+            on_listening(f"gateway: listening on http://{shown}:{bound}/ ({auth}; Ctrl-C stops)")
+            policy = RetryPolicy.for_startup(settings)
+            try:
+                await hold(client.start, what=state.connecting, policy=policy, stop=stop)
+            except HoldInterrupted:
+                return
+            state.connecting = None
+            if state.probe is not None:
+                state.probe.forget()  # ready now, not a second later
+            log.info("gateway: connected to Kafka at %s", settings.kafka_bootstrap)
+            await stop.wait()
     finally:
-        await runner.cleanup()  # in-flight requests finish first, within shutdown_timeout
         await client.close()
