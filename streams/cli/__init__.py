@@ -39,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
         "schemas",
         "trust",
         "receipt",
+        "mcp",
     ):
         try:
             module = __import__(f"streams.cli.{name}", fromlist=["register"])

@@ -1,0 +1,64 @@
+"""``mcp``: the knowledge tool and the draft check for any MCP host (:mod:`streams.mcp`).
+
+An agent host spawns ``evidence-chain mcp`` and talks MCP on its stdin/stdout; ``--http`` serves
+streamable HTTP instead, at ``http://EC_MCP_HOST:EC_MCP_PORT/mcp``. Nothing but MCP goes to stdout
+over stdio: logs go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging.config
+import sys
+
+from streams.errors import ConfigurationError
+from streams.observe.logs import logging_config
+from streams.settings import get_settings, load_settings
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``mcp``."""
+    mcp = sub.add_parser(
+        "mcp",
+        help="lookup_knowledge, check_diagnosis and get_evidence as MCP tools (stdio; --http)",
+        description="An MCP server for agent hosts: lookup_knowledge asks py-rag (EC_PYRAG_URL) and "
+        "returns the ledger's projection; check_diagnosis stamps and checks a draft and returns its "
+        "verdict with the repair prompt, the fixed report or the report's id; get_evidence reads an "
+        "entry of the run. One server process is one run (EC_MCP_RUN_ID, else generated). Over stdio "
+        "by default; --http serves streamable HTTP, with Authorization: Bearer <EC_GATEWAY_TOKEN> "
+        "when the token is set, and on loopback only when it is not.",
+    )
+    mcp.add_argument("--http", action="store_true", help="serve streamable HTTP at /mcp instead of stdio")
+    mcp.add_argument("--host", default=None, help="with --http: address (default EC_MCP_HOST, 127.0.0.1)")
+    mcp.add_argument("--port", type=int, default=None, help="with --http: port (default EC_MCP_PORT, 8081)")
+    mcp.add_argument(
+        "--language", default="en", choices=("en", "zh"), help="of the repair prompts (default en)"
+    )
+    mcp.add_argument("--loglevel", default="warning", choices=("debug", "info", "warning", "error"))
+    mcp.set_defaults(handler=run_mcp)
+
+
+def run_mcp(args: argparse.Namespace) -> int:
+    """The ``mcp`` command.
+
+    Raises:
+        ConfigurationError: a setting or argument cannot work (a non-loopback address without a token).
+    """
+    from streams.mcp.serving import serve_http, serve_stdio  # the SDK loads only for this command
+
+    if args.port is not None and not 0 <= args.port <= 65535:
+        raise ConfigurationError(f"--port must be from 0 to 65535, not {args.port}")
+    given = (("mcp_host", args.host), ("mcp_port", args.port))
+    overrides = {name: value for name, value in given if value is not None}
+    settings = load_settings(**overrides) if overrides else get_settings()
+    logging.config.dictConfig(logging_config(settings.log_format, args.loglevel))
+    try:
+        if args.http:
+            asyncio.run(serve_http(settings, settings.mcp_host, settings.mcp_port, language=args.language))
+        else:
+            asyncio.run(serve_stdio(settings, language=args.language))
+    except KeyboardInterrupt:
+        pass
+    print("mcp: stopped", file=sys.stderr)
+    return 0

@@ -1,0 +1,207 @@
+"""``evidence-chain mcp``: the knowledge tool and the draft check as MCP tools (the official Python SDK).
+
+Three tools over one :class:`~streams.client.EvidenceChainClient`, for one run (:class:`McpRun`):
+
+- ``lookup_knowledge(query, filters?)``: the server names the tool call, asks py-rag through the
+  client (:meth:`~streams.client.EvidenceChainClient.lookup_knowledge`) and returns the ledger's
+  projection text exactly as stored; a FAILED entry or an unreachable py-rag is a tool error.
+- ``check_diagnosis(draft)``: stamps ``run_id``, ``draft_id`` and ``attempt`` and returns the verdict
+  (the exact bytes of the ``verdicts`` topic), then the repair prompt (REJECT), the fixed report
+  (FALLBACK) or the published report's id (PASS).
+- ``get_evidence(tool_call_id)``: an entry of this run as stored.
+
+Nothing here judges evidence: the stations do, and the tools only carry their answers.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+
+from models.schemas import topic_schema
+from models.vocab import LedgerStatus, Topic, VerdictKind
+from streams import codec
+from streams.client import EvidenceChainClient, repair_prompt
+from streams.client.repair import Language
+from streams.errors import EvidenceChainError, InvalidId
+from streams.mcp.run import STAMPED, McpRun
+from streams.stations.publish import PUBLISH
+
+log = logging.getLogger(__name__)
+
+RULES = """Rules for every diagnosis (the evidence check enforces them):
+- Base every statement only on the excerpts lookup_knowledge returned in this run; the excerpt is the
+  only basis, not what you remember or assume.
+- Cite the tool_call_id of each lookup you rely on in the analysis item's tool_call_ids, and the
+  document_id of each excerpt you use in its document_ids, copied exactly as shown.
+- A lookup whose evidence_status is NO_EVIDENCE found nothing: say so (an analysis item of kind
+  NEGATIVE_OBSERVATION citing it), never present it as a finding; with too little evidence the
+  conclusion may be null.
+- limitations is required: at least one non-empty limitation."""
+
+LOOKUP_DESCRIPTION = f"""Search the knowledge base (py-rag) and get the governed evidence for your question.
+
+Returns the projection exactly as the evidence ledger stores it: a JSON object with tool_call_id (the id
+this lookup is ledgered under: cite it), evidence_status (EVIDENCE_FOUND or NO_EVIDENCE) and evidence
+items, each with a document_id and an excerpt. A lookup that failed says so as a tool error: it gives
+you nothing to cite.
+
+{RULES}"""
+
+CHECK_DESCRIPTION = f"""Check a diagnosis draft against the evidence ledger before anything is published.
+
+Give the draft without run_id, draft_id and attempt: the server stamps them. The result is the verdict
+(JSON, as the evidence check wrote it) and then: for REJECT, the repair instructions (fix each problem
+and call check_diagnosis again with the whole corrected draft); for FALLBACK, the fixed report that is
+published instead (no attempt left); for PASS, the id of the published report.
+
+{RULES}"""
+
+EVIDENCE_DESCRIPTION = """The ledger entry of one of this run's lookups, as stored (status, projection and
+its SHA-256, or the failure reason): to re-read exactly what a tool_call_id showed."""
+
+
+def instructions(run_id: str) -> str:
+    """The server's instructions to the model: the run and the rules."""
+    return (
+        f"evidence-chain knowledge tools for run {run_id}. Call lookup_knowledge for evidence, write a "
+        "DiagnosisDraft citing it, and call check_diagnosis until its verdict is PASS or FALLBACK.\n\n"
+        f"{RULES}"
+    )
+
+
+def draft_input_schema() -> dict[str, Any]:
+    """``check_diagnosis``'s input: ``{"draft": <the diagnosis-drafts schema less the stamped fields>}``."""
+    schema = topic_schema(Topic.DIAGNOSIS_DRAFTS)
+    defs = schema.pop("$defs", {})
+    for name in ("$schema", "$id"):
+        schema.pop(name, None)
+    schema["properties"] = {k: v for k, v in schema.get("properties", {}).items() if k not in STAMPED}
+    schema["required"] = [name for name in schema.get("required", []) if name not in STAMPED]
+    schema["description"] = "A DiagnosisDraft (SPEC 4) without run_id, draft_id and attempt."
+    root: dict[str, Any] = {"type": "object", "properties": {"draft": schema}, "required": ["draft"]}
+    if defs:
+        root["$defs"] = defs
+    return root
+
+
+def report_id(verdict: Mapping[str, Any]) -> str | None:
+    """The id of the ``reports`` event of a PASS or FALLBACK verdict (SPEC 4.3), from the verdict's own.
+
+    The guard publishes it from the same draft record as the verdict: ``publish:<coordinates>`` beside
+    the verdict's ``guard:<coordinates>`` (:data:`streams.stations.publish.PUBLISH`).
+    """
+    event_id = verdict.get("event_id")
+    if not isinstance(event_id, str) or ":" not in event_id:
+        return None
+    return f"{PUBLISH}:{event_id.split(':', 1)[1]}"
+
+
+def _text(*parts: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=part) for part in parts])
+
+
+class EvidenceTools:
+    """The three tools, over a started client and one run."""
+
+    def __init__(self, client: EvidenceChainClient, run: McpRun, language: Language = "en") -> None:
+        self.client = client
+        self.run = run
+        self.language = language
+
+    async def lookup_knowledge(self, query: str, filters: dict[str, Any] | None = None) -> CallToolResult:
+        tool_call_id = self.run.next_tool_call_id()
+        try:
+            reply = await self.client.lookup_knowledge(self.run.run_id, tool_call_id, query, filters)
+        except EvidenceChainError as exc:
+            retry = " (trying again may work)" if exc.retriable else ""
+            raise ToolError(
+                f"lookup {tool_call_id} failed: {type(exc).__name__}: {exc}{retry}. Nothing was ledgered "
+                "under it: do not cite it."
+            ) from exc
+        if reply.status != LedgerStatus.READY or reply.projection is None:
+            raise ToolError(
+                f"lookup {tool_call_id} failed: the ledger holds FAILED ({reply.failure_reason}) for it. "
+                "It gives no evidence: do not cite it."
+            )
+        return _text(reply.projection)
+
+    async def check_diagnosis(self, draft: dict[str, Any]) -> CallToolResult:
+        stamped = self.run.stamp(draft)
+        try:
+            reply = await self.client.check(stamped)
+        except EvidenceChainError as exc:
+            self.run.withdraw()
+            raise ToolError(f"the draft was not checked: {type(exc).__name__}: {exc}") from exc
+        self.run.judged(reply.kind)
+        verdict = reply.raw.decode("utf-8")
+        if reply.kind == VerdictKind.REJECT:
+            return _text(verdict, repair_prompt(reply.verdict, self.language) or "")
+        if reply.kind == VerdictKind.FALLBACK:
+            fixed = repair_prompt(reply.verdict, self.language) or ""
+            return _text(verdict, f"FALLBACK: publish this fixed report instead of the draft: {fixed}")
+        return _text(verdict, f"PASS: published as report {report_id(reply.verdict)}")
+
+    async def get_evidence(self, tool_call_id: str) -> CallToolResult:
+        try:
+            reply = await self.client.entry(self.run.run_id, tool_call_id)
+        except InvalidId as exc:
+            raise ToolError(f"{tool_call_id!r} is not a tool call id: {exc}") from exc
+        except EvidenceChainError as exc:
+            raise ToolError(f"the ledger could not be read: {type(exc).__name__}: {exc}") from exc
+        if reply is None:
+            raise ToolError(f"this run ({self.run.run_id}) has no ledger entry for {tool_call_id}")
+        return _text(codec.dumps(reply.entry).decode("utf-8"))
+
+
+def build_server(client: EvidenceChainClient, run: McpRun, *, language: Language = "en") -> MCPServer[Any]:
+    """The MCP server of one run over ``client``, which the caller starts and closes."""
+    tools = EvidenceTools(client, run, language)
+    server: MCPServer[Any] = MCPServer(
+        name="evidence-chain", title="evidence-chain knowledge tools", instructions=instructions(run.run_id)
+    )
+    read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+    server.add_tool(
+        tools.lookup_knowledge,
+        name="lookup_knowledge",
+        title="Look up knowledge (ledgered)",
+        description=LOOKUP_DESCRIPTION,
+        annotations=ToolAnnotations(read_only_hint=False, idempotent_hint=False, open_world_hint=True),
+        structured_output=False,
+    )
+    server.add_tool(
+        tools.check_diagnosis,
+        name="check_diagnosis",
+        title="Check a diagnosis draft",
+        description=CHECK_DESCRIPTION,
+        annotations=ToolAnnotations(read_only_hint=False, idempotent_hint=False, open_world_hint=False),
+        structured_output=False,
+    )
+    server.add_tool(
+        tools.get_evidence,
+        name="get_evidence",
+        title="Read a ledger entry",
+        description=EVIDENCE_DESCRIPTION,
+        annotations=read_only,
+        structured_output=False,
+    )
+    _advertise_draft_schema(server)
+    return server
+
+
+def _advertise_draft_schema(server: MCPServer[Any]) -> None:
+    """``check_diagnosis`` advertises the draft's own JSON Schema (from the models), not ``object``.
+
+    The SDK builds a tool's input schema from the function's signature; the draft is taken as any
+    object (the guard judges it, and an unparsable one gets its verdict too), so only the advertised
+    schema is replaced.
+    """
+    tool = server._tool_manager.get_tool("check_diagnosis")  # noqa: SLF001 - no public setter in the SDK
+    if tool is None:  # pragma: no cover - registered just above
+        raise RuntimeError("check_diagnosis is not registered")
+    tool.parameters = draft_input_schema()
