@@ -1,19 +1,21 @@
-"""The evidence the audit sink keeps besides the audit records: ledger entries, verdicts, drafts.
+"""The evidence the audit sink keeps besides the audit records: ledger entries, verdicts, drafts, reports.
 
-The sink reads the ``ledger``, ``verdicts`` and ``diagnosis-drafts`` topics too (``AUDIT_SINK_INPUTS`` in
-:mod:`models.topology`) and stores each value as the topic carried it (schema version 3,
-:mod:`streams.audit.migrations.evidence`), so the run page and ``receipt`` work after the Redis entries
-expire, and without Redis. This module turns topic records into rows; no I/O.
+The sink reads the ``ledger``, ``verdicts``, ``diagnosis-drafts`` and ``reports`` topics too
+(``AUDIT_SINK_INPUTS`` in :mod:`models.topology`) and stores each value as the topic carried it (schema
+versions 3 and 4, :mod:`streams.audit.migrations.evidence`), so the run page and ``receipt`` work after
+the Redis entries expire, and without Redis. This module turns topic records into rows; no I/O.
 
 - a ledger entry: keyed ``(run_id, tool_call_id)``, the first stored wins (what the agent was shown);
 - a verdict: keyed by its ``event_id`` (a re-delivered verdict repeats it), every attempt kept;
 - a draft: keyed by the SHA-256 of its exact bytes (the verdict's ``draft_sha256``); only a draft the
-  guard parses (at most ``max_draft_bytes``, a JSON object) is kept, so the store stays bounded.
+  guard parses (at most ``max_draft_bytes``, a JSON object) is kept, so the store stays bounded;
+- a published report: keyed by its ``event_id``, like a verdict (a re-delivered report repeats it).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -44,19 +46,20 @@ class TopicValue:
 
 @dataclass
 class Evidence:
-    """The rows of one batch for the three evidence tables, in the order they were consumed."""
+    """The rows of one batch for the four evidence tables, in the order they were consumed."""
 
     entries: list[dict[str, Any]] = field(default_factory=list)
     verdicts: list[dict[str, Any]] = field(default_factory=list)
     drafts: list[dict[str, Any]] = field(default_factory=list)
+    reports: list[dict[str, Any]] = field(default_factory=list)
     skipped: int = 0
     """Values not kept: malformed (logged), or drafts too large or unparsable to be judged item by item."""
 
     def __bool__(self) -> bool:
-        return bool(self.entries or self.verdicts or self.drafts)
+        return bool(self.entries or self.verdicts or self.drafts or self.reports)
 
     def __len__(self) -> int:
-        return len(self.entries) + len(self.verdicts) + len(self.drafts)
+        return len(self.entries) + len(self.verdicts) + len(self.drafts) + len(self.reports)
 
 
 def applied_at() -> datetime:
@@ -151,6 +154,30 @@ def verdict_row(record: TopicValue, applied_at: datetime) -> dict[str, Any]:
     }
 
 
+def report_row(record: TopicValue, applied_at: datetime) -> dict[str, Any]:
+    """A ``reports`` topic value as a ``report_record`` row (``document``: the exact text).
+
+    Raises:
+        MalformedAudit: not a JSON object with a non-empty string ``event_id``.
+    """
+    doc, text = _doc(record.value)
+    event = doc.get("event_id")
+    if not isinstance(event, str) or not event:
+        raise MalformedAudit("a report needs a non-empty string event_id")
+    return {
+        "event_id": event,
+        "run_id": _str(doc.get("run_id")),
+        "draft_id": _str(doc.get("draft_id")),
+        "attempt": _int(doc.get("attempt")),
+        "verdict": _str(doc.get("verdict")),
+        "verdict_event_id": _str(doc.get("verdict_event_id")),
+        "draft_sha256": _str(doc.get("draft_sha256")),
+        **_origin(doc),
+        "document": text,
+        "applied_at": applied_at,
+    }
+
+
 def draft_row(record: TopicValue, applied_at: datetime, max_draft_bytes: int) -> dict[str, Any] | None:
     """A ``diagnosis-drafts`` value as a ``draft_record`` row, or None when the guard would not read its
     items (over ``max_draft_bytes``, or not a JSON object): its verdict says why, nothing to show."""
@@ -180,12 +207,14 @@ def evidence_of(
     drafts: list[TopicValue],
     applied_at: datetime,
     max_draft_bytes: int,
+    reports: Sequence[TopicValue] = (),
 ) -> Evidence:
     """The rows of one batch; a malformed value is logged with its ``topic[partition]@offset`` and skipped."""
     out = Evidence()
     for values, build, rows in (
         (ledger, entry_row, out.entries),
         (verdicts, verdict_row, out.verdicts),
+        (reports, report_row, out.reports),
     ):
         for record in values:
             try:

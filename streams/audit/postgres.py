@@ -113,6 +113,14 @@ VALUES (%(event_id)s::text, %(run_id)s::text, %(draft_id)s::text, %(attempt)s::b
     %(source_timestamp)s::bigint, %(document)s::text, %(applied_at)s::timestamptz)
 ON CONFLICT (event_id) DO NOTHING
 """
+_INSERT_REPORT_RECORD = b"""
+INSERT INTO report_record (event_id, run_id, draft_id, attempt, verdict, verdict_event_id, draft_sha256,
+    origin_topic, origin_partition, origin_offset, source_timestamp, document, applied_at)
+VALUES (%(event_id)s::text, %(run_id)s::text, %(draft_id)s::text, %(attempt)s::bigint, %(verdict)s::text,
+    %(verdict_event_id)s::text, %(draft_sha256)s::text, %(origin_topic)s::text, %(origin_partition)s::bigint,
+    %(origin_offset)s::bigint, %(source_timestamp)s::bigint, %(document)s::text, %(applied_at)s::timestamptz)
+ON CONFLICT (event_id) DO NOTHING
+"""
 _INSERT_DRAFT = b"""
 INSERT INTO draft_record (draft_sha256, run_id, draft_id, origin_topic, origin_partition, origin_offset,
     value, applied_at)
@@ -329,6 +337,7 @@ def _insert_evidence(cur: psycopg.Cursor[Any], evidence: Evidence | None) -> Non
         (_INSERT_ENTRY, evidence.entries),
         (_INSERT_VERDICT_RECORD, evidence.verdicts),
         (_INSERT_DRAFT, evidence.drafts),
+        (_INSERT_REPORT_RECORD, evidence.reports),
     ):
         if rows:
             cur.executemany(sql, [_no_nul(row) for row in rows])

@@ -1,6 +1,7 @@
 """The audit sink: the ``audit`` topic into the audit store (:mod:`streams.audit.store`), and with it the
-evidence — ``ledger``, ``verdicts`` and ``diagnosis-drafts`` (:data:`models.topology.AUDIT_SINK_INPUTS`,
-rows by :mod:`streams.audit.evidence`) — so pages and receipts outlive the Redis ledger.
+evidence — ``ledger``, ``verdicts``, ``diagnosis-drafts`` and ``reports``
+(:data:`models.topology.AUDIT_SINK_INPUTS`, rows by :mod:`streams.audit.evidence`) — so pages and
+receipts outlive the Redis ledger, and show what was published.
 
 Delivery: :func:`run_sink` consumes in its own consumer group (``<app_id>-audit-sink``) without
 auto-commit; each batch is applied in one database transaction (SQLite with ``synchronous=FULL``, or
@@ -47,7 +48,8 @@ class SinkStats:
     inserted: int = 0
     """New audit events."""
     evidence: int = 0
-    """Records read from ``ledger``, ``verdicts`` and ``diagnosis-drafts`` (each stored once at most)."""
+    """Records read from ``ledger``, ``verdicts``, ``diagnosis-drafts`` and ``reports`` (each stored once at
+    most)."""
     malformed: int = 0
     batches: int = 0
     counts: dict[str, int] = field(default_factory=dict)
@@ -197,7 +199,7 @@ async def _store_batch(
     started = time.monotonic()
     audit = settings.topic(Topic.AUDIT)
     by_kind: dict[str, list[TopicValue]] = {
-        settings.topic(t): [] for t in (Topic.LEDGER, Topic.VERDICTS, Topic.DIAGNOSIS_DRAFTS)
+        settings.topic(t): [] for t in (Topic.LEDGER, Topic.VERDICTS, Topic.DIAGNOSIS_DRAFTS, Topic.REPORTS)
     }
     values: list[tuple[str, bytes | None]] = []
     for rs in batch.values():
@@ -214,6 +216,7 @@ async def _store_batch(
         by_kind[settings.topic(Topic.DIAGNOSIS_DRAFTS)],
         applied_at(),
         settings.guard.max_draft_bytes,
+        by_kind[settings.topic(Topic.REPORTS)],
     )
     read = len(values) + sum(len(v) for v in by_kind.values())
 

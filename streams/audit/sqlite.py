@@ -78,6 +78,12 @@ INSERT OR IGNORE INTO verdict_record (event_id, run_id, draft_id, attempt, verdi
 VALUES (:event_id, :run_id, :draft_id, :attempt, :verdict, :draft_sha256, :origin_topic, :origin_partition,
     :origin_offset, :source_timestamp, :document, :applied_at)
 """
+_INSERT_REPORT_RECORD = """
+INSERT OR IGNORE INTO report_record (event_id, run_id, draft_id, attempt, verdict, verdict_event_id,
+    draft_sha256, origin_topic, origin_partition, origin_offset, source_timestamp, document, applied_at)
+VALUES (:event_id, :run_id, :draft_id, :attempt, :verdict, :verdict_event_id, :draft_sha256, :origin_topic,
+    :origin_partition, :origin_offset, :source_timestamp, :document, :applied_at)
+"""
 _INSERT_DRAFT = """
 INSERT OR IGNORE INTO draft_record (draft_sha256, run_id, draft_id, origin_topic, origin_partition,
     origin_offset, value, applied_at)
@@ -238,6 +244,7 @@ class SqliteAuditStore(AuditStore):
             (_INSERT_ENTRY, evidence.entries),
             (_INSERT_VERDICT_RECORD, evidence.verdicts),
             (_INSERT_DRAFT, evidence.drafts),
+            (_INSERT_REPORT_RECORD, evidence.reports),
         ):
             for row in rows:
                 cur.execute(sql, {**row, "applied_at": row["applied_at"].isoformat(timespec="milliseconds")})

@@ -23,6 +23,8 @@ Tables:
 - ``ledger_entry``, ``verdict_record``, ``draft_record`` (version 3) — the evidence itself, as the
   ``ledger``, ``verdicts`` and ``diagnosis-drafts`` topics carried it (:mod:`streams.audit.evidence`),
   so the run page and receipts outlive the Redis ledger.
+- ``report_record`` (version 4) — every published report as the ``reports`` topic carried it, keyed by
+  its ``event_id``: what left the chain for each draft (``inspect``, the run page).
 
 "Latest" is the origin's order, never the wall clock, so a replayed older record cannot overwrite
 newer figures. A new record replaces a station's row only when it is strictly newer:
@@ -93,6 +95,8 @@ _INT_COLUMNS = (
 )
 EVIDENCE_VERSION = 3
 """The schema version that holds ledger entries, verdicts and drafts (:mod:`streams.audit.evidence`)."""
+REPORTS_VERSION = 4
+"""The schema version that holds the published reports (``report_record``)."""
 VERDICT_OUTCOMES = ("PASS", "REJECT", "FALLBACK")
 """The verdicts ``run_summary`` counts, in the order pages show them."""
 
@@ -387,15 +391,21 @@ class AuditStore(ABC):
     def _has_evidence(self) -> bool:
         return max(self.versions, default=0) >= EVIDENCE_VERSION
 
+    def _has_reports(self) -> bool:
+        return max(self.versions, default=0) >= REPORTS_VERSION
+
     def evidence_counts(self) -> dict[str, int]:
-        """Rows of the evidence tables: ``entries``, ``verdicts``, ``drafts`` (zeros before version 3)."""
+        """Rows of the evidence tables: ``entries``, ``verdicts``, ``drafts`` (zeros before version 3) and
+        ``reports`` (zero before version 4)."""
         if not self._has_evidence():
-            return {"entries": 0, "verdicts": 0, "drafts": 0}
+            return {"entries": 0, "verdicts": 0, "drafts": 0, "reports": 0}
         (one,) = self._select(
             "SELECT (SELECT count(*) FROM ledger_entry) AS entries, "
             "(SELECT count(*) FROM verdict_record) AS verdicts, (SELECT count(*) FROM draft_record) AS drafts"
         )
-        return {name: int(value) for name, value in one.items()}
+        counts = {name: int(value) for name, value in one.items()}
+        reports = self._select("SELECT count(*) AS n FROM report_record") if self._has_reports() else []
+        return counts | {"reports": int(reports[0]["n"]) if reports else 0}
 
     def ledger_entries(self, run_id: str) -> list[StoredEntry]:
         """The run's stored ledger entries, in the order of their origin (``raw-hits``) records."""
@@ -424,6 +434,19 @@ class AuditStore(ABC):
             return []
         rows = self._select(
             "SELECT document FROM verdict_record "
+            "WHERE run_id = ? AND (CAST(? AS TEXT) IS NULL OR draft_id = ?) "
+            "ORDER BY attempt, origin_partition, origin_offset, event_id",
+            (run_id, draft_id, draft_id),
+        )
+        return [codec.loads(row["document"]) for row in rows]
+
+    def stored_reports(self, run_id: str, draft_id: str | None = None) -> list[dict[str, Any]]:
+        """The run's published reports as the ``reports`` topic carried them (of one draft when
+        ``draft_id`` is given), in the order of their verdicts: by attempt, then the draft's position."""
+        if not self._has_reports():
+            return []
+        rows = self._select(
+            "SELECT document FROM report_record "
             "WHERE run_id = ? AND (CAST(? AS TEXT) IS NULL OR draft_id = ?) "
             "ORDER BY attempt, origin_partition, origin_offset, event_id",
             (run_id, draft_id, draft_id),

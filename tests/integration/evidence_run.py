@@ -3,8 +3,8 @@
 The bundled sample (``deploy/sample``: run ``run-demo-1``'s three tool calls and two drafts, and
 ``run-demo-2``) goes postprocess → project → ledger → guard with a signing key; then one more
 ``raw-hits`` record for ``call_gw`` with other hits, which the ledger refuses (``CONFLICT``): the
-agent was shown the first entry. What comes out is what the ``audit``, ``ledger``, ``verdicts`` and
-``diagnosis-drafts`` topics would hold, ready for :meth:`AuditStore.apply`.
+agent was shown the first entry. What comes out is what the ``audit``, ``ledger``, ``verdicts``,
+``diagnosis-drafts`` and ``reports`` topics would hold, ready for :meth:`AuditStore.apply`.
 """
 
 from __future__ import annotations
@@ -37,9 +37,10 @@ class SignedRun:
     ledger: list[TopicValue]
     verdicts: list[TopicValue]
     drafts: list[TopicValue]
+    reports: list[TopicValue]
 
     def evidence(self) -> Evidence:
-        return evidence_of(self.ledger, self.verdicts, self.drafts, applied_at(), 256 * 1024)
+        return evidence_of(self.ledger, self.verdicts, self.drafts, applied_at(), 256 * 1024, self.reports)
 
     def verdict_docs(self) -> list[dict]:
         return [codec.loads(v.value or b"") for v in self.verdicts]
@@ -62,7 +63,9 @@ def _values(sink: FakeSink, topic: str) -> list[TopicValue]:
 
 
 async def signed_run(keys_dir: Path) -> SignedRun:
-    signer, private, public = generate_key_pair(keys_dir, "ledger")
+    signer, private, public = generate_key_pair(keys_dir, "ledger", "ledger")
+    # one key signs the entries and the verdicts of this run: trusted in both roles
+    public.write_text(f"{signer.trusted_line('ledger')}\n{signer.trusted_line('guard')}\n", encoding="utf-8")
     settings = Settings(topic_prefix="t.", signing_key_file=str(private), trusted_keys_file=str(public))
     sink, ledger = await run_chain(settings, [*sample_lines("raw-hits.jsonl"), conflicting_hit()])
     drafts = sample_lines("drafts.jsonl")
@@ -75,4 +78,5 @@ async def signed_run(keys_dir: Path) -> SignedRun:
         ledger=_values(sink, "t.ledger"),
         verdicts=_values(sink, "t.verdicts"),
         drafts=[TopicValue("t.diagnosis-drafts", 0, i, value) for i, value in enumerate(drafts)],
+        reports=_values(sink, "t.reports"),
     )

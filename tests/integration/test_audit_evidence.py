@@ -1,6 +1,7 @@
-"""The audit store keeps the evidence (schema version 3), on SQLite and a real PostgreSQL: ledger entries as
-stored (first of a key wins, signature kept), verdicts by event id (every attempt), drafts by their hash;
-a database at version 2 migrates with its rows kept; the sink stores what the three topics carry."""
+"""The audit store keeps the evidence (schema versions 3 and 4), on SQLite and a real PostgreSQL: ledger
+entries as stored (first of a key wins, signature kept), verdicts by event id (every attempt), drafts by
+their hash, published reports by event id; a database at version 2 migrates with its rows kept; the sink
+stores what the four topics carry."""
 
 from __future__ import annotations
 
@@ -36,12 +37,12 @@ def test_entries_verdicts_and_drafts_are_stored_as_the_topics_carried_them(
 ) -> None:
     store = open_store(target)
     try:
-        assert store.versions == [1, 2, 3]
+        assert store.versions == [1, 2, 3, 4]
         assert store.apply(run.audit, run.evidence()) == len(run.audit)
-        assert store.evidence_counts() == {"entries": 4, "verdicts": 3, "drafts": 3}
+        assert store.evidence_counts() == {"entries": 4, "verdicts": 3, "drafts": 3, "reports": 2}
         # A re-delivered batch changes nothing.
         assert store.apply(run.audit, run.evidence()) == 0
-        assert store.evidence_counts() == {"entries": 4, "verdicts": 3, "drafts": 3}
+        assert store.evidence_counts() == {"entries": 4, "verdicts": 3, "drafts": 3, "reports": 2}
     finally:
         store.close()
 
@@ -54,7 +55,7 @@ def test_entries_verdicts_and_drafts_are_stored_as_the_topics_carried_them(
             assert list(s.entry) == list(codec.loads(value.value or b""))  # in the same order
             assert s.entry["key_id"] == run.signer.key_id and len(s.entry["signature"]) == 128
             assert not s.later_differs
-        trusted = TrustedKeys.from_hex([run.signer.public_hex])
+        trusted = TrustedKeys.from_hex(ledger=[run.signer.public_hex], guard=[run.signer.public_hex])
         assert all(trusted.verify_entry(s.entry) is None for s in stored)
         verdicts = reader.stored_verdicts(RUN)
         assert [v["draft_id"] for v in verdicts] == ["d-ok", "d-overclaim"]
@@ -66,6 +67,15 @@ def test_entries_verdicts_and_drafts_are_stored_as_the_topics_carried_them(
         assert {bytes(d) for d in drafts.values()} == {
             d.value for d in run.drafts if codec.loads(d.value or b"")["run_id"] == RUN
         }
+        # what was published: d-ok's PASS report (d-overclaim was rejected), exactly as the topic carried it
+        reports = reader.stored_reports(RUN)
+        assert [(r["draft_id"], r["verdict"]) for r in reports] == [("d-ok", "PASS")]
+        assert reports[0]["verdict_event_id"] == verdicts[0]["event_id"]
+        assert codec.dumps(reports[0]) == run.reports[0].value
+        assert trusted.verify_report(reports[0]) is None
+        assert reader.stored_reports(RUN, "d-overclaim") == []
+        (fallback,) = reader.stored_reports("run-demo-2")
+        assert (fallback["draft_id"], fallback["verdict"]) == ("d-borrowed", "FALLBACK")
     finally:
         reader.close()
 
@@ -102,7 +112,7 @@ def test_the_first_entry_of_a_key_wins_and_every_attempt_is_kept(target: str, ru
             ("d-ok", 1),
             ("d-ok", 2),
         ]
-        assert store.evidence_counts() == {"entries": 4, "verdicts": 4, "drafts": 3}
+        assert store.evidence_counts() == {"entries": 4, "verdicts": 4, "drafts": 3, "reports": 2}
     finally:
         store.close()
 
@@ -148,15 +158,16 @@ def test_a_database_at_version_2_migrates_and_keeps_its_rows(target: str, run: S
         assert reader.versions == [1, 2]
         assert reader.ledger_entries(RUN) == [] and reader.stored_verdicts(RUN) == []
         assert reader.stored_drafts(RUN) == {}
-        assert reader.evidence_counts() == {"entries": 0, "verdicts": 0, "drafts": 0}
+        assert reader.stored_reports(RUN) == []
+        assert reader.evidence_counts() == {"entries": 0, "verdicts": 0, "drafts": 0, "reports": 0}
     finally:
         reader.close()
     store = open_store(target)
     try:
-        assert store.versions == [1, 2, 3]
+        assert store.versions == [1, 2, 3, 4]
         assert store.event_ids() == {"postprocess:old"}  # the old rows are all there
         store.apply(run.audit, run.evidence())
-        assert store.evidence_counts() == {"entries": 4, "verdicts": 3, "drafts": 3}
+        assert store.evidence_counts() == {"entries": 4, "verdicts": 3, "drafts": 3, "reports": 2}
     finally:
         store.close()
 
@@ -164,7 +175,7 @@ def test_a_database_at_version_2_migrates_and_keeps_its_rows(target: str, run: S
 # --- the sink on the real broker ------------------------------------------------------------------------
 
 
-async def test_the_sink_stores_the_ledger_verdicts_and_drafts_topics(
+async def test_the_sink_stores_the_ledger_verdicts_drafts_and_reports_topics(
     settings: Settings, run: SignedRun
 ) -> None:
     for topic, values in (
@@ -172,11 +183,12 @@ async def test_the_sink_stores_the_ledger_verdicts_and_drafts_topics(
         (Topic.LEDGER, [v.value or b"" for v in run.ledger]),
         (Topic.VERDICTS, [v.value or b"" for v in run.verdicts]),
         (Topic.DIAGNOSIS_DRAFTS, [v.value or b"" for v in run.drafts]),
+        (Topic.REPORTS, [v.value or b"" for v in run.reports]),
     ):
         await publish(settings.kafka_bootstrap, settings.topic(topic), values)
     stats = await run_sink(settings, once=True, handle_signals=False)
     assert stats.inserted == len(run.audit)
-    assert stats.evidence == len(run.ledger) + len(run.verdicts) + len(run.drafts)
+    assert stats.evidence == len(run.ledger) + len(run.verdicts) + len(run.drafts) + len(run.reports)
     assert stats.read == stats.inserted + stats.evidence
     # again, from the start (a new group): everything is read again, nothing is added
     again = await run_sink(
@@ -185,9 +197,10 @@ async def test_the_sink_stores_the_ledger_verdicts_and_drafts_topics(
     assert again.inserted == 0
     store = store_from_settings(settings, readonly=True)
     try:
-        assert store.evidence_counts() == {"entries": 4, "verdicts": 3, "drafts": 3}
+        assert store.evidence_counts() == {"entries": 4, "verdicts": 3, "drafts": 3, "reports": 2}
         assert [s.entry for s in store.ledger_entries(RUN)] == [
             codec.loads(v.value or b"") for v in run.ledger[:3]
         ]
+        assert [codec.dumps(r) for r in store.stored_reports(RUN)] == [run.reports[0].value]
     finally:
         store.close()

@@ -191,7 +191,7 @@ def test_the_signed_message_is_the_spec_netstrings() -> None:
 
 
 def test_a_signed_report_verifies_and_a_tampered_one_does_not() -> None:
-    trusted = TrustedKeys.from_hex([SIGNER.public_hex])
+    trusted = TrustedKeys.from_hex(guard=[SIGNER.public_hex])
     event = published(golden_drafts()["d-pass"], SIGNER)
     assert list(event)[-1] == "signature"
     assert event["signature"]["key_id"] == SIGNER.key_id
@@ -215,7 +215,7 @@ def test_a_signed_report_verifies_and_a_tampered_one_does_not() -> None:
 
 
 def test_a_fallback_report_is_signed_too() -> None:
-    trusted = TrustedKeys.from_hex([SIGNER.public_hex])
+    trusted = TrustedKeys.from_hex(guard=[SIGNER.public_hex])
     event = published(golden_drafts()["d-cite"], SIGNER)
     assert event["verdict"] == "FALLBACK"
     assert trusted.verify_report(event) is None

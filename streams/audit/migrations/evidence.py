@@ -10,6 +10,11 @@
   ``origin_*`` are the draft record's coordinates (a verdict's ``origin``).
   Only drafts the guard would parse are kept (at most ``max_draft_bytes``, a JSON object).
 
+Schema version 4 adds ``report_record`` (:func:`report_tables`): every published report as the
+``reports`` topic carried it (``document``: the exact JSON text, signature included), keyed by its
+``event_id`` like a verdict, with the ``verdict_event_id`` it was published under, so ``inspect`` and
+the run page show what left the chain for each draft.
+
 Text columns hold JSON text, never ``jsonb``: ``jsonb`` reorders keys, and an entry is kept as stored.
 """
 
@@ -18,6 +23,7 @@ from __future__ import annotations
 from typing import Literal
 
 EVIDENCE_NAME = "ledger entries, verdicts and drafts as the topics carried them"
+REPORTS_NAME = "published reports as the reports topic carried them"
 
 
 def evidence_tables(dialect: Literal["sqlite", "postgresql"]) -> tuple[str, ...]:
@@ -71,4 +77,27 @@ def evidence_tables(dialect: Literal["sqlite", "postgresql"]) -> tuple[str, ...]
             applied_at        {stamp} NOT NULL
         )""",
         "CREATE INDEX draft_record_run ON draft_record (run_id)",
+    )
+
+
+def report_tables(dialect: Literal["sqlite", "postgresql"]) -> tuple[str, ...]:
+    """The statements of version 4 in one dialect: ``report_record``, keyed by ``event_id``."""
+    integer, stamp = ("INTEGER", "TEXT") if dialect == "sqlite" else ("bigint", "timestamptz")
+    return (
+        f"""CREATE TABLE report_record (
+            event_id          TEXT PRIMARY KEY,
+            run_id            TEXT,
+            draft_id          TEXT,
+            attempt           {integer},
+            verdict           TEXT,
+            verdict_event_id  TEXT,
+            draft_sha256      TEXT,
+            origin_topic      TEXT,
+            origin_partition  {integer},
+            origin_offset     {integer},
+            source_timestamp  {integer},
+            document          TEXT NOT NULL,
+            applied_at        {stamp} NOT NULL
+        )""",
+        "CREATE INDEX report_record_run ON report_record (run_id, draft_id)",
     )

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from streams.audit.migrations import Migration, pending
-from streams.audit.migrations.evidence import EVIDENCE_NAME, evidence_tables
+from streams.audit.migrations.evidence import EVIDENCE_NAME, REPORTS_NAME, evidence_tables, report_tables
 from streams.audit.migrations.views import RUN_SUMMARY_SQL, tool_invocation_sql
 
 if TYPE_CHECKING:
@@ -78,6 +78,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(2, "run_summary view", (RUN_SUMMARY_SQL,)),
     Migration(3, EVIDENCE_NAME, evidence_tables("postgresql")),
+    Migration(4, REPORTS_NAME, report_tables("postgresql")),
 )
 
 _CREATE_VERSIONS = """

@@ -10,7 +10,7 @@ import sqlite3
 from datetime import UTC, datetime
 
 from streams.audit.migrations import Migration, pending
-from streams.audit.migrations.evidence import EVIDENCE_NAME, evidence_tables
+from streams.audit.migrations.evidence import EVIDENCE_NAME, REPORTS_NAME, evidence_tables, report_tables
 from streams.audit.migrations.views import RUN_SUMMARY_SQL, tool_invocation_sql
 from streams.errors import ConfigurationError
 
@@ -74,6 +74,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(2, "run_summary view", (RUN_SUMMARY_SQL,)),
     Migration(3, EVIDENCE_NAME, evidence_tables("sqlite")),
+    Migration(4, REPORTS_NAME, report_tables("sqlite")),
 )
 
 _CREATE_VERSIONS = """
