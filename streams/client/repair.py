@@ -6,7 +6,9 @@ on its last attempt is replaced by the fixed FALLBACK report. One instruction pe
 in Chinese as the design note's prompts are, English on request. The instructions are fixed text:
 nothing from the draft is echoed except the code and the path (a path is built by the guard from
 item indexes and field names, never from the model's words), so the prompt cannot carry an
-injection back into the model.
+injection back into the model. For the review's codes (21-23) that means the prompt says which text
+holds an unsupported number, identifier or quotation, never which one: the verdict's message names it
+for people, and the model reads its own text again.
 """
 
 from __future__ import annotations
@@ -55,6 +57,12 @@ INSTRUCTIONS: dict[Language, dict[ViolationCode, str]] = {
         Code.LEDGER_PAYLOAD_UNKNOWN_FIELD: _ZH_UNVERIFIABLE,
         Code.LEDGER_PAYLOAD_TAMPERED: "账本中该工具调用的结果校验失败：不要引用它，"
         "改用其他证据或写入 limitations。",
+        Code.CLAIM_NUMBER_UNSUPPORTED: "这段文字中的某个数字在它所引用的证据中不存在：删除该数字，"
+        "或改引用原文含有这个数字的工具调用结果，并照原文书写。",
+        Code.CLAIM_IDENTIFIER_UNSUPPORTED: "这段文字中的某个标识（配置项、路径、版本、主机、错误码等）"
+        "在它所引用的证据中不存在：删除它，或改引用含有它的工具调用结果，并逐字照抄证据中的写法。",
+        Code.CLAIM_QUOTE_UNSUPPORTED: "这段文字中引号内的内容不是所引用证据的原文：逐字引用证据原文，"
+        "或去掉引号改为转述，或改引用含有这句原文的工具调用结果。",
     },
     "en": {
         Code.DRAFT_UNPARSABLE: "Output one valid JSON object with no repeated names, a draft_id of 1-128 "
@@ -89,6 +97,15 @@ INSTRUCTIONS: dict[Language, dict[ViolationCode, str]] = {
         Code.LEDGER_PAYLOAD_UNKNOWN_FIELD: _EN_UNVERIFIABLE,
         Code.LEDGER_PAYLOAD_TAMPERED: "The ledger's result for this tool call failed verification: do not "
         "cite it; use other evidence or state it in limitations.",
+        Code.CLAIM_NUMBER_UNSUPPORTED: "This text states a number that is in none of the evidence it cites: "
+        "remove the number, or cite the tool call result that contains it and write it as the evidence "
+        "does.",
+        Code.CLAIM_IDENTIFIER_UNSUPPORTED: "This text names an identifier (a config key, path, version, "
+        "host, error code ...) that is in none of the evidence it cites: remove it, or cite the tool call "
+        "result that contains it and copy it exactly as the evidence writes it.",
+        Code.CLAIM_QUOTE_UNSUPPORTED: "This text quotes words that are not in the evidence it cites: quote "
+        "the evidence word for word, or drop the quotation marks and paraphrase, or cite the tool call "
+        "result that contains the quoted words.",
     },
 }
 """One fixed instruction per violation code and language."""

@@ -124,3 +124,24 @@ def test_what_is_not_a_verdict_is_refused() -> None:
         repair_prompt(_verdict("PASS", []), "fr")
     with pytest.raises(ValueError, match="NOT_A_CODE"):
         repair_prompt(_verdict("REJECT", [_violation("NOT_A_CODE")]))
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_review_reject_never_repeats_the_claim_it_found_unsupported(language: Language) -> None:
+    """The guard's messages for 21-23 name the number, key and quotation; the prompt names none of them."""
+    from models.limits import GuardSettings
+    from tests.golden import GOLDEN
+    from tests.support import memory_ledger, verdict_of
+
+    guard = GOLDEN / "guard"
+    ledger = memory_ledger(codec.loads(line) for line in (guard / "ledger.jsonl").read_bytes().splitlines())
+    (draft,) = [line for line in (guard / "drafts.jsonl").read_bytes().splitlines() if b'"d-review"' in line]
+    verdict = verdict_of(draft, ledger, GuardSettings())
+    codes = {v["code"] for v in verdict["violations"]}
+    assert {"CLAIM_NUMBER_UNSUPPORTED", "CLAIM_IDENTIFIER_UNSUPPORTED", "CLAIM_QUOTE_UNSUPPORTED"} <= codes
+    prompt = repair_prompt(verdict, language)
+    assert prompt is not None
+    assert "[CLAIM_QUOTE_UNSUPPORTED]" in prompt and "action_plan[0].content" in prompt
+    for said in ("30", "2025", "proxy_connect_timeout", "120", "systemctl restart nginx"):
+        assert said in str(verdict["violations"])  # the verdict names it for people ...
+        assert said not in prompt  # ... the prompt does not hand the model's words back
