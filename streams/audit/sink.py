@@ -31,6 +31,7 @@ from streams.audit.evidence import TopicValue, applied_at, evidence_of
 from streams.audit.factory import store_from_settings
 from streams.audit.store import AuditStore, describe
 from streams.errors import AuditStoreBusy, HoldInterrupted
+from streams.http import listening
 from streams.kafka import ensure_topics, kafka_errors, new_consumer
 from streams.observe.metrics import CONTENT_TYPE_LATEST, AuditSinkMetrics
 from streams.retry import RetryPolicy, hold
@@ -292,14 +293,10 @@ async def serving(settings: Settings, stats: SinkStats) -> AsyncIterator[None]:
     app.add_routes(
         [web.get("/metrics", metrics_page), web.get("/livez", answer(0)), web.get("/readyz", answer(1))]
     )
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    try:
-        await web.TCPSite(runner, "0.0.0.0", settings.audit_sink_port).start()  # noqa: S104 - probes and scrapes
+    # probes and scrapes come from the cluster: every address, within the one listener's limits
+    async with listening(app, "0.0.0.0", settings.audit_sink_port, what="audit sink probes", access_log=None):  # noqa: S104
         log.info("audit sink: /metrics, /livez, /readyz on port %d", settings.audit_sink_port)
         yield
-    finally:
-        await runner.cleanup()
 
 
 async def _lags(consumer: AIOKafkaConsumer) -> dict[tuple[str, int], int]:

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import logging.config
-import signal
 import sys
 
 from streams.cli.runtime import freeze_start_up
 from streams.client.gateway import bearer_token, serve
 from streams.errors import ConfigurationError
+from streams.http import serve_until_signal
 from streams.observe.logs import logging_config
 from streams.settings import Settings, get_settings, load_settings
 
@@ -49,15 +48,6 @@ def gateway_settings(host: str | None, port: int | None) -> Settings:
     return load_settings(**overrides) if overrides else get_settings()
 
 
-async def _serve_until_signal(settings: Settings) -> None:
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.add_signal_handler(sig, stop.set)
-    await serve(settings, stop)
-
-
 def run_gateway(args: argparse.Namespace) -> int:
     """The ``gateway`` command: refuse an exposed address without a token, then serve until SIGINT/SIGTERM."""
     settings = gateway_settings(args.host, args.port)
@@ -68,8 +58,8 @@ def run_gateway(args: argparse.Namespace) -> int:
         import uvloop
 
         with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-            runner.run(_serve_until_signal(settings))
+            runner.run(serve_until_signal(lambda stop: serve(settings, stop)))
     else:
-        asyncio.run(_serve_until_signal(settings))
+        asyncio.run(serve_until_signal(lambda stop: serve(settings, stop)))
     print("gateway: stopped", file=sys.stderr)
     return 0

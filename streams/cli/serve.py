@@ -11,28 +11,25 @@ request opens the database read-only, reads, and closes it (in a thread, so a sl
 blocks the loop), so the page keeps working while the sink writes and comes back by itself after a
 database outage.
 
-Connections are bounded (:class:`Limits`): a new one must send its first request head within
-``--header-timeout-seconds`` (aiohttp has no header-read timeout of its own), an idle one is closed
-after ``--keepalive-timeout-seconds`` (aiohttp's ``keepalive_timeout``, which also ends a later
-request head that never completes), and past ``--max-connections`` open at once a new one is answered
-503 and closed, so idle or half-open connections can neither pile up nor lock people out for long.
-It binds 127.0.0.1 unless ``--host`` says otherwise: the pages have no login, so put a proxy with
-authentication in front before exposing them.
+Connections are bounded by the one listener of :mod:`streams.http` (:class:`~streams.http.Limits`):
+a new one must send its first request head within ``--header-timeout-seconds``, an idle one is closed
+after ``--keepalive-timeout-seconds``, and past ``--max-connections`` open at once (or
+``--max-connections-per-peer`` from one address) a new one is answered 503 and closed.
+It binds 127.0.0.1 unless ``--host`` says otherwise, and answers only a loopback ``Host`` (or the
+``--host`` name, or an ``--allow-host`` one): a page elsewhere cannot read the runs by DNS rebinding.
+The pages have no login, so put a proxy with authentication in front before exposing them.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import logging
 import logging.config
 import re
-import signal
 import sys
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from collections.abc import Awaitable, Callable, Collection
+from typing import Any, TypeVar
 
 from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
@@ -44,7 +41,14 @@ from streams.cli import pages
 from streams.cli.audit import settings_with_db
 from streams.cli.evidence import evidence_document
 from streams.cli.receipt import receipt_keys, receipt_parts
-from streams.errors import AuditStoreBusy, ConfigurationError, UnknownVerdict
+from streams.errors import AuditStoreBusy, ConfigurationError, RequestRefused, UnknownVerdict
+from streams.http import Limits, host_name, listening, loopback_or_allowed, serve_until_signal
+from streams.http.listener import (
+    HEADER_TIMEOUT_SECONDS,
+    KEEPALIVE_TIMEOUT_SECONDS,
+    MAX_CONNECTIONS,
+    MAX_CONNECTIONS_PER_PEER,
+)
 from streams.observe.logs import logging_config
 from streams.settings import Settings
 from streams.trust import build_receipt, trusted_for
@@ -56,21 +60,6 @@ MAX_RUNS = 5000
 _LIMIT = re.compile(r"[0-9]{1,4}")  # ASCII digits only (str.isdigit takes "²"); MAX_RUNS has 4 digits
 _ATTEMPT = re.compile(r"[0-9]{1,7}")
 _FORMATS = ("html", "json")
-HEADER_TIMEOUT_SECONDS = 10.0
-"""How long a new connection may take to send its first request head before it is closed."""
-KEEPALIVE_TIMEOUT_SECONDS = 15.0
-"""How long a connection may sit idle (waiting for a request, or for the rest of its head)."""
-MAX_CONNECTIONS = 100
-"""Connections served at once; one more is answered 503 and closed."""
-REFUSED_LINGER_SECONDS = 1.0
-"""How long a refused connection stays open to read the request it sent (closing a socket with
-unread data resets it, and the client could lose the 503 before reading it)."""
-_REFUSED_BODY = b"too many open connections; try again shortly\n"
-_REFUSED = (
-    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
-    b"X-Content-Type-Options: nosniff\r\nRetry-After: 1\r\nConnection: close\r\n"
-    b"Content-Length: %d\r\n\r\n%s" % (len(_REFUSED_BODY), _REFUSED_BODY)
-)
 HEADERS = {
     # No script may run on these pages, whatever a record holds; only the page's own style applies.
     "Content-Security-Policy": (
@@ -121,25 +110,23 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=MAX_CONNECTIONS,
         help=f"connections served at once; more are answered 503 (default {MAX_CONNECTIONS})",
     )
+    serve.add_argument(
+        "--max-connections-per-peer",
+        type=int,
+        default=MAX_CONNECTIONS_PER_PEER,
+        help="connections served at once from one address; more are answered 503 "
+        f"(default {MAX_CONNECTIONS_PER_PEER})",
+    )
+    serve.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a Host name to answer besides loopback names and --host (the name a proxy in front sends); "
+        "repeatable. Any other Host is 403, so a web page cannot read the pages by DNS rebinding",
+    )
     serve.add_argument("--loglevel", default="info", choices=("debug", "info", "warning", "error"))
     serve.set_defaults(handler=run_serve)
-
-
-@dataclass(frozen=True)
-class Limits:
-    """How long a connection may wait and how many may be open (the ``serve`` options of those names)."""
-
-    header_timeout_seconds: float = HEADER_TIMEOUT_SECONDS
-    keepalive_timeout_seconds: float = KEEPALIVE_TIMEOUT_SECONDS
-    max_connections: int = MAX_CONNECTIONS
-
-    def __post_init__(self) -> None:
-        if not self.header_timeout_seconds > 0 or not self.keepalive_timeout_seconds > 0:
-            raise ConfigurationError(
-                "--header-timeout-seconds and --keepalive-timeout-seconds must be above 0"
-            )
-        if self.max_connections < 1:
-            raise ConfigurationError(f"--max-connections must be at least 1, not {self.max_connections}")
 
 
 def _reader(settings: Settings) -> Callable[[Callable[[AuditStore], T]], Awaitable[T]]:
@@ -189,8 +176,30 @@ def _problem(request: web.Request, status: int, title: str, message: str) -> web
     return _answer(request, {"error": message}, lambda: pages.error_page(title, message), status)
 
 
-def build_app(settings: Settings) -> web.Application:
-    """The web application over the audit database the settings name (nothing is opened yet)."""
+def _host_check(allowed: Collection[str]) -> Middleware:
+    """403 for a ``Host`` that is not loopback or allowed (DNS rebinding), 400 for an unreadable one."""
+
+    @web.middleware
+    async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
+        try:
+            host = host_name(request.headers)
+        except RequestRefused as exc:
+            return _problem(request, exc.status, "Bad request", str(exc))
+        if not loopback_or_allowed(host, allowed):
+            message = (
+                "serve answers only requests to localhost, 127.0.0.1, [::1] or the names --host and "
+                "--allow-host give"
+            )
+            return _problem(request, 403, "Forbidden", message)
+        return await handler(request)
+
+    return check
+
+
+def build_app(settings: Settings, allowed_hosts: Collection[str] = ()) -> web.Application:
+    """The web application over the audit database the settings name (nothing is opened yet).
+
+    Only requests whose ``Host`` is a loopback name or one of ``allowed_hosts`` are answered."""
     read = _reader(settings)
     where = describe(settings)
     trusted = trusted_for(settings.trusted_keys_file)  # a bad file fails here, at start
@@ -293,7 +302,7 @@ def build_app(settings: Settings) -> web.Application:
 
         return await guarded(request, page)
 
-    app = web.Application()
+    app = web.Application(middlewares=[_host_check(allowed_hosts)])
     app.add_routes(
         [
             web.get("/", runs),
@@ -305,151 +314,51 @@ def build_app(settings: Settings) -> web.Application:
     return app
 
 
-class _Gate:
-    """The listening socket's protocol factory: each connection is an aiohttp handler behind a
-    :class:`_Connection` that counts it, refuses it past the cap, and closes it when its first
-    request head is late (aiohttp's ``keepalive_timeout`` covers the connection after that)."""
-
-    def __init__(self, limits: Limits) -> None:
-        self.handlers: Callable[[], asyncio.Protocol] = _no_handlers  # aiohttp's, once it is set up
-        self.limits = limits
-        self.connections = 0
-        self.refusing = False
-        self._heads_due: dict[asyncio.BaseTransport, asyncio.TimerHandle] = {}
-
-    def __call__(self) -> asyncio.Protocol:
-        return _Connection(self)
-
-    def await_head(self, transport: asyncio.Transport) -> None:
-        due = asyncio.get_running_loop().call_later(self.limits.header_timeout_seconds, transport.close)
-        self._heads_due[transport] = due
-
-    def head_arrived(self, transport: asyncio.BaseTransport | None) -> None:
-        if transport is not None and (due := self._heads_due.pop(transport, None)) is not None:
-            due.cancel()
-
-    def middleware(self) -> Middleware:
-        """The app's first step: aiohttp calls the app only once a request head is parsed, in time."""
-
-        @web.middleware
-        async def head_arrived(request: web.Request, handler: Handler) -> web.StreamResponse:
-            self.head_arrived(request.transport)
-            return await handler(request)
-
-        return head_arrived
-
-
-def _no_handlers() -> asyncio.Protocol:
-    raise ConfigurationError("serve: a connection came before the web server was set up")
-
-
-class _Connection(asyncio.Protocol):
-    """One accepted connection: handed to aiohttp when under the cap, else answered 503 and closed."""
-
-    def __init__(self, gate: _Gate) -> None:
-        self._gate = gate
-        self._handler: asyncio.Protocol | None = None
-        self._transport: asyncio.Transport | None = None
-        self._linger: asyncio.TimerHandle | None = None
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        gate, self._transport = self._gate, cast(asyncio.Transport, transport)
-        if gate.connections >= gate.limits.max_connections:
-            if not gate.refusing:
-                log.warning(
-                    "%d connections open (--max-connections): refusing new ones with 503 until one closes",
-                    gate.connections,
-                )
-            gate.refusing = True
-            self._transport.write(_REFUSED)
-            loop = asyncio.get_running_loop()
-            self._linger = loop.call_later(REFUSED_LINGER_SECONDS, self._transport.close)
-            return
-        gate.connections += 1
-        self._handler = gate.handlers()
-        self._handler.connection_made(transport)
-        gate.await_head(self._transport)
-
-    def data_received(self, data: bytes) -> None:
-        if self._handler is not None:
-            self._handler.data_received(data)
-        elif self._transport is not None:
-            self._transport.close()  # its request is read: closing now sends no reset
-
-    def eof_received(self) -> bool | None:
-        return None if self._handler is None else self._handler.eof_received()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        if self._handler is None:
-            if self._linger is not None:
-                self._linger.cancel()
-            return
-        gate = self._gate
-        gate.connections -= 1
-        gate.refusing = gate.refusing and gate.connections >= gate.limits.max_connections
-        gate.head_arrived(self._transport)  # forget its deadline
-        self._handler.connection_lost(exc)
-
-    def pause_writing(self) -> None:
-        if self._handler is not None:
-            self._handler.pause_writing()
-
-    def resume_writing(self) -> None:
-        if self._handler is not None:
-            self._handler.resume_writing()
-
-
 async def serve(
-    settings: Settings, host: str, port: int, stop: asyncio.Event, limits: Limits | None = None
+    settings: Settings,
+    host: str,
+    port: int,
+    stop: asyncio.Event,
+    limits: Limits | None = None,
+    allowed_hosts: Collection[str] = (),
 ) -> None:
-    """Serve until ``stop`` is set, within ``limits`` (the defaults when None).
+    """Serve until ``stop`` is set, within ``limits`` (the defaults when None), answering only
+    requests whose ``Host`` is a loopback name or one of ``allowed_hosts``.
 
     Raises:
         ConfigurationError: the port cannot be bound.
     """
-    gate = _Gate(limits or Limits())
-    app = build_app(settings)
-    app.middlewares.append(gate.middleware())
-    runner = web.AppRunner(app, keepalive_timeout=gate.limits.keepalive_timeout_seconds)
-    await runner.setup()
-    listener: asyncio.Server | None = None
-    try:
-        if runner.server is not None:  # setup() sets it
-            gate.handlers = runner.server
-        try:
-            listener = await asyncio.get_running_loop().create_server(gate, host, port, reuse_address=True)
-        except OSError as exc:
-            raise ConfigurationError(
-                f"cannot listen on {host}:{port} ({exc.strerror}); choose another with --port"
-            ) from exc
-        print(f"serving http://{host}:{port}/ from {describe(settings)} (Ctrl-C stops)", flush=True)
+    app = build_app(settings, allowed_hosts)
+    async with listening(app, host, port, limits, what="serve") as bound:
+        print(f"serving http://{host}:{bound}/ from {describe(settings)} (Ctrl-C stops)", flush=True)
         await stop.wait()
-    finally:
-        if listener is not None:
-            listener.close()
-        await runner.cleanup()
-        if listener is not None:
-            await listener.wait_closed()
 
 
-async def _serve_until_signal(settings: Settings, host: str, port: int, limits: Limits) -> None:
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.add_signal_handler(sig, stop.set)
-    await serve(settings, host, port, stop, limits)
+def allowed_host_names(host: str) -> tuple[str, ...]:
+    """The ``Host`` names ``serve`` answers besides loopback ones: the ``--host`` it binds, unless
+    that is a wildcard (then only loopback names, and those the proxy in front sends must be given)."""
+    return () if host in ("", "0.0.0.0", "::") else (host,)  # noqa: S104 - compared, not bound
 
 
 def run_serve(args: argparse.Namespace) -> int:
     """The ``serve`` command: checks the database opens, then serves until SIGINT/SIGTERM."""
     if not 0 <= args.port <= 65535:
         raise ConfigurationError(f"--port must be from 0 to 65535, not {args.port}")
-    limits = Limits(args.header_timeout_seconds, args.keepalive_timeout_seconds, args.max_connections)
+    limits = Limits(
+        header_timeout_seconds=args.header_timeout_seconds,
+        keepalive_timeout_seconds=args.keepalive_timeout_seconds,
+        max_connections=args.max_connections,
+        max_connections_per_peer=args.max_connections_per_peer,
+    )
     settings = settings_with_db(args.db)
     logging.config.dictConfig(logging_config(settings.log_format, args.loglevel))
     # Fail at once, with the store's explanation, when the database cannot be read at all.
     store_from_settings(settings, readonly=True).close()
-    asyncio.run(_serve_until_signal(settings, args.host, args.port, limits))
+    allowed = (*allowed_host_names(args.host), *args.allow_host)
+
+    async def run(stop: asyncio.Event) -> None:
+        await serve(settings, args.host, args.port, stop, limits, allowed)
+
+    asyncio.run(serve_until_signal(run))
     print("serve: stopped", file=sys.stderr)
     return 0

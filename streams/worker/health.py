@@ -7,7 +7,6 @@ clients' errors into the project's tree; nothing here knows an aiokafka or redis
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -15,6 +14,8 @@ import faust
 
 from models.vocab import Station
 from streams.errors import EvidenceChainError
+from streams.http import CachedProbe
+from streams.http.probe import PROBE_SECONDS
 from streams.kafka import KafkaSink
 from streams.ledger.redis import RedisLedgerStore
 from streams.observe.metrics import WorkerMetrics
@@ -28,11 +29,11 @@ class Health:
     Live: no agent is stalled (see :meth:`AgentLoop.stalled`). Ready: the worker finished joining
     its group, is not rebalancing, no agent is holding a batch for an outage, Kafka answers a
     metadata request and (with the ledger or guard agent) Redis answers PING, each within
-    ``PROBE_SECONDS``. Probe answers are reused for ``CACHE_SECONDS`` so scrapes cannot pile up.
+    ``PROBE_SECONDS``. Probe answers are reused for a second (:class:`streams.http.CachedProbe`) so
+    scrapes cannot pile up. The routes are Faust's own web server's (:func:`add_web_routes`).
     """
 
-    PROBE_SECONDS = 2.0
-    CACHE_SECONDS = 1.0
+    PROBE_SECONDS = PROBE_SECONDS
 
     def __init__(
         self,
@@ -50,7 +51,7 @@ class Health:
         self.settings = settings
         self.metrics = metrics
         self.assigned = False
-        self._probed: tuple[float, dict[str, str | None]] | None = None
+        self._probe = CachedProbe(self._services)
 
     async def lags(self) -> dict[Station, dict[tuple[str, int], int]]:
         out = {station: await loop.lags() for station, loop in self.loops.items()}
@@ -68,14 +69,10 @@ class Health:
         }
         return not stalls, {"live": not stalls, "stalled": stalls}
 
-    async def _probe(self) -> dict[str, str | None]:
-        now = time.monotonic()
-        if self._probed is not None and now - self._probed[0] < self.CACHE_SECONDS:
-            return self._probed[1]
+    async def _services(self) -> dict[str, str | None]:
         found: dict[str, str | None] = {"kafka": await self._kafka()}
         if self.stores:
             found["redis"] = await self._redis()
-        self._probed = (now, found)
         return found
 
     async def _kafka(self) -> str | None:
