@@ -38,7 +38,16 @@ from models.vocab import Station, Topic
 from streams.kafka import client_options
 from streams.ledger.redis import RedisLedgerStore
 from streams.messages import Output, Record
-from streams.pipeline import OUTPUT_TOPIC, Outcome, PendingWrite, emissions, finish_write, run_station
+from streams.pipeline import (
+    OUTPUT_TOPIC,
+    Outcome,
+    PendingWrite,
+    Rules,
+    StationRules,
+    emissions,
+    finish_write,
+    run_station,
+)
 from streams.settings import Settings, load_settings
 from streams.worker.runner import wall_clock
 
@@ -53,7 +62,7 @@ Done = list[tuple[Outcome[Any], Record]]
 """Outcomes, each with the record its station consumed (for its dead letter)."""
 
 
-def through_stations(record: Record, settings: Settings) -> tuple[Done, tuple[PendingWrite, Record] | None]:
+def through_stations(record: Record, settings: Rules) -> tuple[Done, tuple[PendingWrite, Record] | None]:
     """The stations in turn on one raw-hits record, each fed the previous one's main output.
 
     Returns the outcomes so far and, when the record reached the ledger with an entry to write, that
@@ -74,7 +83,7 @@ def through_stations(record: Record, settings: Settings) -> tuple[Done, tuple[Pe
     return done, None
 
 
-async def process(records: Sequence[Record], settings: Settings, store: RedisLedgerStore) -> list[Output]:
+async def process(records: Sequence[Record], settings: Rules, store: RedisLedgerStore) -> list[Output]:
     """One batch through the stations and one Redis round trip; the messages to produce."""
     done: Done = []
     writes: list[tuple[PendingWrite, Record]] = []
@@ -187,14 +196,15 @@ async def run(settings: Settings, batch_bytes: int) -> None:
     """One hop: the stations in memory on each raw-hits batch, until SIGTERM or SIGINT."""
     stop = stop_on_signals()
     store = RedisLedgerStore.from_settings(settings)
+    rules = StationRules.from_settings(settings)  # once, as the worker builds them
     try:
-        await pump(*clients(settings, batch_bytes), lambda rs: process(rs, settings, store), settings, stop)
+        await pump(*clients(settings, batch_bytes), lambda rs: process(rs, rules, store), settings, stop)
     finally:
         await store.close()
 
 
 async def hop_batch(
-    station: Station, records: Sequence[Record], settings: Settings, store: RedisLedgerStore
+    station: Station, records: Sequence[Record], settings: Rules, store: RedisLedgerStore
 ) -> list[Output]:
     """One station on a batch (the ledger's writes in one Redis round trip); every message it emits."""
     done: Done = []
@@ -216,11 +226,12 @@ async def run_hops(settings: Settings, batch_bytes: int) -> None:
     """The product's topology: a hop per station, each in its own group, side by side in one process."""
     stop = stop_on_signals()
     store = RedisLedgerStore.from_settings(settings)
+    rules = StationRules.from_settings(settings)  # once, as the worker builds them
 
     def hop(station: Station) -> Awaitable[None]:
         group = f"{settings.app_id}-{station.value}"
         consumer, producer = clients(settings, batch_bytes, TOPOLOGY[station].input, group)
-        return pump(consumer, producer, lambda rs: hop_batch(station, rs, settings, store), settings, stop)
+        return pump(consumer, producer, lambda rs: hop_batch(station, rs, rules, store), settings, stop)
 
     try:
         await asyncio.gather(*(hop(station) for station in STATIONS))

@@ -34,7 +34,16 @@ from models.vocab import LedgerOutcome, Station, Topic
 from streams.ledger.keys import ledger_key, owners_key
 from streams.ledger.redis import _WRITE_ONCE, from_hash, to_hash
 from streams.messages import Headers, Output, Record
-from streams.pipeline import OUTPUT_TOPIC, Outcome, PendingWrite, emissions, finish_write, run_station
+from streams.pipeline import (
+    OUTPUT_TOPIC,
+    Outcome,
+    PendingWrite,
+    Rules,
+    StationRules,
+    emissions,
+    finish_write,
+    run_station,
+)
 from streams.settings import Settings, load_settings
 from streams.worker.runner import wall_clock
 
@@ -104,7 +113,7 @@ class Ledger:
         return WriteResult(outcome, from_hash(stored), key)
 
 
-def chain(record: Record, settings: Settings, ledger: Ledger) -> list[Output]:
+def chain(record: Record, settings: Rules, ledger: Ledger) -> list[Output]:
     """The stations in turn on one raw-hits record, each fed the previous one's main output."""
     done: list[tuple[Outcome[Any], Record]] = []
     consumed = record
@@ -173,6 +182,7 @@ def application(settings: Settings) -> Application:
 def build(app: Application, settings: Settings, ledger: Ledger) -> None:
     """raw-hits → the chain per record → one message per output, each to its own topic."""
     raw = app.topic(settings.topic(Topic.RAW_HITS), value_deserializer="bytes", key_deserializer="bytes")
+    rules = StationRules.from_settings(settings)  # once, as the worker builds them
     targets = {
         topic: app.topic(settings.topic(topic), value_serializer=OutputValue(), key_serializer="bytes")
         for topic in PRODUCED
@@ -182,7 +192,7 @@ def build(app: Application, settings: Settings, ledger: Ledger) -> None:
         where = message_context()
         own: Headers = tuple((k, v) for k, v in headers or () if isinstance(v, bytes))
         record = Record(where.topic, where.partition, where.offset, timestamp, key, value, own)
-        return chain(record, settings, ledger)
+        return chain(record, rules, ledger)
 
     sdf = app.dataframe(raw).apply(run_chain, expand=True, metadata=True)
     sdf = sdf.set_headers(lambda out, *_: list(out.headers))

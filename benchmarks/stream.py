@@ -60,9 +60,9 @@ from streams.kafka import group_members  # noqa: E402
 from streams.ledger.redis import RedisLedgerStore  # noqa: E402
 from streams.messages import Output, Record  # noqa: E402
 from streams.observe.metrics import PHASES  # noqa: E402
-from streams.pipeline import PendingWrite, chain  # noqa: E402
+from streams.pipeline import PendingWrite, StationRules, chain  # noqa: E402
 from streams.settings import Settings  # noqa: E402
-from streams.trust import generate_key_pair  # noqa: E402
+from streams.trust import generate_key_pair, load_signer  # noqa: E402
 from streams.worker.runner import BatchRunner  # noqa: E402
 
 QUIX_PYTHON = ROOT / ".local" / "bench" / "quix-venv" / "bin" / "python"
@@ -93,10 +93,14 @@ def signing_env() -> dict[str, str]:
     """A key pair for the signed worker under .local/bench/keys, made once (SPEC 3.7)."""
     folder = ROOT / ".local" / "bench" / "keys"
     if not (folder / "bench.key").exists():
-        generate_key_pair(folder, "bench")
+        generate_key_pair(folder, "bench", "ledger")
+    # one process runs every agent: its key signs entries and verdicts, so it is trusted in both roles
+    public_hex = load_signer(folder / "bench.key").public_hex
+    trusted = folder / "bench.trusted"
+    trusted.write_text(f"ledger {public_hex}\nguard {public_hex}\n", encoding="utf-8")
     return {
         "EC_SIGNING_KEY_FILE": str(folder / "bench.key"),
-        "EC_TRUSTED_KEYS_FILE": str(folder / "bench.pub"),
+        "EC_TRUSTED_KEYS_FILE": str(trusted),
     }
 
 
@@ -337,8 +341,9 @@ def guard_corpus(tool_calls: int, citations: int, drafts: int) -> tuple[list[byt
 async def write_ledger(settings: Settings, raws: list[bytes]) -> None:
     """The ledger entries the chain makes of ``raws``, written as the ledger agent writes them."""
     entries = []
+    rules = StationRules.from_settings(settings)
     for i, raw in enumerate(raws):
-        step = chain(Record("raw-hits", 0, i, None, None, raw), settings, tuple(Station)[:3])
+        step = chain(Record("raw-hits", 0, i, None, None, raw), rules, tuple(Station)[:3])
         if isinstance(step, PendingWrite):
             entries.append(step.entry)
     store = RedisLedgerStore.from_settings(settings)

@@ -1,5 +1,6 @@
 """The envelope every event carries, built in one place: origin, event ids, rejections, dead letters,
-audit records, and the key an output is produced under.
+audit records, the key an output is produced under, and :func:`emissions`, the one place an
+:class:`Outcome` becomes the messages to produce (outputs, dead letter and its headers, audit records).
 
 Nothing here reads a clock: :func:`audit_record` takes ``processed_at`` from its caller (the only
 wall-clock field anywhere), so every other byte is a function of the input and replays repeat them.
@@ -8,13 +9,22 @@ wall-clock field anywhere), so every other byte is a function of the input and r
 from __future__ import annotations
 
 import base64
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
 
 from models.events import AuditRecord, DeadLetter, Origin, Rejection, SourceRef
 from models.ids import is_valid_id
-from models.vocab import DeadLetterReason, Station
+from models.limits import DeadLetterSettings
+from models.vocab import DeadLetterReason, Station, Topic
+from streams import codec
 from streams.hashing import sha256_hex
-from streams.messages import Record
+from streams.messages import Headers, Output, Record
+
+T = TypeVar("T", covariant=True)
+
+AuditFields = Mapping[str, object]
+"""A station's figures for its audit record (SPEC 5): JSON values by name."""
 
 MAX_ERROR_CHARS = 1000
 """A rejection's error text is cut to this many characters: an input cannot inflate its dead letter."""
@@ -148,3 +158,119 @@ def audit_record(
         "processed_at": processed_at,
         "fields": fields,
     }
+
+
+# --- outcome → messages --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Outcome(Generic[T]):
+    """Everything one consumed record makes happen at one station.
+
+    ``event_id`` is the station's event id for this record (its outputs carry it; its audit record
+    and the agent's log line use it as is); ``outputs`` are the station's own encoded values
+    (``postprocessed``, ``projected``, ``ledger``, ``verdicts`` + ``violations``, ``reports``);
+    ``rejection`` becomes the one dead letter, ``exception`` the class behind it (the dead letter's
+    headers); ``audit`` holds the station's figures; ``detail`` is the station's typed result (a
+    LookupResult, a projection, a stored entry, a verdict) for the offline CLI and ``replay``.
+    """
+
+    station: Station
+    origin: Origin | None
+    event_id: str | None
+    run_id: str | None
+    tool_call_id: str | None
+    outputs: tuple[Output, ...] = ()
+    rejection: Rejection | None = None
+    exception: str | None = None
+    audit: AuditFields
+    detail: T
+
+
+class DeadLetterLimits(Protocol):
+    """What :func:`emissions` reads of its rules: how much of a rejected value a dead letter keeps."""
+
+    @property
+    def dead_letters(self) -> DeadLetterSettings: ...
+
+
+def emissions(
+    outcome: Outcome[object], record: Record, limits: DeadLetterLimits, processed_at: str
+) -> list[Output]:
+    """Every message one outcome produces: its outputs, its dead letter (and that letter's audit
+    record) when it rejected the record, and the station's audit record — in that order."""
+    station, origin = outcome.station, outcome.origin
+    messages = list(outcome.outputs)
+    if outcome.rejection is not None:
+        refused = outcome.rejection
+        letter = dead_letter(
+            refused,
+            station=station,
+            origin=origin,
+            record=record,
+            max_value_bytes=limits.dead_letters.dead_letter_max_value_bytes,
+        )
+        key = key_for(refused["run_id"], record)
+        headers = dead_letter_headers(letter, outcome.exception)
+        messages.append(Output(Topic.DEAD_LETTERS, key, codec.dumps(letter), headers))
+        fields = {"reason": refused["reason"], "error": refused["error"], "station": station}
+        audit = audit_record(
+            station=Station.DEAD_LETTER,
+            event=letter["event_id"],
+            run_id=refused["run_id"],
+            tool_call_id=refused["tool_call_id"],
+            origin=origin,
+            record=record,
+            fields=fields,
+            processed_at=processed_at,
+        )
+        messages.append(Output(Topic.AUDIT, key, encode_audit(audit)))
+    audit = audit_record(
+        station=station,
+        event=outcome.event_id,
+        run_id=outcome.run_id,
+        tool_call_id=outcome.tool_call_id,
+        origin=origin,
+        record=record,
+        fields=dict(outcome.audit),
+        processed_at=processed_at,
+    )
+    messages.append(Output(Topic.AUDIT, key_for(outcome.run_id, record), encode_audit(audit)))
+    return messages
+
+
+def _be(value: int | None, size: int) -> bytes:
+    return b"" if value is None else value.to_bytes(size, "big", signed=True)
+
+
+def dead_letter_headers(letter: Mapping[str, Any], exception: str | None) -> Headers:
+    """Kafka headers in the style redrive tools read (Spring Kafka's ``kafka_dlt-*``), plus ours.
+
+    Partition is a 4-byte and offset/timestamp 8-byte big-endian integer, as Spring writes them;
+    ``ec-reason`` and ``ec-station`` are UTF-8 text.
+    """
+    source = letter["source"]
+    headers: list[tuple[str, bytes]] = []
+    if source["topic"] is not None:
+        headers += [
+            ("kafka_dlt-original-topic", source["topic"].encode()),
+            ("kafka_dlt-original-partition", _be(source["partition"], 4)),
+            ("kafka_dlt-original-offset", _be(source["offset"], 8)),
+        ]
+        if source["timestamp"] is not None:
+            headers.append(("kafka_dlt-original-timestamp", _be(source["timestamp"], 8)))
+    headers += [
+        ("kafka_dlt-exception-fqcn", (exception or letter["reason"]).encode()),
+        ("kafka_dlt-exception-message", letter["error"].encode("utf-8", "replace")[:1024]),
+        ("ec-reason", str(letter["reason"]).encode()),
+        ("ec-station", str(letter["station"]).encode()),
+    ]
+    return tuple(headers)
+
+
+def encode_audit(audit: Mapping[str, Any]) -> bytes:
+    """An audit record's bytes; a figure JSON cannot hold is replaced by why, the record is kept."""
+    try:
+        return codec.dumps(audit)
+    except codec.JSONEncodeError as exc:  # a figure JSON cannot hold: keep the record, say why
+        return codec.dumps({**audit, "fields": {"unencodable": f"{type(exc).__name__}: {exc}"}})

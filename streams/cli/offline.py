@@ -30,8 +30,10 @@ from streams.messages import Record
 from streams.pipeline import (
     Outcome,
     PendingRead,
-    ProjectOutcome,
+    Projected,
     ReadMany,
+    Rules,
+    StationRules,
     chain,
     internal_error,
     resolve_reads,
@@ -116,10 +118,13 @@ def pipe_keep_bytes(settings: Settings, source: str = "raw-hits") -> int:
     return max(keep, settings.topic_max_message_bytes) if source == "lookup" else keep
 
 
-def pipe_bounded_line(line: Line, settings: Settings, *, source: str, emit: str) -> bytes:
-    """The one output line of ``pipe`` for one input line that may have been cut."""
+def pipe_bounded_line(
+    line: Line, settings: Settings, *, source: str, emit: str, rules: StationRules | None = None
+) -> bytes:
+    """The one output line of ``pipe`` for one input line that may have been cut (``rules``: the
+    stations' rules built once for the whole input; else from ``settings`` for this line)."""
     if not line.cut:
-        return pipe_line(line.value, settings, source=source, emit=emit)
+        return pipe_line(line.value, rules or settings, source=source, emit=emit)
     return dead_letter_line(_oversized(line, settings, source))
 
 
@@ -141,7 +146,7 @@ def _oversized(line: Line, settings: Settings, source: str) -> Rejection:
     return rejection(DeadLetterReason.OVERSIZED, error, run_id, tool_call_id)
 
 
-def pipe_line(line: bytes, settings: Settings, *, source: str, emit: str) -> bytes:
+def pipe_line(line: bytes, settings: Rules, *, source: str, emit: str) -> bytes:
     """The one output line of ``pipe`` for one whole input line.
 
     The stations run as :func:`~streams.pipeline.chain` runs them for the agents, except that the
@@ -164,9 +169,9 @@ def pipe_line(line: bytes, settings: Settings, *, source: str, emit: str) -> byt
 
 def _projection_line(step: Any) -> bytes:
     done = step.detail if isinstance(step, Outcome) else None
-    if isinstance(done, ProjectOutcome) and done.projection is not None:
+    if isinstance(done, Projected) and done.projection is not None:
         return done.projection.canonical + b"\n"
-    if isinstance(done, ProjectOutcome) and done.rejection is None and done.event is not None:
+    if isinstance(done, Projected) and step.rejection is None and done.event is not None:
         # a FAILED LookupResult: its dead letter was written upstream; say why here too
         event = done.event
         return dead_letter_line(
@@ -191,9 +196,10 @@ def run_pipe(args: argparse.Namespace) -> int:
     if args.source == "lookup" and args.emit == "lookup":
         raise ConfigurationError("--from lookup reads LookupResults; it can only --emit projection")
     settings = get_settings()
+    rules = StationRules.from_settings(settings)  # once: every line obeys the same rules
     one_line_each(
         read_bounded_lines(stdin_bytes("evidence-chain pipe < FILE"), pipe_keep_bytes(settings, args.source)),
-        lambda line: pipe_bounded_line(line, settings, source=args.source, emit=args.emit),
+        lambda line: pipe_bounded_line(line, settings, source=args.source, emit=args.emit, rules=rules),
         stdout_bytes(),
     )
     return 0
@@ -234,7 +240,7 @@ def load_ledger(path: str) -> MemoryLedgerStore:
     return ledger
 
 
-async def verdict_line(line: bytes, settings: Settings, read: ReadMany) -> bytes:
+async def verdict_line(line: bytes, settings: Rules, read: ReadMany) -> bytes:
     """The one verdict line of ``verify`` for one draft line: plan, read, judge (``resolve_reads``)."""
     record = Record.offline(line)
     step = run_station(Station.GUARD, record, settings)
@@ -247,7 +253,7 @@ async def verdict_line(line: bytes, settings: Settings, read: ReadMany) -> bytes
 
 
 async def verify_lines(
-    lines: Iterator[bytes], settings: Settings, store: LedgerStore, out: IO[bytes]
+    lines: Iterator[bytes], settings: Rules, store: LedgerStore, out: IO[bytes]
 ) -> None:
     """One verdict line per draft line; a store that cannot answer ends the command (nothing is guessed)."""
     for line in lines:
@@ -264,18 +270,20 @@ async def verify_lines(
 def run_verify(args: argparse.Namespace) -> int:
     """The ``verify`` command: drafts from stdin against a ledger file (``--ledger``) or the live Redis."""
     settings = get_settings()
-    signing_status(settings.signing_key_file, settings.trusted_keys_file)  # unusable keys: exit 2 first
+    # unusable keys, or a signing key not trusted as a guard key (verify signs verdicts): exit 2 first
+    signing_status(settings.signing_key_file, settings.trusted_keys_file, signs=("guard",))
+    rules = StationRules.from_settings(settings)  # the keys read once for every draft
     source = f"--ledger {args.ledger}" if not args.redis else "--redis"
     drafts, out = stdin_bytes(f"evidence-chain verify {source} < DRAFTS"), stdout_bytes()
     if not args.redis:
-        asyncio.run(verify_lines(read_lines(drafts), settings, load_ledger(args.ledger), out))
+        asyncio.run(verify_lines(read_lines(drafts), rules, load_ledger(args.ledger), out))
         return 0
     from streams.ledger.redis import RedisLedgerStore
 
     async def live() -> None:
         store = RedisLedgerStore.from_settings(settings)
         try:
-            await verify_lines(read_lines(drafts), settings, store, out)
+            await verify_lines(read_lines(drafts), rules, store, out)
         finally:
             await store.close()
 

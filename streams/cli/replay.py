@@ -18,6 +18,7 @@ from streams.errors import ConfigurationError
 from streams.kafka import TOPIC_NAMES, Range
 from streams.ledger.redis import RedisLedgerStore
 from streams.messages import Record
+from streams.pipeline import StationRules
 from streams.replay.compare import COMPARABLE_TOPICS, OUTCOMES, compare_batch
 from streams.replay.reset import ResetPlan, apply_reset, check_range, plan_reset
 from streams.settings import Settings, get_settings
@@ -88,10 +89,11 @@ def _range(args: argparse.Namespace) -> Range:
 
 async def compare(settings: Settings, wanted: Range, diffs: IO[bytes]) -> tuple[Counter[str], bool]:
     """Compare the range with the ledger; returns the counts and whether it was interrupted."""
+    rules = StationRules.from_settings(settings)  # the keys read once for the whole range
     store = RedisLedgerStore.from_settings(settings)
 
     async def handle(batch: list[Record]) -> Counter[str]:
-        return await compare_batch(batch, settings, wanted.topic, store, diffs)
+        return await compare_batch(batch, rules, wanted.topic, store, diffs)
 
     try:
         return await consume_range(settings, wanted, f"compare {settings.topic(wanted.topic)}", handle)

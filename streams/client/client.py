@@ -54,6 +54,8 @@ from streams.settings import Settings, get_settings
 from streams.stations.adapt import validate_raw_hits
 from streams.stations.guard import EvidenceGuard
 from streams.stations.ledger_view import LedgerKey
+from streams.trust.integrity import check_entry
+from streams.trust.keys import TrustedKeys, load_trusted_keys
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,19 +147,19 @@ def stored_entry(value: Mapping[str, Any]) -> LedgerEntry:
     return as_stored(value)
 
 
-def check_integrity(entry: LedgerEntry) -> None:
-    """Refuse to hand the model bytes that do not hash to the entry's ``projection_sha256``.
+def check_integrity(entry: LedgerEntry, trusted: TrustedKeys | None = None) -> None:
+    """Refuse to hand out an entry that does not hold (SPEC 3.7): bytes that do not hash to its
+    ``projection_sha256`` and, with ``trusted`` keys, an entry not signed by a trusted ledger key.
 
     Raises:
-        LedgerIntegrityError: a READY entry without a projection, or one whose bytes were altered.
+        LedgerIntegrityError: a READY entry without a projection, bytes altered after they were
+            written, or (with trusted keys) a missing, untrusted or failing signature.
     """
-    if entry["status"] != LedgerStatus.READY:
-        return
-    projection = entry["projection"]
-    if projection is None or sha256_hex(projection.encode("utf-8")) != entry["projection_sha256"]:
+    held = check_entry(entry, trusted)
+    if not held.holds:
         raise LedgerIntegrityError(
-            f"the ledger entry {entry['run_id']}/{entry['tool_call_id']} does not hash to its "
-            "projection_sha256: it was altered after it was written; do not show it, report it"
+            f"the ledger entry {entry['run_id']}/{entry['tool_call_id']} does not hold ({held.detail}): "
+            "it was altered or forged after it was written; do not show it, report it"
         )
 
 
@@ -269,6 +271,11 @@ class EvidenceChainClient:
         self._readers = ReaderPool(self.settings)
         self._partitioner = DefaultPartitioner()
         self._guard = EvidenceGuard(self.settings.guard)
+        self.trusted: TrustedKeys | None = (
+            load_trusted_keys(self.settings.trusted_keys_file) if self.settings.trusted_keys_file else None
+        )
+        """``EC_TRUSTED_KEYS_FILE``, read once: with it, no entry is handed out unless signed by a trusted
+        ledger key (SPEC 3.7); a bad file raises ConfigurationError here."""
         self._entries = EntryReads(lambda: self.store)
         self._partitions: dict[str, list[int]] = {}
 
@@ -339,6 +346,7 @@ class EvidenceChainClient:
 
         Raises:
             RejectedInput: an id that is not valid (it can have no entry).
+            LedgerIntegrityError: the stored entry does not hold (:func:`check_integrity`).
             RedisUnavailable: Redis does not answer.
         """
         for name, value in (("run_id", run_id), ("tool_call_id", tool_call_id)):
@@ -348,7 +356,7 @@ class EvidenceChainClient:
         if found is None:
             return None
         entry = stored_entry(found)
-        check_integrity(entry)
+        check_integrity(entry, self.trusted)
         return LedgerReply(entry, from_ledger=True)
 
     async def lookup(
@@ -367,7 +375,8 @@ class EvidenceChainClient:
             RejectedInput: the record's ids cannot be read or are not valid (its ``reason`` is the
                 dead-letter reason, MALFORMED_JSON or INVALID_ID): it could never have an entry.
             LookupTimeout: no entry within the timeout; nothing is left waiting, a retry is safe.
-            LedgerIntegrityError: the stored projection does not match its hash.
+            LedgerIntegrityError: the stored entry does not hold: its projection does not match its
+                hash or, with trusted keys, it is not signed by a trusted ledger key.
             KafkaUnavailable, RedisUnavailable: a service does not answer.
         """
         raw = _as_bytes(record)
@@ -399,7 +408,7 @@ class EvidenceChainClient:
             if reader is not None and waiter is not None:
                 reader.discard(waiter)
         entry = stored_entry(reply.value)
-        check_integrity(entry)
+        check_integrity(entry, self.trusted)
         written_at = (self.settings.topic(Topic.RAW_HITS), partition, offset)
         outcome = await asyncio.to_thread(lookup_outcome, raw, self.settings, entry, written_at)
         return LedgerReply(entry, from_ledger=False, outcome=outcome)

@@ -17,8 +17,7 @@ from models.vocab import DeadLetterReason, LedgerOutcome, Station, Topic
 from streams import codec
 from streams.ledger.store import LedgerStore, write_outcome
 from streams.messages import Record
-from streams.pipeline import Outcome, PendingWrite, chain
-from streams.settings import Settings
+from streams.pipeline import Outcome, PendingWrite, Rules, chain
 
 COMPARABLE_TOPICS: dict[Topic, tuple[Station, ...]] = {
     topic: chain_from(topic, through=Station.LEDGER) for topic in (Topic.RAW_HITS, Topic.POSTPROCESSED)
@@ -41,7 +40,7 @@ class Expected:
     reason: str | None
 
 
-def expected_entry(record: Record, settings: Settings, topic: Topic) -> Expected:
+def expected_entry(record: Record, settings: Rules, topic: Topic) -> Expected:
     """Run the stations up to the ledger station's decision on one record (nothing is written)."""
     step = chain(record, settings, COMPARABLE_TOPICS[topic])
     if isinstance(step, PendingWrite):
@@ -61,7 +60,7 @@ def expected_entry(record: Record, settings: Settings, topic: Topic) -> Expected
 
 
 async def compare_batch(
-    records: list[Record], settings: Settings, topic: Topic, store: LedgerStore, diffs: IO[bytes] | None
+    records: list[Record], settings: Rules, topic: Topic, store: LedgerStore, diffs: IO[bytes] | None
 ) -> Counter[str]:
     """Classify each record of a batch as same / differs / missing / failed; write the non-same ones."""
     expectations = [(record, expected_entry(record, settings, topic)) for record in records]

@@ -26,8 +26,9 @@ from streams.kafka import KafkaSink, OffsetProbe, ensure_topics, kafka_errors, t
 from streams.ledger.redis import RedisLedgerStore
 from streams.observe.metrics import WorkerMetrics
 from streams.observe.tracing import tracer_for
+from streams.pipeline import StationRules
 from streams.settings import Settings
-from streams.trust.keys import signing_status
+from streams.trust.keys import roles_signed_by, signing_status
 from streams.worker.context import WorkerContext
 from streams.worker.crash import crash
 from streams.worker.credentials import broker_credentials, faust_brokers
@@ -121,8 +122,12 @@ def create_app(
     a broker that is still starting gets a clear wait instead of Faust's tracebacks).
     """
     options = app_options(settings)
-    status = signing_status(settings.signing_key_file, settings.trusted_keys_file)  # refuses bad keys
+    # refuses bad keys, and a signing key not trusted in the role of what these agents sign (SPEC 3.7)
+    status = signing_status(
+        settings.signing_key_file, settings.trusted_keys_file, signs=roles_signed_by(settings.agents)
+    )
     log.log(logging.INFO if settings.signing_key_file else logging.WARNING, "%s", status)
+    rules = StationRules.from_settings(settings)  # the key files read once: a later change needs a restart
     app = EvidenceChainApp(settings.app_id, **options)
     sink = KafkaSink(settings)
     probe = OffsetProbe(settings, settings.app_id)
@@ -135,7 +140,7 @@ def create_app(
     loops: dict[Station, AgentLoop] = {}
     for station in sorted(settings.agents, key=list(INPUT_TOPIC).index):
         tracer = tracer_for(settings.tracing, station, settings.app_id)
-        runner = BatchRunner(station, settings, sink, stores.get(station), tracer=tracer)
+        runner = BatchRunner(station, settings, sink, stores.get(station), tracer=tracer, rules=rules)
         loops[station] = AgentLoop(app, station, settings, runner, probe, on_crash=on_crash, metrics=metrics)
     health = Health(app, loops, sink, list(stores.values()), settings, metrics)
     context = WorkerContext(settings, sink, probe, metrics, stores, loops, health, topics_ready)

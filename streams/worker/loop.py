@@ -34,7 +34,6 @@ import faust
 
 from models.topology import TOPOLOGY
 from models.vocab import Station
-from streams.envelope import event_id
 from streams.errors import RecordsSkipped
 from streams.kafka import OffsetProbe
 from streams.messages import Record
@@ -345,7 +344,7 @@ class AgentLoop:
             agent=str(self.station),
             run_id=outcome.run_id,
             tool_call_id=outcome.tool_call_id,
-            event_id=event_id(self.station, outcome.origin or record.coordinates),
+            event_id=outcome.event_id,
             reason=refused.get("reason"),
         )
         log.warning(

@@ -27,6 +27,7 @@ from streams.pipeline import (
     Outcome,
     PendingRead,
     PendingWrite,
+    StationRules,
     Step,
     emissions,
     finish_write,
@@ -88,11 +89,15 @@ class BatchRunner:
         clock: Callable[[], str] = wall_clock,
         on_hold: HoldListener | None = None,
         tracer: Tracer | None = None,
+        rules: StationRules | None = None,
     ) -> None:
+        """``rules``: the stations' rules, built once for the process (built from ``settings`` here,
+        the key files read now, when not given; ``ConfigurationError`` if they cannot be read)."""
         if station in (Station.LEDGER, Station.GUARD) and store is None:
             raise ValueError(f"the {station} station needs a ledger store")
         self.station = station
         self.settings = settings
+        self.rules = rules or StationRules.from_settings(settings)
         self.sink = sink
         self.store = store
         self.policy = policy or RetryPolicy.from_settings(settings)
@@ -115,12 +120,12 @@ class BatchRunner:
         """
         spans = self.tracer.records(records)
         try:
-            steps = [run_station(self.station, record, self.settings) for record in records]
+            steps = [run_station(self.station, record, self.rules) for record in records]
             outcomes = await self._resolve(records, steps)
             processed_at = self.clock()
             messages: list[Output] = []
             for i, (record, outcome) in enumerate(zip(records, outcomes, strict=True)):
-                made = emissions(outcome, record, self.settings, processed_at)
+                made = emissions(outcome, record, self.rules, processed_at)
                 messages += self.tracer.carry(spans[i], made) if spans else made
             acks = await self._submit(messages) if messages else None
         except BaseException as exc:
