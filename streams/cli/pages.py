@@ -178,12 +178,19 @@ def run_document(
 
     A violation lists the tool calls it concerns when the guard's audit record says so
     (``fields.violations``); a record with only ``violation_codes`` gives codes without them.
+
+    Drafts are write-once per ``(run_id, draft_id, attempt)`` where people read them: the first
+    verdict of a triple (in the order the drafts were produced) is the one shown and the one its
+    receipt holds; a later one of another draft (another ``draft_sha256``) is listed right after it
+    with ``conflict_with`` (the first's event id), never in its place.
     """
     calls = [
         {k: v for k, v in call.items() if k != "run_id"} | {"anchor": call_anchor(call["tool_call_id"])}
         for call in tool_calls
     ]
-    drafts = []
+    drafts: list[dict[str, Any]] = []
+    first_of: dict[tuple[Any, Any], dict[str, Any]] = {}
+    later: dict[str, list[dict[str, Any]]] = {}
     for verdict in verdicts:
         listed = details.get(str(verdict["event_id"]))
         if listed is None:
@@ -194,13 +201,24 @@ def run_document(
             "violations": [dict(v) | {"index": i} for i, v in enumerate(listed)]
         }
         view = (evidence or {}).get("drafts", {}).get(str(verdict["event_id"]))
+        triple = (verdict.get("draft_id"), verdict.get("attempt"))
+        first = first_of.get(triple)
+        sha = view.get("draft_sha256") if view is not None else None
+        if first is not None and sha != first.get("draft_sha256"):
+            draft["conflict_with"] = first["event_id"]
         if view is not None:
             draft["evidence"] = _with_links(view, listed)
             attempts, draft_id = view["attempts"], verdict.get("draft_id")
-            if view["stored_verdict"] and isinstance(draft_id, str) and attempts:
+            if view["stored_verdict"] and isinstance(draft_id, str) and attempts and first is None:
                 latest = verdict.get("attempt") == max(attempts)
                 draft["receipt_href"] = receipt_href(run_id, draft_id, None if latest else verdict["attempt"])
-        drafts.append(draft)
+        if first is None:
+            first_of[triple] = draft | {"draft_sha256": sha}
+            drafts.append(draft)
+        elif "conflict_with" in draft:
+            later.setdefault(str(first["event_id"]), []).append(draft)
+        # else: the same draft sent again (same bytes): its first verdict stands for it
+    drafts = [each for draft in drafts for each in (draft, *later.get(str(draft["event_id"]), []))]
     document = {
         "run_id": run_id,
         "tool_calls": calls,
@@ -320,6 +338,8 @@ def _violation(violation: Mapping[str, Any], recorded: set[str]) -> str:
 
 
 def _draft(index: int, draft: Mapping[str, Any], recorded: set[str]) -> str:
+    if draft.get("conflict_with") is not None:
+        return _conflicting_draft(index, draft, recorded)
     verdict = str(draft.get("verdict"))
     klass = f"verdict verdict-{verdict}" if verdict in VERDICT_OUTCOMES else "verdict"
     view = draft.get("evidence")
@@ -360,6 +380,26 @@ def _draft(index: int, draft: Mapping[str, Any], recorded: set[str]) -> str:
         f"{body}{violations}"
         f'<p class="dim">origin {text(draft.get("origin_partition"))}@{text(draft.get("origin_offset"))}, '
         f"{_when(draft.get('source_timestamp'))}</p></article>"
+    )
+
+
+def _conflicting_draft(index: int, draft: Mapping[str, Any], recorded: set[str]) -> str:
+    """A later, different draft with an earlier one's ``(draft_id, attempt)``: beside the first, marked."""
+    cited = draft.get("cited_tool_call_ids") or []
+    sha = (draft.get("evidence") or {}).get("draft_sha256")
+    return (
+        f'<aside class="conflict draft-conflict" id="draft-{index}" '
+        f'data-event-id="{text(draft.get("event_id"))}" '
+        f'data-conflict-with="{text(draft.get("conflict_with"))}">'
+        f'<h3>CONFLICT: another draft <span class="draft-id mono">{text(draft.get("draft_id"))}</span> · '
+        f'attempt <span class="attempt">{text(draft.get("attempt"))}</span></h3>'
+        "<p>A later draft with the same run, draft id and attempt but other bytes (draft sha256 "
+        f'<span class="mono">{_sha(sha)}</span>). The first one above is the one this page and its receipt '
+        f"hold; this one was judged <b>{text(draft.get('verdict'))}</b> and is shown here only as a "
+        "conflict: find out which process sent it.</p>"
+        f'<p class="cites">cites: {_refs(cited, recorded) if cited else _DASH}</p>'
+        f'<p class="dim">origin {text(draft.get("origin_partition"))}@{text(draft.get("origin_offset"))}, '
+        f"{_when(draft.get('source_timestamp'))}</p></aside>"
     )
 
 

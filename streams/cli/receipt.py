@@ -53,7 +53,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="the audit database: SQLite file or postgresql:// DSN (default: EC_AUDIT_DSN, else EC_AUDIT_DB)",
     )
     receipt.add_argument(
-        "--trusted-keys", metavar="FILE", help="(verify) trusted public keys, one 64-hex key per line"
+        "--trusted-keys",
+        metavar="FILE",
+        help="(verify) trusted public keys, one `ledger <64 hex>` or `guard <64 hex>` line per key",
     )
     receipt.set_defaults(handler=run_receipt)
 
@@ -63,7 +65,8 @@ def run_receipt(args: argparse.Namespace) -> int:
     if args.first == "verify":
         if not args.trusted_keys:
             raise ConfigurationError(
-                "receipt verify needs --trusted-keys FILE (one 64-hex public key per line)"
+                "receipt verify needs --trusted-keys FILE (one `ledger <64 hex>` or `guard <64 hex>` line "
+                "per key: the verdict verifies only under a guard key, the entries only under ledger keys)"
             )
         return run_receipt_verify(args.second, args.trusted_keys)
     if args.attempt is not None and args.attempt < 1:
@@ -104,15 +107,17 @@ def receipt_keys(settings: Settings) -> TrustedKeys | None:
     signer = signer_for(settings.signing_key_file)
     if signer is None:
         return trusted
-    mine = TrustedKeys.from_hex([signer.public_hex])
-    return TrustedKeys({**(trusted.keys if trusted is not None else {}), **mine.keys})
+    # public_keys only lists keys for the reader's convenience: the role does not matter here
+    mine = TrustedKeys.from_hex(ledger=[signer.public_hex])
+    return mine if trusted is None else trusted.merged(mine)
 
 
 def choose_verdict(
     verdicts: Sequence[Mapping[str, Any]], run_id: str, draft_id: str, attempt: int | None
 ) -> Mapping[str, Any]:
     """The verdict of ``attempt`` (default: the latest) among a draft's stored verdicts, oldest first;
-    of several for one attempt (a draft sent twice), the last.
+    of several for one attempt, the first: a draft is write-once per ``(run_id, draft_id, attempt)``
+    where people read it, so a later, different draft with that triple never replaces it.
 
     Raises:
         UnknownVerdict: no verdict of that draft, or none of that attempt (the message lists them).
@@ -129,7 +134,7 @@ def choose_verdict(
             f"draft {printable(draft_id)} of run {printable(run_id)} has no attempt {attempt}; "
             f"stored attempts: {', '.join(map(str, attempts)) or 'none'}"
         )
-    return chosen[-1]
+    return chosen[0]
 
 
 def receipt_parts(
