@@ -1,0 +1,281 @@
+"""``lookup_knowledge`` on the real stack: the MCP server over stdio, and ``POST /v1/search``.
+
+One worker serves the module's prefix. The MCP tests drive ``evidence-chain mcp`` as an agent host
+does (the SDK's stdio client spawning the console script, its settings in the environment) against a
+py-rag stand-in (:mod:`tests.pyrag`) in this test's event loop; the gateway tests run the gateway
+in-process over the same worker, its client asking the same stand-in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
+from mcp import Client, StdioServerParameters
+from mcp.types import CallToolResult, TextContent
+
+from models.vocab import VerdictKind
+from streams import codec
+from streams.cli.offline import pipe_line
+from streams.client import EvidenceChainClient
+from streams.client.gateway import create_gateway
+from streams.kafka import ensure_topics
+from streams.search import PyRagSearch, raw_hits_record
+from streams.settings import Settings
+from tests.integration.helpers import CLI, Worker, worker_env
+from tests.openapi_contract import validate_answer
+from tests.pyrag import FakePyRag, recorded_answers
+
+ANSWERS = recorded_answers()
+FOUND = "网关超时怎么排查"
+"""A recorded query whose answer has evidence (the golden pipe case 1)."""
+NOTHING = "a question nobody recorded"
+
+
+@dataclass
+class Stack:
+    settings: Settings
+    env: dict[str, str]
+
+
+@pytest.fixture(scope="module")
+def stack(kafka_bootstrap: str, redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    prefix = f"t-{uuid.uuid4().hex[:8]}-"
+    env = worker_env(prefix, kafka_bootstrap, redis_url)
+    settings = Settings(
+        kafka_bootstrap=kafka_bootstrap,
+        redis_url=redis_url,
+        topic_prefix=prefix,
+        ns=prefix.rstrip("-."),
+        app_id=f"{prefix}app",
+        topic_partitions=3,
+        gateway_timeout_ms=60_000,
+        retry_initial_backoff_ms=50,
+        retry_max_backoff_ms=200,
+    )
+    asyncio.run(ensure_topics(settings))
+    worker = Worker(env, Path(tmp_path_factory.mktemp("mcp")) / "worker.log").start()
+    try:
+        yield Stack(settings, env)
+    finally:
+        worker.stop()
+
+
+@pytest.fixture
+async def pyrag() -> AsyncIterator[tuple[FakePyRag, str]]:
+    fake = FakePyRag()
+    server = TestServer(fake.app(), host="127.0.0.1")
+    await server.start_server()
+    try:
+        yield fake, str(server.make_url("/search"))
+    finally:
+        await server.close()
+
+
+def reference(run_id: str, tool_call_id: str, answer: bytes) -> str:
+    """The projection the chain makes of ``answer`` under these ids (``evidence-chain pipe``'s code path)."""
+    line = pipe_line(
+        raw_hits_record(run_id, tool_call_id, answer), Settings(), source="raw-hits", emit="projection"
+    )
+    return line.decode("utf-8").rstrip("\n")
+
+
+def text_of(result: CallToolResult) -> list[str]:
+    return [block.text for block in result.content if isinstance(block, TextContent)]
+
+
+@asynccontextmanager
+async def mcp_session(stack: Stack, pyrag_url: str, **extra: str) -> AsyncIterator[tuple[Client, str]]:
+    """``evidence-chain mcp`` over stdio, as an agent host spawns it; yields the client and the run id."""
+    env = {
+        **stack.env,
+        "EC_PYRAG_URL": pyrag_url,
+        "EC_PYRAG_ATTEMPTS": "3",
+        "EC_RETRY_INITIAL_BACKOFF_MS": "50",
+        "EC_RETRY_MAX_BACKOFF_MS": "200",
+        "EC_GATEWAY_TIMEOUT_MS": "60000",
+        **extra,
+    }
+    async with Client(StdioServerParameters(command=CLI, args=["mcp"], env=env)) as client:
+        found = re.search(r"for run (\S+)\.", client.instructions or "")
+        assert found is not None, client.instructions
+        yield client, found.group(1)
+
+
+def tool_call_id_of(message: str) -> str:
+    found = re.search(r"lookup (call-[0-9a-f]+-\d+)", message)
+    assert found is not None, message
+    return found.group(1)
+
+
+def passing_draft(found_id: str, found_projection: dict[str, Any], nothing_id: str) -> dict[str, Any]:
+    """A draft the guard passes: its words are the excerpt itself, citing the evidence as shown."""
+    first = found_projection["evidence"][0]
+    return {
+        "analysis": [
+            {
+                "id": "a1",
+                "kind": "NORMAL",
+                "content": first["excerpt"],
+                "tool_call_ids": [found_id],
+                "document_ids": [first["document_id"]],
+            },
+            {
+                "id": "a2",
+                "kind": "NEGATIVE_OBSERVATION",
+                "content": "没有找到相关资料。",
+                "tool_call_ids": [nothing_id],
+            },
+        ],
+        "conclusion": {"content": first["excerpt"], "based_on_analysis_ids": ["a1"]},
+        "action_plan": [{"id": "p1", "content": first["excerpt"], "based_on_analysis_ids": ["a1"]}],
+        "limitations": ["只依据知识库中检索到的摘录。"],
+    }
+
+
+async def test_mcp_lookups_show_the_ledgers_bytes_and_the_loop_repairs_to_pass(
+    stack: Stack, pyrag: tuple[FakePyRag, str]
+) -> None:
+    fake, url = pyrag
+    async with mcp_session(stack, url) as (mcp, run_id), EvidenceChainClient(stack.settings) as ledger:
+        names = {tool.name for tool in (await mcp.list_tools()).tools}
+        assert names == {"lookup_knowledge", "check_diagnosis", "get_evidence"}
+
+        found = await mcp.call_tool("lookup_knowledge", {"query": FOUND})
+        assert not found.is_error, text_of(found)
+        [shown] = text_of(found)
+        found_id = codec.loads(shown)["tool_call_id"]
+        assert shown == reference(run_id, found_id, ANSWERS[FOUND])
+        stored = await ledger.entry(run_id, found_id)
+        assert stored is not None and stored.projection == shown
+        assert codec.loads(shown)["evidence_status"] == "EVIDENCE_FOUND"
+
+        fake.fail = 1  # one 500, then the recorded answer: the server tries again
+        nothing = await mcp.call_tool("lookup_knowledge", {"query": NOTHING, "filters": {"team": "sre"}})
+        assert not nothing.is_error, text_of(nothing)
+        [nothing_shown] = text_of(nothing)
+        nothing_id = codec.loads(nothing_shown)["tool_call_id"]
+        assert nothing_id != found_id
+        assert [r["query"] for r in fake.requests[-2:]] == [NOTHING, NOTHING]
+        assert fake.requests[-1] == {"query": NOTHING, "mode": "hybrid", "filters": {"team": "sre"}}
+        assert codec.loads(nothing_shown)["evidence_status"] == "NO_EVIDENCE"
+
+        fake.not_json = 1  # an HTML page: the chain gives it a FAILED entry, the model a tool error
+        broken = await mcp.call_tool("lookup_knowledge", {"query": FOUND})
+        assert broken.is_error
+        [message] = text_of(broken)
+        broken_id = tool_call_id_of(message)
+        evidence = await mcp.call_tool("get_evidence", {"tool_call_id": broken_id})
+        entry = codec.loads(text_of(evidence)[0])
+        assert entry["status"] == "FAILED" and entry["failure_reason"] == "SCHEMA_VIOLATION"
+
+        first = passing_draft(found_id, codec.loads(shown), nothing_id)
+        first["analysis"][1]["kind"] = "NORMAL"  # a NORMAL finding resting on NO_EVIDENCE
+        rejected = await mcp.call_tool("check_diagnosis", {"draft": {**first, "run_id": "not-mine"}})
+        verdict, repair = text_of(rejected)
+        judged = codec.loads(verdict)
+        assert judged["verdict"] == VerdictKind.REJECT
+        assert (judged["run_id"], judged["attempt"]) == (run_id, 1)  # stamped by the server
+        assert [v["code"] for v in judged["violations"]] == ["NORMAL_CITES_NO_EVIDENCE"]
+        assert "NORMAL_CITES_NO_EVIDENCE" in repair and "attempt 2" in repair
+
+        passed = await mcp.call_tool(
+            "check_diagnosis", {"draft": passing_draft(found_id, codec.loads(shown), nothing_id)}
+        )
+        verdict, published = text_of(passed)
+        judged = codec.loads(verdict)
+        assert judged["verdict"] == VerdictKind.PASS, judged
+        assert (judged["attempt"], judged["draft_id"]) == (2, codec.loads(text_of(rejected)[0])["draft_id"])
+        assert published == f"PASS: published as report publish:{judged['event_id'].split(':', 1)[1]}"
+
+
+async def test_mcp_lookup_with_py_rag_down_is_a_tool_error_and_ledgers_nothing(stack: Stack) -> None:
+    closed = TestServer(web.Application(), host="127.0.0.1")
+    await closed.start_server()
+    url = str(closed.make_url("/search"))
+    await closed.close()  # nothing listens there now
+    async with mcp_session(stack, url) as (mcp, run_id), EvidenceChainClient(stack.settings) as ledger:
+        result = await mcp.call_tool("lookup_knowledge", {"query": FOUND})
+        assert result.is_error
+        [message] = text_of(result)
+        assert "SearchUnavailable" in message and "3 tries" in message
+        assert await ledger.entry(run_id, tool_call_id_of(message)) is None
+
+
+@asynccontextmanager
+async def gateway(stack: Stack, url: str, **settings: Any) -> AsyncIterator[TestClient[Any, Any]]:
+    """The gateway in-process over the module's worker, its client asking py-rag at ``url``."""
+    configured = stack.settings.model_copy(update={"pyrag_url": url, **settings})
+    client = EvidenceChainClient(configured, search=PyRagSearch(configured))
+    await client.start()
+    try:
+        async with TestClient(TestServer(create_gateway(configured, client))) as http:
+            yield http
+    finally:
+        await client.close()
+
+
+async def search(http: TestClient[Any, Any], body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    response = await http.post(
+        "/v1/search", data=codec.dumps(body), headers={"Content-Type": "application/json"}
+    )
+    return response.status, codec.loads(await response.read())
+
+
+async def test_v1_search_answers_as_v1_lookups_with_the_same_bytes(
+    stack: Stack, pyrag: tuple[FakePyRag, str]
+) -> None:
+    fake, url = pyrag
+    run_id = f"run-{uuid.uuid4().hex[:8]}"
+    async with gateway(stack, url, pyrag_timeout_ms=300) as http:
+        fake.fail, fake.slow, fake.slow_seconds = 1, 1, 3.0  # a 500, then a timeout, then the answer
+        status, answer = await search(http, {"run_id": run_id, "tool_call_id": "c1", "query": FOUND})
+        assert status == 200, answer
+        validate_answer("LookupAnswer", answer)
+        assert answer["projection"] == reference(run_id, "c1", ANSWERS[FOUND])
+        assert len(fake.requests) == 3
+
+        record = raw_hits_record(run_id, "c2", ANSWERS[FOUND])
+        looked = await http.post("/v1/lookups", data=record, headers={"Content-Type": "application/json"})
+        via_lookups = codec.loads(await looked.read())
+        assert via_lookups["projection"] == reference(run_id, "c2", ANSWERS[FOUND])
+
+        fake.not_json = 1
+        status, answer = await search(http, {"run_id": run_id, "tool_call_id": "c3", "query": FOUND})
+        assert status == 200 and answer["status"] == "FAILED", answer
+        assert answer["failure_reason"] == "SCHEMA_VIOLATION"
+
+        asked = len(fake.requests)
+        fake.oversized = 1
+        status, answer = await search(http, {"run_id": run_id, "tool_call_id": "c4", "query": FOUND})
+        assert status == 502 and answer["error"]["reason"] == "SEARCH_REFUSED", answer
+        assert answer["error"]["retriable"] is False
+        assert len(fake.requests) == asked + 1  # not tried again
+
+        status, answer = await search(http, {"run_id": run_id, "tool_call_id": "c5", "query": ""})
+        assert status == 400 and answer["error"]["reason"] == "BAD_REQUEST", answer
+        status, answer = await search(http, {"run_id": run_id, "tool_call_id": "c 5", "query": FOUND})
+        assert status == 400 and answer["error"]["reason"] == "INVALID_ID", answer
+
+
+async def test_v1_search_with_py_rag_down_is_502_retriable_and_ledgers_nothing(stack: Stack) -> None:
+    closed = TestServer(web.Application(), host="127.0.0.1")
+    await closed.start_server()
+    url = str(closed.make_url("/search"))
+    await closed.close()
+    run_id = f"run-{uuid.uuid4().hex[:8]}"
+    async with gateway(stack, url) as http, EvidenceChainClient(stack.settings) as ledger:
+        status, answer = await search(http, {"run_id": run_id, "tool_call_id": "c1", "query": FOUND})
+        assert status == 502, answer
+        validate_answer("Error", answer)
+        assert answer["error"]["reason"] == "SEARCH_UNAVAILABLE" and answer["error"]["retriable"] is True
+        assert await ledger.entry(run_id, "c1") is None
