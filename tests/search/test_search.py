@@ -1,0 +1,176 @@
+"""The search port's pieces without Kafka or Redis: the raw-hits record, the request, the py-rag adapter
+against the stand-in (:mod:`tests.pyrag`), and the MCP run's stamps and tool schema."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import AsyncIterator
+
+import pytest
+from aiohttp.test_utils import TestServer
+from pydantic import SecretStr
+
+from models.schemas import topic_schema
+from models.vocab import Topic
+from streams import codec
+from streams.cli.offline import pipe_line
+from streams.errors import InvalidId, MalformedJson, SchemaViolation, SearchRefused, SearchUnavailable
+from streams.mcp.run import McpRun
+from streams.mcp.server import draft_input_schema, report_id
+from streams.search import KnowledgeSearchPort, PyRagSearch, raw_hits_record
+from streams.search.request import parse_search_request
+from streams.settings import Settings
+from tests.console import CLI, clean_env
+from tests.pyrag import FakePyRag, recorded_answers
+
+FOUND = "网关超时怎么排查"
+
+
+def projection_of(record: bytes) -> dict[str, object]:
+    line: dict[str, object] = codec.loads(pipe_line(record, Settings(), source="raw-hits", emit="projection"))
+    return line
+
+
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        (b"[1, 2]", "SCHEMA_VIOLATION"),  # JSON, not an object: spliced as is
+        (b"<html>502</html>", "SCHEMA_VIOLATION"),  # not JSON: carried as a string
+        (b"\xff\xfe not utf-8", "SCHEMA_VIOLATION"),
+        (b"", "SCHEMA_VIOLATION"),
+    ],
+)
+def test_an_answer_that_is_no_object_still_makes_a_record_with_ids(answer: bytes, reason: str) -> None:
+    record = raw_hits_record("r1", "c1", answer)
+    doc = codec.loads(record)
+    assert (doc["run_id"], doc["tool_call_id"]) == ("r1", "c1")
+    assert projection_of(record)["dead_letter"] == {
+        "reason": reason,
+        "error": "response: must be an object",
+        "run_id": "r1",
+        "tool_call_id": "c1",
+    }
+
+
+def test_a_json_answer_is_spliced_byte_for_byte() -> None:
+    answer = recorded_answers()[FOUND].replace(b'"hits":', b' "hits" :')  # any spacing survives
+    record = raw_hits_record("r1", "c1", answer)
+    assert record == b'{"run_id":"r1","tool_call_id":"c1","response":' + answer + b"}"
+    assert projection_of(record)["tool_call_id"] == "c1"
+
+
+def test_a_search_request_is_read_or_refused_with_a_reason() -> None:
+    asked = parse_search_request(b'{"run_id":"r","tool_call_id":"c","query":"q","filters":{"a":1}}')
+    assert (asked.query, asked.filters, asked.mode) == ("q", {"a": 1}, "hybrid")
+    assert (
+        parse_search_request(b'{"run_id":"r","tool_call_id":"c","query":"q","mode":"vector"}').mode
+        == "vector"
+    )
+    for body, error in [
+        (b"nope", MalformedJson),
+        (b"[]", MalformedJson),
+        (b'{"run_id":"r r","tool_call_id":"c","query":"q"}', InvalidId),
+        (b'{"run_id":"r","tool_call_id":"c","query":" "}', SchemaViolation),
+        (b'{"run_id":"r","tool_call_id":"c","query":"q","filters":[1]}', SchemaViolation),
+        (b'{"run_id":"r","tool_call_id":"c","query":"q","mode":3}', SchemaViolation),
+    ]:
+        with pytest.raises(error):
+            parse_search_request(body)
+
+
+@pytest.fixture
+async def pyrag() -> AsyncIterator[tuple[FakePyRag, Settings]]:
+    fake = FakePyRag(token="s3cret-token")
+    server = TestServer(fake.app(), host="127.0.0.1")
+    await server.start_server()
+    settings = Settings(
+        pyrag_url=str(server.make_url("/search")),
+        pyrag_token=SecretStr("s3cret-token"),
+        pyrag_timeout_ms=200,
+        retry_initial_backoff_ms=1,
+    )
+    try:
+        yield fake, settings
+    finally:
+        await server.close()
+
+
+async def test_py_rag_is_asked_with_the_token_and_retried_on_500_and_timeouts(
+    pyrag: tuple[FakePyRag, Settings],
+) -> None:
+    fake, settings = pyrag
+    search = PyRagSearch(settings)
+    assert isinstance(search, KnowledgeSearchPort)
+    assert "s3cret" not in repr(search)
+    try:
+        fake.fail, fake.slow, fake.slow_seconds = 1, 1, 2.0
+        assert await search.search(FOUND, {"team": "sre"}) == recorded_answers()[FOUND]
+        assert fake.requests == [{"query": FOUND, "mode": "hybrid", "filters": {"team": "sre"}}] * 3
+        fake.fail = 3
+        with pytest.raises(SearchUnavailable, match="3 tries"):
+            await search.search(FOUND)
+    finally:
+        await search.close()
+
+
+async def test_a_4xx_or_an_oversized_answer_fails_at_once(pyrag: tuple[FakePyRag, Settings]) -> None:
+    fake, settings = pyrag
+    refused = PyRagSearch(settings.model_copy(update={"pyrag_token": None}))
+    small = PyRagSearch(
+        settings.model_copy(update={"input": settings.input.model_copy(update={"max_message_bytes": 1000})})
+    )
+    try:
+        with pytest.raises(SearchRefused, match="401"):
+            await refused.search(FOUND)
+        fake.oversized, fake.oversized_bytes = 1, 5000
+        with pytest.raises(SearchRefused, match="larger than a raw-hits record"):
+            await small.search(FOUND)
+        assert len(fake.requests) == 1  # the 401 is not recorded; the oversized answer was asked once
+    finally:
+        await refused.close()
+        await small.close()
+
+
+def test_the_mcp_run_names_tool_calls_and_stamps_drafts_over_the_models_values() -> None:
+    run = McpRun.start("run-1")
+    first, second = run.next_tool_call_id(), run.next_tool_call_id()
+    assert first != second and first.startswith("call-")
+    stamped = run.stamp({"run_id": "other", "attempt": 9, "draft_id": "x", "analysis": []})
+    assert stamped == {"run_id": "run-1", "draft_id": run.draft_id, "attempt": 1, "analysis": []}
+    run.judged("REJECT")
+    assert run.stamp({})["attempt"] == 2
+    run.withdraw()
+    assert run.stamp({})["attempt"] == 2
+    draft_id = run.draft_id
+    run.judged("PASS")
+    assert run.draft_id != draft_id and run.stamp({})["attempt"] == 1
+    assert McpRun.start(None).run_id.startswith("mcp-")
+
+
+def test_check_diagnosis_advertises_the_drafts_schema_less_the_stamped_fields() -> None:
+    schema = draft_input_schema()
+    draft = schema["properties"]["draft"]
+    full = topic_schema(Topic.DIAGNOSIS_DRAFTS)
+    assert set(draft["properties"]) == set(full["properties"]) - {"run_id", "draft_id", "attempt"}
+    assert "draft_id" not in draft.get("required", [])
+    assert schema["$defs"] == full["$defs"]
+
+
+def test_the_report_id_is_the_publish_event_beside_the_verdicts_guard_event() -> None:
+    assert (
+        report_id({"event_id": "guard:t-diagnosis-drafts:2:14:1700"})
+        == "publish:t-diagnosis-drafts:2:14:1700"
+    )
+    assert report_id({"event_id": None}) is None
+
+
+def test_mcp_over_http_refuses_an_exposed_address_without_a_token() -> None:
+    done = subprocess.run(  # noqa: S603 - our own console script
+        [CLI, "mcp", "--http", "--host", "0.0.0.0"],  # noqa: S104 - the address being refused
+        env=clean_env(),
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert b"refusing to listen on 0.0.0.0 without a token" in done.stderr
