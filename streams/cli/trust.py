@@ -1,8 +1,10 @@
 """``keys generate`` and ``receipt verify``: signing keys, and checking a receipt offline (SPEC 3.7, 4.1).
 
 ``receipt verify`` needs no Kafka, Redis or database: the receipt file and the trusted public keys
-are all it reads. Exit 0 when the receipt verifies; 1 with one line per failure on stderr when not;
-2 when a file cannot be read or is not JSON.
+are all it reads. Exit 0 when the receipt verifies; 1 with one ``FAIL`` line per failure on stderr
+when not — whatever the file holds (not JSON, nested too deep, values of the wrong type); 2 when a
+file cannot be read or the trusted keys file is unusable. Every value printed is escaped as
+``inspect`` escapes it (:func:`streams.cli.display.printable`): a receipt cannot repaint the terminal.
 """
 
 from __future__ import annotations
@@ -12,9 +14,11 @@ import sys
 from pathlib import Path
 
 from streams import codec
+from streams.cli.display import printable
 from streams.errors import ConfigurationError
-from streams.trust import generate_key_pair, verify_receipt
+from streams.trust import ROLES, generate_key_pair
 from streams.trust.keys import load_trusted_keys
+from streams.trust.receipt import receipt_failures
 
 _MAX_RECEIPT_BYTES = 256 * 1024 * 1024
 
@@ -27,23 +31,30 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "generate",
         help="write a new key pair: DIR/NAME.key (private, mode 0600) and DIR/NAME.pub",
         description="Write DIR/NAME.key (PEM PKCS#8 private key, mode 0600, for EC_SIGNING_KEY_FILE) and "
-        "DIR/NAME.pub (the public key as 64 hex digits: a trusted keys file for EC_TRUSTED_KEYS_FILE). "
-        "Existing files are never overwritten; the private key is never printed.",
+        "DIR/NAME.pub (one line `ROLE <64 hex>`: a trusted keys file for EC_TRUSTED_KEYS_FILE). The role "
+        "is what the key may sign: `ledger` entries (the ledger agent's key) or `guard` verdicts and "
+        "reports (the guard's key). Existing files are never overwritten; the private key is never printed.",
     )
     generate.add_argument("directory", metavar="DIR")
-    generate.add_argument("--name", default="signing", help="file name stem (default: signing)")
+    generate.add_argument(
+        "--role", required=True, choices=ROLES, help="what the key signs: ledger entries, or guard verdicts"
+    )
+    generate.add_argument("--name", default=None, help="file name stem (default: the role)")
     generate.set_defaults(handler=run_keys_generate)
 
 
 def run_keys_generate(args: argparse.Namespace) -> int:
-    """Write a key pair and say where, with its key_id."""
-    name: str = args.name
+    """Write a key pair and say where, with its key_id and role."""
+    name: str = args.role if args.name is None else args.name
     if not name or "/" in name or name.startswith("."):
-        raise ConfigurationError(f"--name {name!r}: use a plain file name stem, e.g. ledger")
-    signer, private_path, public_path = generate_key_pair(args.directory, name)
-    print(f"key_id {signer.key_id}")
-    print(f"private key: {private_path} (mode 0600; set EC_SIGNING_KEY_FILE to it)")
-    print(f"public key:  {public_path} (a trusted keys file; append it to EC_TRUSTED_KEYS_FILE's)")
+        raise ConfigurationError(f"--name {printable(name)!r}: use a plain file name stem, e.g. ledger")
+    signer, private_path, public_path = generate_key_pair(args.directory, name, args.role)
+    print(f"key_id {signer.key_id} (role {args.role})")
+    print(f"private key: {printable(private_path)} (mode 0600; set EC_SIGNING_KEY_FILE to it)")
+    print(
+        f"public key:  {printable(public_path)} (a trusted keys file, one `{args.role} <hex>` line; "
+        "append it to EC_TRUSTED_KEYS_FILE's)"
+    )
     return 0
 
 
@@ -53,23 +64,20 @@ def run_receipt_verify(path: str, trusted_keys: str) -> int:
     file = Path(path)
     try:
         if file.stat().st_size > _MAX_RECEIPT_BYTES:
-            raise ConfigurationError(f"{path}: over {_MAX_RECEIPT_BYTES:,} bytes; not a receipt")
+            raise ConfigurationError(f"{printable(path)}: over {_MAX_RECEIPT_BYTES:,} bytes; not a receipt")
         data = file.read_bytes()
     except OSError as exc:
-        raise ConfigurationError(f"cannot read the receipt {path!r}: {exc.strerror}") from None
-    try:
-        doc = codec.loads_unique(data)
-    except codec.JSONDecodeError as exc:
-        raise ConfigurationError(f"{path}: not a JSON receipt ({str(exc)[:120]})") from None
-    failures = verify_receipt(doc, trusted)
+        raise ConfigurationError(f"cannot read the receipt {printable(path)!r}: {exc.strerror}") from None
+    failures = receipt_failures(data, trusted)
     if failures:
         for line in failures:
-            print(f"FAIL {line}", file=sys.stderr)
+            print(f"FAIL {printable(line)}", file=sys.stderr)
         return 1
+    doc = codec.loads(data)  # it verified: an object with a verdict and a list of entries
     verdict = doc["verdict"]
     print(
-        f"OK receipt of {verdict.get('verdict')} for run {verdict.get('run_id')} draft "
-        f"{verdict.get('draft_id')} attempt {verdict.get('attempt')}: the verdict and "
-        f"{len(doc['entries'])} entries verify"
+        f"OK receipt of {printable(verdict.get('verdict'))} for run {printable(verdict.get('run_id'))} "
+        f"draft {printable(verdict.get('draft_id'))} attempt {printable(verdict.get('attempt'))}: the "
+        f"verdict and {len(doc['entries'])} entries verify"
     )
     return 0

@@ -14,7 +14,7 @@ from models.ledger import LedgerEntry
 from models.vocab import DeadLetterReason, LedgerStatus, RecordStatus, parse_reason
 from streams import codec
 from streams.errors import InvalidId, SchemaViolation
-from streams.hashing import sha256_hex
+from streams.trust.integrity import check_entry
 from streams.trust.keys import Signer
 
 
@@ -41,7 +41,10 @@ def ledger_entry(
     projection, sha = event.get("projection"), event.get("projection_sha256")
     evidence_status = None
     if status == RecordStatus.OK:
-        if not isinstance(projection, str) or sha256_hex(projection.encode("utf-8")) != sha:
+        held = check_entry(
+            {"status": LedgerStatus.READY, "projection": projection, "projection_sha256": sha}, None
+        )
+        if not isinstance(projection, str) or not held.holds:
             raise SchemaViolation(
                 "projection missing or its projection_sha256 does not match; the projected value is corrupt",
                 run_id=run_id,

@@ -13,7 +13,7 @@ from typing import Any, cast
 from models.projection import EVIDENCE_ITEM_FIELDS, RAG_TOOL_RESULT_FIELDS, RagToolResult
 from models.vocab import EvidenceStatus, RelevanceLevel, ViolationCode
 from streams import codec
-from streams.hashing import sha256_hex
+from streams.trust.integrity import EntryFault, check_entry
 from streams.trust.keys import TrustedKeys
 
 _TOP = frozenset(RAG_TOOL_RESULT_FIELDS)
@@ -92,24 +92,16 @@ def _invalid(doc: dict[str, Any], tool_call_id: str) -> str | None:
 def reread(entry: Mapping[str, Any], tool_call_id: str, trusted: TrustedKeys | None = None) -> Reread:
     """Re-read and check the stored projection of one ledger entry.
 
-    With ``trusted`` keys (SPEC 3.7), an entry that is unsigned, signed by a key not in them, or whose
-    signature does not verify over its stored fields is TAMPERED, checked right after the hash.
+    With ``trusted`` keys (SPEC 3.7), an entry that is unsigned, not signed by a trusted ledger key, or
+    whose signature does not verify over its stored fields is TAMPERED, checked right after the hash
+    (:func:`streams.trust.integrity.check_entry`).
     """
-    stored = entry.get("projection")
-    if isinstance(stored, str):
-        data = stored.encode("utf-8")
-    elif isinstance(stored, bytes):
-        data = stored
-    else:
+    held = check_entry(entry, trusted)  # the one "does this entry hold?" (hash, then signature)
+    if held.fault in (EntryFault.HASH, EntryFault.SIGNATURE):
+        return _fail(ViolationCode.LEDGER_PAYLOAD_TAMPERED, held.detail)
+    if held.data is None:
         return _fail(ViolationCode.LEDGER_PAYLOAD_INVALID, "the entry holds no projection")
-    if sha256_hex(data) != entry.get("projection_sha256"):
-        return _fail(
-            ViolationCode.LEDGER_PAYLOAD_TAMPERED, "the projection's SHA-256 differs from the stored one"
-        )
-    if trusted is not None:
-        why = trusted.verify_entry(entry)
-        if why is not None:
-            return _fail(ViolationCode.LEDGER_PAYLOAD_TAMPERED, f"the entry's signature: {why}")
+    data = held.data
     try:
         # Canonical bytes never repeat a name; stored bytes that do are not JSON here, as in a draft
         # (SPEC 4 A.1): which of the two values would be "the" projection is not ours to pick.

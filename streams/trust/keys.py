@@ -221,7 +221,7 @@ def parse_trusted_keys(text: str, *, source: str = "trusted keys") -> TrustedKey
             _public_keys([key])
         except ValueError as exc:
             raise ConfigurationError(f"{where}: {exc}") from None
-        keys[role].append(key)  # type: ignore[index]
+        keys[role].append(key)
     return TrustedKeys.from_hex(ledger=keys["ledger"], guard=keys["guard"])
 
 

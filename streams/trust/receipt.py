@@ -3,11 +3,18 @@
 ``{"receipt": "evidence-chain/receipt/v1", "verdict": <as on the topic>, "entries": [<each entry the
 snapshot lists, as stored, in snapshot order>], "public_keys": {<key_id>: <64 hex>}}``.
 
-It verifies when the verdict's and every entry's signature verify under trusted keys, every entry's
-projection hashes to its ``projection_sha256``, and every snapshot item equals what its entry's
-projection holds. What the signatures do not cover is metadata, not proof: ``event_id``, ``origin``,
-timestamps and the violations' ``message`` texts (an explanation for people; ``code`` and ``path``
-are signed). ``public_keys`` is a convenience for the reader: only the trusted keys decide.
+It verifies when the verdict's signature verifies under a trusted guard key and every entry's under a
+trusted ledger key, every entry holds (:func:`streams.trust.integrity.check_entry`), and every snapshot
+item equals what its entry's projection holds. What the signatures do not cover is metadata, not
+proof: ``event_id``, ``origin``, timestamps and the violations' ``message`` texts (an explanation
+for people; ``code`` and ``path`` are signed). ``public_keys`` is a convenience for the reader: only
+the trusted keys decide.
+
+A receipt is untrusted input: :func:`receipt_failures` takes its bytes and answers every shape it may
+not have (not JSON, not UTF-8, ``NaN``, a repeated name, nesting deeper than a verdict may, an unknown
+field, a value of the wrong type) with a failure line, never an exception. The lines quote at most a
+short ``repr`` of a string, a number or null from the receipt; whoever prints them escapes control
+characters (``streams.cli.display.printable``).
 """
 
 from __future__ import annotations
@@ -15,9 +22,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from models.ledger import LEDGER_ENTRY_FIELDS, SIGNATURE_FIELDS
 from models.vocab import FALLBACK_LIMITATION
 from streams import codec
-from streams.hashing import sha256_hex
+from streams.trust.integrity import EntryFault, check_entry
 from streams.trust.keys import TrustedKeys, key_id_of
 
 RECEIPT_KIND = "evidence-chain/receipt/v1"
@@ -31,6 +39,12 @@ SNAPSHOT_FIELDS: tuple[str, ...] = (
     "evidence",
 )
 _FROM_PROJECTION = ("tool_call_id", "evidence_status", "relevance_level", "truncated", "evidence")
+RECEIPT_FIELDS: tuple[str, ...] = ("receipt", "verdict", "entries", "public_keys")
+MAX_RECEIPT_DEPTH = codec.MAX_DEPTH + 1
+"""The receipt object around a verdict and entries, each at most SPEC's 64 levels deep."""
+MAX_FAILURES_SHOWN = 50
+"""Failure lines :func:`receipt_failures` returns before it sums up the rest in one line."""
+_SHOWN_CHARS = 60
 
 
 def build_receipt(
@@ -64,6 +78,15 @@ def build_receipt(
     }
 
 
+def _shown(value: Any) -> str:
+    """A value of the receipt for a failure line: a short ``repr`` of a string, number, boolean or null,
+    else its JSON kind (never a container's contents: one nested 1,000 deep has no ``repr``)."""
+    if value is None or isinstance(value, bool | int | float | str):
+        text = repr(value) if not isinstance(value, int) or abs(value) < 10**30 else "(a huge integer)"
+        return text if len(text) <= _SHOWN_CHARS else f"{text[: _SHOWN_CHARS - 1]}…"
+    return "(an object)" if isinstance(value, Mapping) else "(an array)" if isinstance(value, list) else "(?)"
+
+
 def _same_json(a: Any, b: Any) -> bool:
     """Whether two parsed values are the same JSON: key order ignored, ``true`` never equal to ``1``."""
     try:
@@ -72,19 +95,25 @@ def _same_json(a: Any, b: Any) -> bool:
         return False
 
 
+_ENTRY_FIELDS = frozenset((*LEDGER_ENTRY_FIELDS, *SIGNATURE_FIELDS))
+
+
 def _entry_failures(where: str, entry: Any, item: Any, run_id: Any, trusted: TrustedKeys) -> list[str]:
     if not isinstance(entry, Mapping):
         return [f"{where}: not an object"]
     out: list[str] = []
-    why = trusted.verify_entry(entry)
-    if why is not None:
-        out.append(f"{where}: {why}")
+    unknown = sorted(set(entry) - _ENTRY_FIELDS)
+    if unknown:
+        out.append(f"{where}: unknown field {_shown(unknown[0])}: not a ledger entry as stored")
+    held = check_entry(entry, trusted)  # the one "does this entry hold?": the hash, then the signature
+    if held.fault is EntryFault.SIGNATURE:
+        out.append(f"{where}: {held.detail}")
     if entry.get("run_id") != run_id:
-        out.append(f"{where}: run_id {entry.get('run_id')!r} is not the verdict's {run_id!r}")
+        out.append(f"{where}: run_id {_shown(entry.get('run_id'))} is not the verdict's {_shown(run_id)}")
     if entry.get("status") != "READY":
-        out.append(f"{where}: status {entry.get('status')!r}, not READY")
+        out.append(f"{where}: status {_shown(entry.get('status'))}, not READY")
     projection, sha = entry.get("projection"), entry.get("projection_sha256")
-    if not isinstance(projection, str) or sha256_hex(projection.encode("utf-8", "surrogatepass")) != sha:
+    if held.fault in (EntryFault.HASH, EntryFault.NO_PROJECTION) or not isinstance(projection, str):
         out.append(f"{where}: the projection does not hash to its projection_sha256")
         return out
     if not isinstance(item, Mapping):
@@ -105,13 +134,37 @@ def _entry_failures(where: str, entry: Any, item: Any, run_id: Any, trusted: Tru
     return out
 
 
+def receipt_failures(data: bytes, trusted: TrustedKeys) -> list[str]:
+    """Every reason the receipt file's bytes do not verify under ``trusted`` (empty: it verifies).
+
+    Never raises on what the bytes hold: not JSON, a repeated name, nesting deeper than a receipt may
+    — each is a failure line. At most :data:`MAX_FAILURES_SHOWN` lines, then one that counts the rest.
+    """
+    try:
+        doc = codec.loads_unique(data)
+    except codec.JSONDecodeError as exc:
+        return [f"receipt: not strict UTF-8 JSON ({str(exc)[:120]})"]
+    if codec.nested_deeper_than(data, doc, MAX_RECEIPT_DEPTH):
+        return [f"receipt: nested more than {MAX_RECEIPT_DEPTH} levels deep; no receipt is"]
+    out = verify_receipt(doc, trusted)
+    if len(out) > MAX_FAILURES_SHOWN:
+        out = [*out[:MAX_FAILURES_SHOWN], f"… and {len(out) - MAX_FAILURES_SHOWN:,} more failures"]
+    return out
+
+
 def verify_receipt(doc: Any, trusted: TrustedKeys) -> list[str]:
-    """Every reason ``doc`` does not verify under ``trusted`` (empty: it verifies). One line each."""
+    """Every reason a parsed receipt does not verify under ``trusted`` (empty: it verifies). One line each.
+
+    ``doc`` must be at most :data:`MAX_RECEIPT_DEPTH` levels deep (:func:`receipt_failures` checks).
+    """
     if not isinstance(doc, Mapping):
         return ["the receipt is not a JSON object"]
     out: list[str] = []
     if doc.get("receipt") != RECEIPT_KIND:
         out.append(f"receipt: not {RECEIPT_KIND!r}")
+    unknown = sorted(set(doc) - set(RECEIPT_FIELDS))
+    if unknown:
+        out.append(f"receipt: unknown field {_shown(unknown[0])} (a receipt has {', '.join(RECEIPT_FIELDS)})")
     verdict, entries = doc.get("verdict"), doc.get("entries")
     if not isinstance(verdict, Mapping):
         return [*out, "verdict: missing or not an object"]
@@ -129,7 +182,7 @@ def verify_receipt(doc: Any, trusted: TrustedKeys) -> list[str]:
             except ValueError:
                 matches = False
             if not matches:
-                out.append(f"public_keys[{key_id!r}]: the key does not hash to its key_id")
+                out.append(f"public_keys[{_shown(key_id)}]: the key does not hash to its key_id")
     snapshot = verdict.get("evidence_snapshot")
     snapshot = snapshot if isinstance(snapshot, list) else []
     if not isinstance(entries, list):
@@ -138,9 +191,11 @@ def verify_receipt(doc: Any, trusted: TrustedKeys) -> list[str]:
         out.append(f"entries: {len(entries)} entries for {len(snapshot)} snapshot items")
     for index, (entry, item) in enumerate(zip(entries, snapshot, strict=False)):
         tool_call_id = item.get("tool_call_id") if isinstance(item, Mapping) else None
-        where = f"entries[{index}] ({tool_call_id})"
+        where = f"entries[{index}] ({_shown(tool_call_id)})"
         if isinstance(entry, Mapping) and entry.get("tool_call_id") != tool_call_id:
-            out.append(f"{where}: the entry is for {entry.get('tool_call_id')!r}, not the snapshot's call")
+            out.append(
+                f"{where}: the entry is for {_shown(entry.get('tool_call_id'))}, not the snapshot's call"
+            )
         out += _entry_failures(where, entry, item, verdict.get("run_id"), trusted)
     return out
 
@@ -150,6 +205,8 @@ def _verdict_shape(verdict: Mapping[str, Any]) -> list[str]:
     out: list[str] = []
     listed = verdict.get("violations")
     violations: Sequence[Any] = listed if isinstance(listed, list) else []
+    if listed is not None and not isinstance(listed, list):
+        out.append("verdict: violations is not a list")
     count = verdict.get("violation_count")
     kind = verdict.get("verdict")
     if not isinstance(count, int) or isinstance(count, bool) or count < len(violations):
@@ -157,11 +214,11 @@ def _verdict_shape(verdict: Mapping[str, Any]) -> list[str]:
     elif verdict.get("violations_truncated") is not (count > len(violations)):
         out.append("verdict: violations_truncated does not match violation_count")
     if (kind == "PASS") != (count == 0):
-        out.append(f"verdict: {kind!r} with violation_count {count!r}")
+        out.append(f"verdict: {_shown(kind)} with violation_count {_shown(count)}")
     if kind not in ("PASS", "REJECT", "FALLBACK"):
-        out.append(f"verdict: unknown verdict {kind!r}")
+        out.append(f"verdict: unknown verdict {_shown(kind)}")
     report = verdict.get("fallback_report")
     fixed = {"conclusion": None, "limitations": [FALLBACK_LIMITATION]}
-    if report != (fixed if kind == "FALLBACK" else None):
+    if not _same_json(report, fixed if kind == "FALLBACK" else None):
         out.append("verdict: fallback_report must be the fixed report exactly when FALLBACK, else null")
     return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +24,12 @@ def signed(entry: dict[str, Any], signer: Signer) -> dict[str, Any]:
     return {**entry, **signer.sign_entry(entry)}
 
 
-def trust_file(tmp_path: Path, *signers: Signer) -> str:
-    path = tmp_path / f"trusted-{'-'.join(s.key_id for s in signers)}.pub"
-    path.write_text("".join(f"# {s.key_id}\n{s.public_hex}\n" for s in signers))
+def trust_file(tmp_path: Path, *, ledger: Sequence[Signer] = (), guard: Sequence[Signer] = ()) -> str:
+    """A trusted keys file (SPEC 3.7): a ``ledger <hex>`` line per ``ledger`` signer, ``guard <hex>`` per
+    ``guard`` signer."""
+    named = [("ledger", s) for s in ledger] + [("guard", s) for s in guard]
+    path = tmp_path / f"trusted-{'-'.join(f'{role}{s.key_id}' for role, s in named)}.keys"
+    path.write_text("".join(f"# {s.key_id}\n{s.trusted_line(role)}\n" for role, s in named))  # type: ignore[arg-type]
     return str(path)
 
 

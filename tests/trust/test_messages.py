@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import hashlib
 
+import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from streams.trust import Signer, TrustedKeys, entry_message, netstrings, verdict_message
+from streams.trust.messages import FieldTypeError
 
 # RFC 8032, section 7.1, TEST 1: a published key, so these vectors can be checked with any Ed25519 tool.
 RFC8032_SECRET = "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60"
@@ -82,17 +84,106 @@ def test_fixed_vectors_sign_to_fixed_bytes_and_verify() -> None:
     signer = rfc_signer()
     assert signer.sign_entry(ENTRY) == {"key_id": signer.key_id, "signature": ENTRY_SIGNATURE}
     assert signer.sign_verdict(VERDICT) == {"key_id": signer.key_id, "value": VERDICT_SIGNATURE}
-    trusted = TrustedKeys.from_hex([RFC8032_PUBLIC])
+    trusted = TrustedKeys.from_hex(ledger=[RFC8032_PUBLIC], guard=[RFC8032_PUBLIC])
     assert trusted.verify_entry({**ENTRY, "key_id": signer.key_id, "signature": ENTRY_SIGNATURE}) is None
     signed = {**VERDICT, "signature": {"key_id": signer.key_id, "value": VERDICT_SIGNATURE}}
     assert trusted.verify_verdict(signed) is None
 
 
 def test_every_signed_field_matters() -> None:
-    trusted = TrustedKeys.from_hex([RFC8032_PUBLIC])
+    trusted = TrustedKeys.from_hex(ledger=[RFC8032_PUBLIC])
     signed = {**ENTRY, "key_id": rfc_signer().key_id, "signature": ENTRY_SIGNATURE}
     for name in ("run_id", "tool_call_id", "status", "projection_sha256", "evidence_status"):
         assert trusted.verify_entry({**signed, name: str(signed[name]) + "x"}) is not None, name
     assert trusted.verify_entry({**signed, "failure_reason": "OVERSIZED"}) is not None
     # a field moved across the boundary of the next one is a different message
     assert trusted.verify_entry({**signed, "run_id": "r1c", "tool_call_id": "1"}) is not None
+
+
+def test_an_entry_verifies_only_under_a_ledger_key_and_a_verdict_only_under_a_guard_key() -> None:
+    """SPEC 3.7: keys have roles; the same signature is refused under a key of the other role."""
+    signer = rfc_signer()
+    entry = {**ENTRY, "key_id": signer.key_id, "signature": ENTRY_SIGNATURE}
+    verdict = {**VERDICT, "signature": {"key_id": signer.key_id, "value": VERDICT_SIGNATURE}}
+    as_ledger = TrustedKeys.from_hex(ledger=[RFC8032_PUBLIC])
+    as_guard = TrustedKeys.from_hex(guard=[RFC8032_PUBLIC])
+    assert as_ledger.verify_entry(entry) is None
+    assert as_guard.verify_verdict(verdict) is None
+    assert as_ledger.verify_verdict(verdict) == (
+        f"signed by key {signer.key_id}, a ledger key, which is not trusted as a guard key"
+    )
+    assert as_guard.verify_entry(entry) == (
+        f"signed by key {signer.key_id}, a guard key, which is not trusted as a ledger key"
+    )
+    report = {"run_id": "r1", "draft_id": "d-1", "attempt": 1, "verdict": "PASS", "report": {}}
+    signed_report = {**report, "signature": signer.sign_report(report)}
+    assert as_guard.verify_report(signed_report) is None
+    assert as_ledger.verify_report(signed_report) is not None
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("attempt", "2"),
+        ("attempt", 2.0),
+        ("attempt", True),
+        ("attempt", None),
+        ("violation_count", "3"),
+        ("violation_count", 3.0),
+        ("run_id", ["r1"]),
+        ("run_id", 1),
+        ("draft_id", {"d-1": 1}),
+        ("verdict", True),
+        ("evidence_snapshot", {"tool_call_id": "c1", "projection_sha256": "ab" * 32}),
+        ("evidence_snapshot", ["c1"]),
+        ("violations", "CITATION_NOT_FOUND"),
+    ],
+)
+def test_a_verdict_field_of_another_type_does_not_verify(name: str, value: object) -> None:
+    """SPEC 3.7: signed fields are strings or null, attempt and the counts integers; ``"attempt": "2"``
+    wrote the same netstring as ``2`` and verified."""
+    signer = rfc_signer()
+    trusted = TrustedKeys.from_hex(guard=[RFC8032_PUBLIC])
+    signature = {"key_id": signer.key_id, "value": VERDICT_SIGNATURE}
+    assert trusted.verify_verdict({**VERDICT, "signature": signature}) is None
+    why = trusted.verify_verdict({**VERDICT, name: value, "signature": signature})
+    assert why is not None and "does not verify" in why, (name, value)
+
+
+def test_snapshot_and_violation_items_of_another_type_do_not_verify() -> None:
+    signer = rfc_signer()
+    trusted = TrustedKeys.from_hex(guard=[RFC8032_PUBLIC])
+    signature = {"key_id": signer.key_id, "value": VERDICT_SIGNATURE}
+    snapshot = [{"tool_call_id": ["c1"], "projection_sha256": "ab" * 32}]
+    assert trusted.verify_verdict({**VERDICT, "evidence_snapshot": snapshot, "signature": signature})
+    violations = [{"code": "CITATION_NOT_FOUND", "path": 1}]
+    assert trusted.verify_verdict({**VERDICT, "violations": violations, "signature": signature})
+
+
+@pytest.mark.parametrize("value", [1, True, ["READY"], {"s": "READY"}, 1.5, "READY\ud800"])
+def test_an_entry_field_of_another_type_does_not_verify(value: object) -> None:
+    signer = rfc_signer()
+    trusted = TrustedKeys.from_hex(ledger=[RFC8032_PUBLIC])
+    signed = {**ENTRY, "key_id": signer.key_id, "signature": ENTRY_SIGNATURE}
+    assert trusted.verify_entry(signed) is None
+    why = trusted.verify_entry({**signed, "status": value})
+    assert why is not None and "does not verify" in why
+
+
+def test_a_report_attempt_of_another_type_does_not_verify() -> None:
+    signer = rfc_signer()
+    trusted = TrustedKeys.from_hex(guard=[RFC8032_PUBLIC])
+    report = {"run_id": "r1", "draft_id": "d-1", "attempt": 1, "verdict": "PASS", "report": {}}
+    signed = {**report, "signature": signer.sign_report(report)}
+    assert trusted.verify_report(signed) is None
+    assert trusted.verify_report({**signed, "attempt": "1"}) is not None
+    assert trusted.verify_report({**signed, "attempt": True}) is not None
+
+
+def test_netstrings_refuse_values_that_are_not_strings_integers_or_null() -> None:
+    assert netstrings(["ab", 12, None]) == b"2:ab,2:12,0:,"
+    for bad in (True, 1.0, ["x"], {"x": 1}):
+        with pytest.raises(FieldTypeError):
+            netstrings([bad])  # type: ignore[list-item]
+    with pytest.raises(FieldTypeError):
+        netstrings([10**5000])  # over Python's digits limit: no message, never an exception elsewhere

@@ -26,7 +26,8 @@ METADATA = re.compile(
 @pytest.fixture(scope="module")
 def signers(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Signer, Path, Path]]:
     folder = tmp_path_factory.mktemp("keys")
-    return {name: generate_key_pair(folder, name) for name in ("ledger", "guard", "stranger")}
+    roles = {"ledger": "ledger", "guard": "guard", "stranger": "ledger"}
+    return {name: generate_key_pair(folder, name, role) for name, role in roles.items()}
 
 
 def receipt_of(
@@ -39,11 +40,15 @@ def receipt_of(
         entry["written_at"], entry["expires_at"] = 1_700_000_000_100, 1_700_604_800_100
     (verdict,) = verdicts(tmp_path, entries, [draft(draft_id)], signing_key_file=str(signers["guard"][1]))
     by_call = {e["tool_call_id"]: e for e in entries if e["run_id"] == verdict["run_id"]}
-    return build_receipt(verdict, by_call, TrustedKeys.from_hex([ledger.public_hex, guard.public_hex]))
+    return build_receipt(
+        verdict, by_call, TrustedKeys.from_hex(ledger=[ledger.public_hex], guard=[guard.public_hex])
+    )
 
 
 def trusted(signers: dict[str, tuple[Signer, Path, Path]]) -> TrustedKeys:
-    return TrustedKeys.from_hex([signers["ledger"][0].public_hex, signers["guard"][0].public_hex])
+    return TrustedKeys.from_hex(
+        ledger=[signers["ledger"][0].public_hex], guard=[signers["guard"][0].public_hex]
+    )
 
 
 @pytest.mark.parametrize("draft_id", ["d-pass", "d-cite", "d-struct"])
@@ -64,7 +69,8 @@ def test_a_receipt_needs_trusted_keys_not_the_ones_it_brings(
 ) -> None:
     receipt = receipt_of(tmp_path, signers, "d-pass")
     assert receipt["public_keys"]  # a convenience for the reader ...
-    only_stranger = TrustedKeys.from_hex([signers["stranger"][0].public_hex])
+    stranger = signers["stranger"][0].public_hex
+    only_stranger = TrustedKeys.from_hex(ledger=[stranger], guard=[stranger])
     failures = verify_receipt(receipt, only_stranger)  # ... that decides nothing
     assert failures and all("not trusted" in line for line in failures)
     assert len(failures) == 1 + len(receipt["entries"])
@@ -158,7 +164,7 @@ def test_entries_must_match_the_snapshot_in_order_and_count(
 
 @pytest.mark.parametrize("doc", [None, [], {"receipt": RECEIPT_KIND}, {"receipt": "x", "verdict": {}}])
 def test_a_malformed_receipt_fails_without_raising(doc: Any) -> None:
-    assert verify_receipt(doc, TrustedKeys.from_hex([])) != []
+    assert verify_receipt(doc, TrustedKeys.from_hex()) != []
 
 
 def test_receipt_verify_exit_codes(
@@ -170,13 +176,19 @@ def test_receipt_verify_exit_codes(
     doc = copy.deepcopy(receipt)
     doc["verdict"]["verdict"] = "PASS"
     bad.write_bytes(codec.dumps(doc))
-    keys = trust_file(tmp_path, signers["ledger"][0], signers["guard"][0])
+    keys = trust_file(tmp_path, ledger=[signers["ledger"][0]], guard=[signers["guard"][0]])
     assert main(["receipt", "verify", str(good), "--trusted-keys", keys]) == 0
     assert capsys.readouterr().out.startswith("OK receipt of FALLBACK")
     assert main(["receipt", "verify", str(bad), "--trusted-keys", keys]) == 1
     err = capsys.readouterr().err.splitlines()
     assert err and all(line.startswith("FAIL ") for line in err)
     assert any("does not verify" in line for line in err)
-    (tmp_path / "not.json").write_text("{")
-    assert main(["receipt", "verify", str(tmp_path / "not.json"), "--trusted-keys", keys]) == 2
+    (tmp_path / "not.json").write_text("{")  # a file that is not a receipt: FAIL, exit 1
+    assert main(["receipt", "verify", str(tmp_path / "not.json"), "--trusted-keys", keys]) == 1
+    assert capsys.readouterr().err.startswith("FAIL receipt: not strict UTF-8 JSON")
+    assert main(["receipt", "verify", str(tmp_path / "missing.json"), "--trusted-keys", keys]) == 2
     assert main(["receipt", "verify", str(good)]) == 2
+    bare = tmp_path / "bare.keys"  # the old format: a bare key is a configuration error
+    bare.write_text(signers["guard"][0].public_hex + "\n")
+    assert main(["receipt", "verify", str(good), "--trusted-keys", str(bare)]) == 2
+    assert "line 1" in capsys.readouterr().err

@@ -27,7 +27,7 @@ from tests.trust.support import draft, drafts, golden_entries, signed, trust_fil
 @pytest.fixture(scope="module")
 def keys(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Signer, Path, Path]]:
     folder = tmp_path_factory.mktemp("keys")
-    return {name: generate_key_pair(folder, name) for name in ("old", "new", "stranger")}
+    return {name: generate_key_pair(folder, name, "ledger") for name in ("old", "new", "stranger")}
 
 
 def codes(verdict: dict[str, Any]) -> list[tuple[str, str]]:
@@ -42,7 +42,7 @@ def expected() -> list[dict[str, Any]]:
 def judged(tmp_path: Path, entries: list[dict[str, Any]], *trusted: Signer) -> dict[str, Any]:
     """The verdict on the golden draft ``d-pass`` over ``entries``, signatures checked against the
     ``trusted`` signers' keys (none: not checked)."""
-    keys = {"trusted_keys_file": trust_file(tmp_path, *trusted)} if trusted else {}
+    keys = {"trusted_keys_file": trust_file(tmp_path, ledger=trusted)} if trusted else {}
     (verdict,) = verdicts(tmp_path, entries, [draft("d-pass")], **keys)
     return verdict
 
@@ -59,7 +59,7 @@ def test_a_signed_ledger_under_trusted_keys_judges_every_golden_draft_as_unsigne
         tmp_path,
         signed_golden(old),
         drafts(),
-        trusted_keys_file=trust_file(tmp_path, old),
+        trusted_keys_file=trust_file(tmp_path, ledger=[old]),
     )
     assert [(v["verdict"], codes(v)) for v in got] == [(v["verdict"], codes(v)) for v in expected()]
 
@@ -78,6 +78,21 @@ def test_an_untrusted_signer_is_tampered(tmp_path: Path, keys: dict[str, tuple[S
     verdict = judged(tmp_path, signed_golden(keys["stranger"][0]), keys["old"][0])
     assert {code for code, _ in codes(verdict)} == {"LEDGER_PAYLOAD_TAMPERED"}
     assert all("not trusted" in v["message"] for v in verdict["violations"])
+
+
+def test_entries_signed_by_a_guard_key_are_tampered(
+    tmp_path: Path, keys: dict[str, tuple[Signer, Path, Path]]
+) -> None:
+    """SPEC 3.7: the guard's key cannot mint evidence. One trusted set used to verify both, so a draft
+    citing entries signed with the guard key passed."""
+    guard = keys["new"][0]
+    entries = signed_golden(guard)
+    as_guard = trust_file(tmp_path, guard=[guard])  # trusted, but as a guard key
+    (verdict,) = verdicts(tmp_path, entries, [draft("d-pass")], trusted_keys_file=as_guard)
+    assert verdict["verdict"] == "REJECT"
+    assert {code for code, _ in codes(verdict)} == {"LEDGER_PAYLOAD_TAMPERED"}
+    assert all("not trusted as a ledger key" in v["message"] for v in verdict["violations"])
+    assert judged(tmp_path, entries, guard)["verdict"] == "PASS"  # the same entries under it as a ledger key
 
 
 def test_a_forged_projection_with_a_recomputed_hash_is_tampered(
@@ -128,7 +143,7 @@ def test_verdicts_are_signed_last_and_verify(
 ) -> None:
     signer, private, _ = keys["new"]
     got = verdicts(tmp_path, golden_entries(), drafts(), signing_key_file=str(private))
-    trusted = TrustedKeys.from_hex([signer.public_hex])
+    trusted = TrustedKeys.from_hex(guard=[signer.public_hex])
     for verdict in got:
         assert list(verdict)[-1] == "signature"
         assert verdict["signature"]["key_id"] == signer.key_id
@@ -179,7 +194,7 @@ def test_a_redelivered_record_writes_byte_identical_signed_output(
         "key_id",
         "signature",
     ]
-    assert TrustedKeys.from_hex([signer.public_hex]).verify_entry(doc) is None
+    assert TrustedKeys.from_hex(ledger=[signer.public_hex]).verify_entry(doc) is None
     # the same bytes under another key are a DUPLICATE, and the event repeats the first signature
     other = Settings(signing_key_file=str(keys["new"][1]))
     assert written(store, projected_record(8), other) == (LedgerOutcome.DUPLICATE, event)
@@ -205,4 +220,4 @@ def test_export_and_rebuild_keep_the_signature(keys: dict[str, tuple[Signer, Pat
     stamps = {"written_at": str(rebuilt["written_at"]), "expires_at": str(rebuilt["expires_at"])}
     exported = from_hash({**hashed, **stamps})  # ... and what ledger export prints
     assert codec.dumps(exported) == event
-    assert TrustedKeys.from_hex([signer.public_hex]).verify_entry(exported) is None
+    assert TrustedKeys.from_hex(ledger=[signer.public_hex]).verify_entry(exported) is None
