@@ -4,7 +4,9 @@ The database is the SQLite file ``EC_AUDIT_DB`` or, when ``EC_AUDIT_DSN`` is set
 database; ``--db`` takes either (a path, or a ``postgresql://`` DSN — prefer the variable for a DSN
 with a password: a command line is visible to every user of the machine). ``inspect`` reads what
 ``audit-sink`` writes, and the Redis ledger for what each agent was shown (status and sha256) when
-Redis answers; without Redis it says so and shows the audit trail alone.
+Redis answers; without Redis it says so and shows the audit trail alone. Per draft it shows what was
+published on ``reports`` (SPEC 4.3): the report event of that verdict, or none (a REJECT, or a report
+the sink has not stored).
 """
 
 from __future__ import annotations
@@ -50,8 +52,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="consume the audit topic into the tool_invocation table (SQLite or PostgreSQL)",
         description="Consume <prefix>audit in consumer group <app_id>-audit-sink into the SQLite file "
         "EC_AUDIT_DB, or the PostgreSQL database EC_AUDIT_DSN, idempotent by event_id (a replay adds "
-        "no rows), and with it the evidence: <prefix>ledger, verdicts and diagnosis-drafts (for serve "
-        "and receipt); creates and migrates the schema at start. Stops on SIGINT/SIGTERM.",
+        "no rows), and with it the evidence: <prefix>ledger, verdicts, diagnosis-drafts and reports "
+        "(for serve, receipt and inspect); creates and migrates the schema at start. Stops on "
+        "SIGINT/SIGTERM.",
     )
     sink.add_argument("--db", metavar="PATH|DSN", help=_DB_HELP)
     sink.add_argument("--once", action="store_true", help="drain what the topic holds now, then exit")
@@ -63,8 +66,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "inspect",
         help="the whole trail of one run, readable by a person",
         description="Per tool call: candidates in, blocks out, level, truncation, ledger status and "
-        "sha256, dead letter; per draft: attempt, verdict, violation codes. Reads the audit database "
-        "written by audit-sink, and the Redis ledger when it answers.",
+        "sha256, dead letter; per draft: attempt, verdict, violation codes, and the report published "
+        "for it on the reports topic (PASS: the reviewed fields; FALLBACK: the fixed report; REJECT: "
+        "none). Reads the audit database written by audit-sink, and the Redis ledger when it answers.",
     )
     inspect.add_argument("run_id", metavar="RUN_ID")
     inspect.add_argument("--db", metavar="PATH|DSN", help=_DB_HELP)
@@ -116,10 +120,12 @@ def run_inspect(args: argparse.Namespace) -> int:
     settings = settings_with_db(args.db)
     tool_calls: list[dict[str, Any]] = []
     drafts: list[dict[str, Any]] = []
+    reports: list[dict[str, Any]] = []
     if settings.audit_dsn is not None or Path(settings.audit_db).is_file():
         store = store_from_settings(settings, readonly=True)
         try:
             tool_calls, drafts = store.run_trail(args.run_id)
+            reports = store.stored_reports(args.run_id)
         finally:
             store.close()
     if not tool_calls and not drafts:
@@ -136,8 +142,11 @@ def run_inspect(args: argparse.Namespace) -> int:
     for call in tool_calls:
         call.pop("run_id", None)
         call["ledger_entry"] = entries.get(call["tool_call_id"])
+    published = {r.get("verdict_event_id"): r for r in reports}
     for draft in drafts:
         draft.pop("run_id", None)
+        # the verdict's event id is its guard audit record's: the report names it (verdict_event_id)
+        draft["report"] = published.get(draft.get("event_id"))
     if args.json:
         doc = {
             "run_id": args.run_id,
@@ -283,3 +292,42 @@ def _render(
                 cell(", ".join(draft["cited_tool_call_ids"])),
             )
         console.print(table)
+    _render_reports(console, drafts)
+
+
+def report_summary(event: dict[str, Any] | None) -> str:
+    """One line for what a verdict published: none, the fixed fallback report, or the reviewed fields."""
+    if event is None:
+        return "nothing published"
+    report = event.get("report") if isinstance(event.get("report"), dict) else {}
+    if event.get("verdict") == "FALLBACK":
+        return "the fixed fallback report"
+    analysis, actions = report.get("analysis") or [], report.get("action_plan") or []
+    conclusion = "a conclusion" if report.get("conclusion") else "no conclusion (evidence insufficient)"
+    items = f"{len(analysis)} analysis item{'' if len(analysis) == 1 else 's'}"
+    return f"{items}, {conclusion}, {len(actions)} action{'' if len(actions) == 1 else 's'}"
+
+
+def _render_reports(console: Console, drafts: list[dict[str, Any]]) -> None:
+    """What left the chain, per draft: the report published on ``reports`` for its verdict, if any."""
+    if not drafts:
+        return
+    table = Table(title="published (reports)", title_justify="left", box=box.SIMPLE_HEAD)
+    for column in ("draft", "attempt", "verdict", "published"):
+        table.add_column(column)
+    table.add_column("conclusion", overflow="fold")
+    for draft in drafts:
+        event = draft.get("report")
+        report = (event or {}).get("report")
+        conclusion = report.get("conclusion") if isinstance(report, dict) else None
+        shown = conclusion.get("content") if isinstance(conclusion, dict) else None
+        if event is not None and shown is None and isinstance(report, dict):
+            shown = "; ".join(str(x) for x in report.get("limitations") or [])
+        table.add_row(
+            _cell(draft["draft_id"]),
+            _cell(draft["attempt"]),
+            cell(draft["verdict"], _VERDICT_STYLE.get(str(draft["verdict"]), "")),
+            cell(report_summary(event), "" if event is not None else "dim"),
+            cell(shown),
+        )
+    console.print(table)

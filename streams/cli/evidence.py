@@ -9,7 +9,8 @@ JSON document; :mod:`streams.cli.evidence_pages` draws it.
   entry, never in its place.
 - Per draft, the analysis items (from the stored draft bytes, the verdict's ``draft_sha256``), each with
   the evidence items it cites and the violations whose path is inside it; the conclusion and the
-  action plan likewise; the verdict's signature.
+  action plan likewise; the verdict's signature; and ``report``: the event published on ``reports``
+  for that verdict (SPEC 4.3, as the topic carried it), or None (a REJECT, or not stored).
 - The chain at a glance: hits → blocks → shown → ledger → cited → verdict.
 """
 
@@ -21,8 +22,7 @@ from typing import Any
 
 from streams import codec
 from streams.audit.store import VERDICT_OUTCOMES, StoredEntry
-from streams.hashing import sha256_hex
-from streams.trust import TrustedKeys
+from streams.trust import TrustedKeys, check_entry
 
 _ITEM_FIELDS = ("document_id", "source", "title", "breadcrumb", "excerpt")
 
@@ -77,9 +77,7 @@ def entry_view(
     entry = stored.entry
     shown, unreadable = _projection(entry)
     projection = entry.get("projection")
-    hashes = isinstance(projection, str) and sha256_hex(
-        projection.encode("utf-8", "surrogatepass")
-    ) == entry.get("projection_sha256")
+    hashes = isinstance(projection, str) and check_entry(entry, None).holds  # the hash; the signature below
     why_not = trusted.verify_entry(entry) if trusted is not None else None
     return {
         "tool_call_id": stored.tool_call_id,
@@ -182,8 +180,10 @@ def draft_view(
     draft: bytes | None,
     entries: Mapping[str, Mapping[str, Any]],
     trusted: TrustedKeys | None,
+    report: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """One verdict's draft, item by item, with the evidence each item cites and the violations inside it."""
+    """One verdict's draft, item by item, with the evidence each item cites and the violations inside it,
+    and ``report``: what was published for that verdict (the ``reports`` event, or None)."""
     violations = [dict(v) for v in (verdict or {}).get("violations") or [] if isinstance(v, dict)]
     placed: set[int] = set()
 
@@ -258,6 +258,7 @@ def draft_view(
         if verdict is None
         else signature_state(key_id, why_not, trusted)
         | ({"signed": "signature" in verdict} if trusted is None else {}),
+        "report": None if report is None else dict(report),
     }
 
 
@@ -316,10 +317,13 @@ def evidence_document(
     drafts: Mapping[str, bytes],
     trusted: TrustedKeys | None,
     max_excerpt_chars: int,
+    reports: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """The evidence part of a run's document: ``entries`` by tool call, ``drafts`` by verdict event id,
     ``chain``, and whether signatures were checked. ``records`` are the run's station audit records
-    (:meth:`AuditStore.station_records`): they tell a refused write from the one the ledger kept."""
+    (:meth:`AuditStore.station_records`): they tell a refused write from the one the ledger kept;
+    ``reports`` the run's published reports (:meth:`AuditStore.stored_reports`), each shown with the
+    verdict it names (``verdict_event_id``)."""
     grouped = by_origin(records)
     conflicts = refused_writes(grouped)
     entries = {
@@ -332,6 +336,7 @@ def evidence_document(
         if (figures := grouped.get(_origin_key(s.tool_call_id, s.entry.get("origin")), {}).get("postprocess"))
     }
     by_event = {str(v.get("event_id")): v for v in verdicts}
+    published = {str(r.get("verdict_event_id")): r for r in reports}
     attempts: dict[str, list[int]] = {}
     for verdict in verdicts:
         if isinstance(verdict.get("draft_id"), str) and isinstance(verdict.get("attempt"), int):
@@ -341,7 +346,8 @@ def evidence_document(
         event = str(row.get("event_id"))
         judged = by_event.get(event)
         sha = judged.get("draft_sha256") if judged else None
-        view = draft_view(judged, drafts.get(sha) if isinstance(sha, str) else None, entries, trusted)
+        report = published.get(event)
+        view = draft_view(judged, drafts.get(sha) if isinstance(sha, str) else None, entries, trusted, report)
         view["attempts"] = sorted(set(attempts.get(str(row.get("draft_id")), [])))
         views[event] = view
     return {

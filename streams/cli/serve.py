@@ -249,6 +249,7 @@ def build_app(settings: Settings, allowed_hosts: Collection[str] = ()) -> web.Ap
                     store.stored_drafts(run_id),
                     trusted,
                     settings.projection.max_excerpt_chars,
+                    reports=store.stored_reports(run_id),
                 )
                 return tool_calls, guard_rows, store.violation_details(run_id), evidence
 

@@ -6,7 +6,9 @@ stores what the four topics carry."""
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
+import subprocess
 
 import psycopg
 import pytest
@@ -18,11 +20,12 @@ from streams.audit.factory import open_store, store_from_settings
 from streams.audit.migrations import postgres as pg_migrations
 from streams.audit.migrations import sqlite as sqlite_migrations
 from streams.audit.sink import run_sink
+from streams.cli.evidence import evidence_document
 from streams.settings import Settings
 from streams.trust import TrustedKeys
 from tests.integration.audit_db import settings_fixture  # noqa: F401 - the settings fixture
 from tests.integration.evidence_run import RUN, SignedRun, signed_run
-from tests.integration.helpers import publish
+from tests.integration.helpers import CLI, publish
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -204,3 +207,67 @@ async def test_the_sink_stores_the_ledger_verdicts_drafts_and_reports_topics(
         assert [codec.dumps(r) for r in store.stored_reports(RUN)] == [run.reports[0].value]
     finally:
         store.close()
+
+
+async def test_inspect_shows_what_was_published_for_each_draft(settings: Settings, run: SignedRun) -> None:
+    """``inspect`` (JSON and text) puts each draft beside the report its verdict published: d-ok's PASS
+    report with its reviewed fields, nothing for d-overclaim's REJECT."""
+    for topic, values in (
+        (Topic.AUDIT, [codec.dumps(r) for r in run.audit]),
+        (Topic.VERDICTS, [v.value or b"" for v in run.verdicts]),
+        (Topic.REPORTS, [v.value or b"" for v in run.reports]),
+    ):
+        await publish(settings.kafka_bootstrap, settings.topic(topic), values)
+    await run_sink(settings, once=True, handle_signals=False)
+    env = {
+        **os.environ,
+        "EC_AUDIT_DB": settings.audit_db,
+        "EC_AUDIT_DSN": settings.audit_dsn.get_secret_value() if settings.audit_dsn else "",
+        "EC_REDIS_URL": "redis://127.0.0.1:1/0",  # nothing listens there: inspect says so and goes on
+        "COLUMNS": "200",
+    }
+
+    def inspect(*extra: str) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(  # noqa: S603 - our own CLI
+            [CLI, "inspect", RUN, *extra], env=env, capture_output=True, timeout=60, check=False
+        )
+
+    shown, table = await asyncio.gather(asyncio.to_thread(inspect, "--json"), asyncio.to_thread(inspect))
+    assert shown.returncode == 0, shown.stderr.decode()
+    drafts = {d["draft_id"]: d for d in codec.loads(shown.stdout)["drafts"]}
+    assert drafts["d-overclaim"]["report"] is None
+    published = drafts["d-ok"]["report"]
+    assert codec.dumps(published) == run.reports[0].value
+    assert published["verdict_event_id"] == drafts["d-ok"]["event_id"]
+    assert published["report"]["conclusion"]["content"] == "上游响应慢于 proxy_read_timeout"
+    assert table.returncode == 0, table.stderr.decode()
+    text = table.stdout.decode()
+    assert "published (reports)" in text
+    assert "2 analysis items, a conclusion, 1 action" in text and "nothing published" in text
+    assert "上游响应慢于 proxy_read_timeout" in text
+
+
+def test_the_run_pages_document_carries_each_drafts_report(target: str, run: SignedRun) -> None:
+    """The run page's data (``evidence_document``): each draft attempt's view has ``report``, the event
+    published for its verdict, or None — the pages render it from there."""
+    store = open_store(target)
+    try:
+        store.apply(run.audit, run.evidence())
+        tool_calls, guard_rows = store.run_trail(RUN)
+        verdicts = store.stored_verdicts(RUN)
+        doc = evidence_document(
+            tool_calls,
+            guard_rows,
+            store.ledger_entries(RUN),
+            store.station_records(RUN),
+            verdicts,
+            store.stored_drafts(RUN),
+            None,
+            1000,
+            reports=store.stored_reports(RUN),
+        )
+    finally:
+        store.close()
+    by_draft = {v["draft_id"]: doc["drafts"][v["event_id"]] for v in verdicts}
+    assert by_draft["d-overclaim"]["report"] is None
+    assert codec.dumps(by_draft["d-ok"]["report"]) == run.reports[0].value
