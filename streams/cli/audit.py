@@ -299,7 +299,8 @@ def report_summary(event: dict[str, Any] | None) -> str:
     """One line for what a verdict published: none, the fixed fallback report, or the reviewed fields."""
     if event is None:
         return "nothing published"
-    report = event.get("report") if isinstance(event.get("report"), dict) else {}
+    published = event.get("report")
+    report: dict[str, Any] = published if isinstance(published, dict) else {}
     if event.get("verdict") == "FALLBACK":
         return "the fixed fallback report"
     analysis, actions = report.get("analysis") or [], report.get("action_plan") or []
