@@ -157,3 +157,40 @@ def test_each_process_logs_in_to_redis_as_its_user() -> None:
     script = (ROOT / "deploy" / "local" / "compose-secrets.sh").read_text()
     assert f"COMPOSE_REDIS_VERSION={version}\n" in script
     assert tuple(int(p) for p in version.split(".")[:2]) >= (7, 2)
+
+
+def _keys_up(local_dir: Path) -> subprocess.CompletedProcess[str]:
+    """deploy/local/keys.sh's keys_up (what `make up` and `make run` call) on keys under ``local_dir``."""
+    script = (
+        f'source "{ROOT}/deploy/local/lib.sh"; LOCAL_DIR="{local_dir}"; '
+        f'source "{ROOT}/deploy/local/keys.sh"; keys_up required'
+    )
+    return subprocess.run(  # noqa: S603 - our own scripts
+        ["bash", "-c", script], capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def test_make_up_writes_role_named_keys_and_upgrades_an_old_checkouts_bare_ones(tmp_path: Path) -> None:
+    """SPEC 3.7: keys have roles, and a bare key line is a configuration error. A checkout made before
+    roles has bare lines in .local/keys: keys_up names them (it knows which file is which key)."""
+    from streams.trust.keys import load_signer, load_trusted_keys
+
+    done = _keys_up(tmp_path)
+    assert done.returncode == 0, done.stderr
+    keys = tmp_path / "keys"
+    ledger, guard = (load_signer(keys / f"{name}.key").key_id for name in ("ledger", "guard"))
+    trusted = load_trusted_keys(keys / "trusted.keys")
+    assert trusted.roles_of(ledger) == ("ledger",) and trusted.roles_of(guard) == ("guard",)
+    for name in ("ledger", "guard"):  # as an old checkout has them: the key alone on its line
+        pub = keys / f"{name}.pub"
+        lines = pub.read_text().splitlines()
+        pub.write_text("\n".join(line if line[:1] == "#" else line.split()[-1] for line in lines) + "\n")
+    (keys / "trusted.keys").write_text((keys / "ledger.pub").read_text() + (keys / "guard.pub").read_text())
+    done = _keys_up(tmp_path)
+    assert done.returncode == 0, done.stderr
+    trusted = load_trusted_keys(keys / "trusted.keys")
+    assert trusted.roles_of(ledger) == ("ledger",) and trusted.roles_of(guard) == ("guard",)
+    assert (keys / "ledger.pub").read_text().splitlines()[-1].startswith("ledger ")
+    (keys / "retired.keys").write_text("# an old ledger key\n" + "ab" * 32 + "\n")  # keys.sh cannot tell
+    done = _keys_up(tmp_path)
+    assert done.returncode != 0 and "retired.keys has a key without its role" in done.stderr

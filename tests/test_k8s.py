@@ -42,6 +42,7 @@ from models.vocab import Station, Topic
 from streams.client.gateway import bearer_token, is_loopback
 from streams.kafka import TOPIC_NAMES, topic_configs
 from streams.settings import Settings
+from streams.trust.keys import load_signer, load_trusted_keys
 from streams.worker.app import INPUT_TOPIC
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -947,11 +948,15 @@ def test_only_the_ledger_agent_holds_the_ledger_key_and_only_the_guard_the_guard
         assert "PRIVATE KEY" in generated("secret")[own][posixpath.basename(settings.signing_key_file)]
         trusted_volume = mounted(deployment, posixpath.dirname(settings.trusted_keys_file))
         assert trusted_volume["configMap"]["name"] == "evidence-chain-trusted-keys", where(deployment)
-        # A worker whose own public key is not trusted refuses to start: both are in the ConfigMap.
-        public = (
-            generated_dir() / f"{own.removeprefix('evidence-chain-').removesuffix('-key')}.pub"
-        ).read_text()
+        # A worker whose own public key is not trusted in its role refuses to start: both are in the
+        # ConfigMap, each under its role (SPEC 3.7: the ledger key signs entries, the guard key verdicts).
+        role = own.removeprefix("evidence-chain-").removesuffix("-key")
+        public = (generated_dir() / f"{role}.pub").read_text()
+        assert public.splitlines()[-1].startswith(f"{role} "), where(deployment)
         assert public.splitlines()[-1] in trusted.splitlines(), where(deployment)
+        assert load_trusted_keys(generated_dir() / "trusted.keys").roles_of(
+            load_signer(generated_dir() / f"{role}.key").key_id
+        ) == (role,), where(deployment)
     for name in generated("secret"):  # none reaches a pod through the ConfigMap
         assert "PRIVATE KEY" not in trusted, name
 

@@ -9,6 +9,7 @@
 #   .local/compose/ec-ledger.env     EC_REDIS_URL as ec-ledger (the chain worker)
 #   .local/compose/ec-reader.env     EC_REDIS_URL as ec-reader (the guard worker, the gateway)
 #   .local/compose/ledger.key, guard.key, trusted.keys   copies of the dev keys of .local/keys
+#                                    (trusted.keys names each key's role: `ledger <hex>`, `guard <hex>`)
 #
 # The passwords are the local stack's (.local/redis/users), the keys its dev keys (deploy/local/keys.sh).
 # Compose bind-mounts file secrets and cannot set their owner or mode outside Swarm, so the copies are
