@@ -11,13 +11,18 @@ What an agent harness does with evidence-chain, step by step (design note §9):
    (``reply.projection``) — never py-rag's answer, never a re-serialized copy.
 2. The model writes a draft. The harness stamps ``run_id``, ``draft_id`` and ``attempt`` (SPEC 1: only
    the harness writes drafts) and sends it through :meth:`EvidenceChainClient.check`.
-3. PASS: publish the draft. REJECT: :func:`repair_prompt` turns the verdict into fixed instructions
-   (code and path only, nothing of the model's own words) and the model tries again. FALLBACK (the
-   guard's answer from attempt ``max_attempts`` on): publish the fixed report instead.
+3. REJECT: :func:`repair_prompt` turns the verdict into fixed instructions (code and path only,
+   nothing of the model's own words) and the model tries again. PASS or FALLBACK (the guard's answer
+   from attempt ``max_attempts`` on): the guard itself publishes what may leave the chain on the
+   ``reports`` topic — the draft's reviewed fields, or the fixed report (SPEC 4.3) — and the harness
+   reads it back with :meth:`EvidenceChainClient.reports`. Downstream systems read ``reports``, never
+   the drafts.
 
 Run A's model cites a tool call it remembers from an earlier run, is told so, and fixes it:
 REJECT (CITATION_CROSS_RUN) → PASS. Run B's model calls a lookup that found nothing its evidence and
-never changes its mind: REJECT (NORMAL_CITES_NO_EVIDENCE) → FALLBACK.
+never changes its mind: REJECT (NORMAL_CITES_NO_EVIDENCE) → FALLBACK. Run C's model states numbers its
+evidence never said (the excerpt says ``proxy_read_timeout`` defaults to 60s, the model writes 30s and
+"raise it to 120s"), is told, and drops them: REJECT (CLAIM_NUMBER_UNSUPPORTED) → PASS.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
+from models.vocab import Topic
 from streams import codec
 from streams.cli.display import cell, console, printable
 from streams.client import EvidenceChainClient, LedgerReply, VerdictReply, repair_prompt
@@ -66,6 +72,20 @@ GATEWAY_HITS: tuple[dict[str, Any], ...] = (
         "breadcrumb": "网关超时排查 > 常见原因",
         "excerpt": "常见原因：上游连接池耗尽、keepalive 配置过小、上游实例 GC 停顿。",
         "quality_score": 0.88,
+        "relevance_level": "PRECISE",
+    },
+)
+
+
+NGINX_HITS: tuple[dict[str, Any], ...] = (
+    {
+        "evidence_key": "nginx-upstream-md#chunk-0",
+        "document_id": "nginx-upstream-md",
+        "source": "docs/nginx-upstream.md",
+        "title": "Nginx upstream 配置",
+        "breadcrumb": "Nginx upstream 配置 > 超时",
+        "excerpt": "proxy_read_timeout 默认 60s：两次读操作之间的最长等待，超过即断开连接，网关返回 504。",
+        "quality_score": 0.9,
         "relevance_level": "PRECISE",
     },
 )
@@ -176,6 +196,40 @@ class StubbornModel:
         }
 
 
+@dataclass
+class OverclaimingModel:
+    """States numbers its evidence never said until a repair prompt says CLAIM_NUMBER_UNSUPPORTED."""
+
+    own: str
+    """This run's tool call whose excerpt gives ``proxy_read_timeout``'s default."""
+
+    def write(self, shown: Shown, repair: str | None) -> dict[str, Any]:
+        told = repair is not None and "CLAIM_NUMBER_UNSUPPORTED" in repair
+        first = shown[self.own]["evidence"][0]["document_id"]
+        finding = (
+            "proxy_read_timeout 默认 60s，上游一次读等待超过它，网关返回 504"
+            if told
+            else "proxy_read_timeout 默认 30s，上游一次读等待超过它，网关返回 504"
+        )
+        action = (
+            "对照上游实际耗时评估是否调大 proxy_read_timeout" if told else "将 proxy_read_timeout 调到 120s"
+        )
+        return {
+            "analysis": [
+                {
+                    "id": "a1",
+                    "kind": "NORMAL",
+                    "content": finding,
+                    "tool_call_ids": [self.own],
+                    "document_ids": [first],
+                }
+            ],
+            "conclusion": {"content": "上游读等待超过 proxy_read_timeout", "based_on_analysis_ids": ["a1"]},
+            "action_plan": [{"id": "p1", "content": action, "based_on_analysis_ids": ["a1"]}],
+            "limitations": ["未查看上游实际耗时"],
+        }
+
+
 # --- the harness -----------------------------------------------------------------------------------
 
 
@@ -189,6 +243,8 @@ class Transcript:
     verdicts: list[VerdictReply] = field(default_factory=list)
     replies: list[str | None] = field(default_factory=list)
     """Per verdict: the repair prompt (REJECT), the fixed report (FALLBACK) or None (PASS)."""
+    report: dict[str, Any] | None = None
+    """The last verdict's event on ``reports``, read back from the topic (PASS, FALLBACK)."""
 
     @property
     def kinds(self) -> list[str]:
@@ -228,13 +284,21 @@ async def investigate(
         if answer is None or verdict.kind == "FALLBACK":
             break
         repair = answer
+    last = transcript.verdicts[-1]
+    if last.kind in ("PASS", "FALLBACK"):
+        # What left the chain: the guard published it in the verdict's batch; read it back from the topic.
+        event_id = last.verdict["event_id"]
+        published = await client.reports(run_id, verdict_event_id=event_id)
+        transcript.report = next(r for r in published if r.get("verdict_event_id") == event_id)
+        show_report(out, transcript.report, client)
     return transcript
 
 
 async def agent_loop(
     client: EvidenceChainClient, out: Console, *, tag: str = "loop", language: Language = "zh"
 ) -> list[Transcript]:
-    """Run A (REJECT → PASS) and run B (REJECT → FALLBACK); returns both transcripts."""
+    """Run A (REJECT → PASS), run B (REJECT → FALLBACK) and run C (REJECT for an unsupported number →
+    PASS); returns the three transcripts."""
     earlier = ToolCall("call_0_gw", "网关 504 超时怎么排查", GATEWAY_HITS)
     out.print(Rule(Text(f"Agent loop (scripted model, repair prompts in {language})")))
     remembered = await client.lookup(earlier.raw_hits(f"{tag}-0"))
@@ -263,14 +327,22 @@ async def agent_loop(
     run_b = await investigate(
         client, f"{tag}-b", [disk], StubbornModel(disk.tool_call_id), out, language=language
     )
-    summary = Table(title=Text("Agent loop: verdicts per run"))
-    for column in ("run", "verdicts", "published"):
+    nginx = ToolCall("call_c_nginx", "proxy_read_timeout 默认值", NGINX_HITS)
+    out.print(
+        Rule(Text(f"Run C {tag}-c: the model states numbers its evidence never said, is told, drops them"))
+    )
+    run_c = await investigate(
+        client, f"{tag}-c", [nginx], OverclaimingModel(nginx.tool_call_id), out, language=language
+    )
+    summary = Table(title=Text("Agent loop: verdicts per run, and what each published on reports"))
+    for column in ("run", "verdicts", "published (read back from reports)"):
         summary.add_column(column)
-    for run in (run_a, run_b):
-        published = "the draft" if run.kinds[-1] == "PASS" else "the fixed report"
-        summary.add_row(cell(run.run_id), cell(" → ".join(run.kinds)), cell(published))
+    for run in (run_a, run_b, run_c):
+        kind = (run.report or {}).get("verdict")
+        published = {"PASS": "the draft's reviewed fields", "FALLBACK": "the fixed report"}.get(str(kind))
+        summary.add_row(cell(run.run_id), cell(" → ".join(run.kinds)), cell(published, empty="nothing"))
     out.print(summary)
-    return [run_a, run_b]
+    return [run_a, run_b, run_c]
 
 
 # --- what a person sees ----------------------------------------------------------------------------
@@ -332,15 +404,46 @@ def show_verdict(out: Console, verdict: VerdictReply, answer: str | None, langua
     )
     out.print(table)
     if answer is None:
-        out.print(Text("PASS: the harness publishes the draft.", style="green"))
+        out.print(Text("PASS: the guard publishes the draft's reviewed fields on reports.", style="green"))
         return
     if verdict.kind == "FALLBACK":
-        title = "FALLBACK: no attempt left; the harness publishes the fixed report instead of the draft"
+        title = "FALLBACK: no attempt left; the guard publishes the fixed report instead of the draft"
     else:
         title = f"repair prompt ({language}) that goes back to the model"
     # Line by line: printable() escapes newlines, and the prompt's own lines should stay lines.
     body = Group(*(Text(printable(line)) for line in answer.splitlines()))
     out.print(Panel(body, title=Text(title), border_style=VERDICT_STYLE.get(verdict.kind, "")))
+
+
+def show_report(out: Console, event: Mapping[str, Any], client: EvidenceChainClient) -> None:
+    """The report as read back from ``reports``: what a ticket or a chat channel would receive."""
+    report = event.get("report") or {}
+    lines = [Text(printable(f"event {event.get('event_id')} (verdict {event.get('verdict_event_id')})"))]
+    for item in report.get("analysis") or []:
+        cites = ", ".join(item.get("tool_call_ids") or [])
+        lines.append(
+            Text(printable(f"analysis {item.get('id')} [{item.get('kind')}, {cites}]: {item.get('content')}"))
+        )
+    conclusion = report.get("conclusion")
+    lines.append(Text(printable(f"conclusion: {conclusion.get('content') if conclusion else None}")))
+    for action in report.get("action_plan") or []:
+        lines.append(Text(printable(f"action {action.get('id')}: {action.get('content')}")))
+    lines.append(Text(printable(f"limitations: {'; '.join(report.get('limitations') or [])}")))
+    signature = event.get("signature")
+    if signature is None:
+        lines.append(Text("unsigned (the guard has no signing key)", style="dim"))
+    elif client.trusted is not None:
+        why_not = client.trusted.verify_report(event)
+        state = "verified" if why_not is None else f"NOT verified: {why_not}"
+        lines.append(Text(printable(f"signed by guard key {signature.get('key_id')}: {state}")))
+    else:
+        lines.append(
+            Text(printable(f"signed by key {signature.get('key_id')} (no trusted keys to check it)"))
+        )
+    title = f"published on {client.settings.topic(Topic.REPORTS)}: {event.get('verdict')} report, read back"
+    out.print(
+        Panel(Group(*lines), title=Text(title), border_style=VERDICT_STYLE.get(str(event.get("verdict")), ""))
+    )
 
 
 # --- the command -----------------------------------------------------------------------------------
@@ -355,7 +458,9 @@ async def _run(args: argparse.Namespace, out: Console) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m examples.agent_loop``: both runs against the workers the EC_* settings name."""
     parser = argparse.ArgumentParser(prog="python -m examples.agent_loop", description=__doc__.split("\n")[0])
-    parser.add_argument("--tag", default="loop", help="run ids are <tag>-0, <tag>-a, <tag>-b (default: loop)")
+    parser.add_argument(
+        "--tag", default="loop", help="run ids are <tag>-0, <tag>-a, <tag>-b, <tag>-c (default: loop)"
+    )
     parser.add_argument("--language", choices=("zh", "en"), default="zh", help="of the repair prompts")
     parser.add_argument(
         "--timeout-ms", type=int, default=None, help="per lookup/check (EC_GATEWAY_TIMEOUT_MS)"

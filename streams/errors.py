@@ -19,14 +19,17 @@
     ├── HoldExpired                    an outage outlasted EC_MAX_HOLD_SECONDS: the worker exits
     ├── HoldInterrupted                asked to stop while holding an operation; nothing was done
     ├── RecordsSkipped                 records were never delivered to an agent: the worker exits
-    ├── LedgerIntegrityError           a stored projection does not hash to its projection_sha256
+    ├── LedgerIntegrityError           a stored entry does not hold: its projection does not hash to
+    │                                  its projection_sha256, or (trusted keys) no trusted ledger
+    │                                  key signed it (client, gateway 502 LEDGER_INTEGRITY)
     ├── RequestRefused                 an HTTP request refused before any route (streams.http): status
     ├── SearchRefused                  py-rag answered 4xx, or more than the raw-hits size cap: not retried
     ├── SearchUnavailable              retriable=True: py-rag unreachable, timed out or 5xx after the
     │                                  retries; nothing was produced
     ├── ReplyTimeout                   retriable=True: no reply in time; nothing left waiting
     │   ├── LookupTimeout              no ledger entry for a lookup (client, gateway 504)
-    │   └── CheckTimeout               no verdict for a draft (client, gateway 504)
+    │   ├── CheckTimeout               no verdict for a draft (client, gateway 504)
+    │   └── ReportTimeout              no report on ``reports`` for a verdict that publishes one (client)
     └── InfrastructureError            retriable=True: hold the batch, back off, try again
         ├── KafkaUnavailable           the broker cannot be reached or did not acknowledge
         ├── RedisUnavailable           Redis cannot be reached, is loading, read-only, out of
@@ -142,7 +145,7 @@ class RecordsSkipped(EvidenceChainError):
 
 
 class LedgerIntegrityError(EvidenceChainError):
-    """A READY entry whose projection does not hash to its ``projection_sha256``: never shown."""
+    """A stored entry that does not hold (hash, then signature under trusted ledger keys): never shown."""
 
 
 class RequestRefused(EvidenceChainError):
@@ -176,6 +179,10 @@ class LookupTimeout(ReplyTimeout):
 
 class CheckTimeout(ReplyTimeout):
     """No verdict for a draft within its timeout."""
+
+
+class ReportTimeout(ReplyTimeout):
+    """The report a PASS or FALLBACK verdict publishes did not appear on ``reports`` within the timeout."""
 
 
 class InfrastructureError(EvidenceChainError):

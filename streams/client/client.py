@@ -26,7 +26,7 @@ from models.ids import is_valid_id
 from models.ledger import LedgerEntry, as_stored
 from models.vocab import LedgerOutcome, LedgerStatus, RecordStatus, Station, Topic
 from streams import codec
-from streams.client.readers import PartitionReader, ReaderPool, Waiter
+from streams.client.readers import PartitionReader, ReaderPool, Waiter, read_key_from_start
 from streams.errors import (
     CheckTimeout,
     InvalidId,
@@ -35,6 +35,7 @@ from streams.errors import (
     LookupTimeout,
     OversizedInput,
     RejectedInput,
+    ReportTimeout,
 )
 from streams.hashing import sha256_hex
 from streams.kafka import kafka_errors, new_producer
@@ -483,6 +484,59 @@ class EvidenceChainClient:
             if reader is not None and waiter is not None:
                 reader.discard(waiter)
         return VerdictReply(reply.raw, reply.value)
+
+    async def reports(
+        self,
+        run_id: str,
+        *,
+        verdict_event_id: str | None = None,
+        timeout_ms: int | None = None,
+    ) -> list[dict[str, Any]]:
+        """The reports published for one run (SPEC 4.3), as the ``reports`` topic carries them.
+
+        Reads the run's partition of ``reports`` from its first offset up to its end at the time of the
+        call, keeps the run's events in offset order, and drops repeats by ``event_id`` (a re-delivered
+        draft publishes the same event again). That is what downstream systems may use: a PASS's
+        reviewed fields or a FALLBACK's fixed report, never a raw draft. With ``verdict_event_id`` (a
+        PASS or FALLBACK verdict's ``event_id``, from :meth:`check`) it also waits for that verdict's
+        report, which the guard produces in the verdict's batch but may become readable just after it;
+        a REJECT publishes nothing, so never wait for one. Events older than the topic's retention are
+        gone.
+
+        Raises:
+            InvalidId: ``run_id`` is not a valid id.
+            ReportTimeout: ``verdict_event_id``'s report did not appear within the timeout.
+            KafkaUnavailable: the broker does not answer.
+        """
+        if not is_valid_id(run_id):
+            raise InvalidId("run_id must be 1-128 characters of [A-Za-z0-9._-]")
+        key = run_id.encode("ascii")
+        timeout_s = (timeout_ms or self.timeout_ms) / 1000
+        wanted = verdict_event_id
+
+        def published(value: Any) -> bool:
+            return isinstance(value, dict) and value.get("verdict_event_id") == wanted
+
+        try:
+            async with asyncio.timeout(timeout_s):
+                partition = await self._partition_of(Topic.REPORTS, key)
+                values = await read_key_from_start(
+                    self.settings,
+                    self.settings.topic(Topic.REPORTS),
+                    partition,
+                    key,
+                    until=published if wanted is not None else None,
+                )
+        except TimeoutError as exc:
+            raise ReportTimeout(
+                f"no report for verdict {wanted} on {self.settings.topic(Topic.REPORTS)} within "
+                f"{timeout_s * 1000:.0f} ms; is the guard running, and was that verdict a PASS or FALLBACK?"
+            ) from exc
+        unique: dict[Any, dict[str, Any]] = {}
+        for value in values:
+            if isinstance(value, dict):
+                unique.setdefault(value.get("event_id") or id(value), value)
+        return list(unique.values())
 
     # --- internals ---------------------------------------------------------------------------------
 

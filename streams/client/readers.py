@@ -218,3 +218,52 @@ class ReaderPool:
         readers, self._readers = list(self._readers.values()), {}
         for reader in readers:
             await reader.stop()
+
+
+async def read_key_from_start(
+    settings: Settings,
+    topic: str,
+    partition: int,
+    key: bytes,
+    *,
+    until: Match | None = None,
+) -> list[Any]:
+    """The decoded values of one key on one partition, from its first offset, in offset order.
+
+    Reads up to the end offset the partition had when the read began; with ``until``, goes on
+    reading (the caller bounds the wait) until some value of the key satisfies it. A value that is not
+    JSON is skipped (the topics read here carry only the project's own JSON).
+
+    Raises:
+        KafkaUnavailable, KafkaRefused: the broker cannot be reached or refused.
+    """
+    tp = TopicPartition(topic, partition)
+    consumer = new_consumer(
+        settings,
+        group_id=None,
+        enable_auto_commit=False,
+        max_partition_fetch_bytes=2 * settings.topic_max_message_bytes,
+    )
+    found: list[Any] = []
+    try:
+        with kafka_errors(f"reading {topic}[{partition}] from its start"):
+            await consumer.start()
+            consumer.assign([tp])
+            await consumer.seek_to_beginning(tp)
+            end = (await consumer.end_offsets([tp]))[tp]
+            satisfied = until is None
+            while not (satisfied and await consumer.position(tp) >= end):
+                batch = await consumer.getmany(tp, timeout_ms=200, max_records=1000)
+                for message in batch.get(tp, []):
+                    if message.key != key or message.value is None:
+                        continue
+                    try:
+                        value = codec.loads(message.value)
+                    except codec.JSONDecodeError:
+                        continue
+                    found.append(value)
+                    satisfied = satisfied or (until is not None and until(value))
+    finally:
+        with contextlib.suppress(Exception):
+            await consumer.stop()
+    return found

@@ -62,7 +62,7 @@ async def test_run_a_is_repaired_and_run_b_falls_back(stack: Stack) -> None:
     printed = io.StringIO()
     out = Console(file=printed, width=160, markup=False, emoji=False, highlight=False)
     async with EvidenceChainClient(stack.settings) as client:
-        run_a, run_b = await agent_loop(client, out, tag="t")
+        run_a, run_b, run_c = await agent_loop(client, out, tag="t")
         # What the model was shown is what the ledger holds, byte for byte.
         for tool_call_id, shown in run_a.shown.items():
             held = await client.entry(run_a.run_id, tool_call_id)
@@ -91,8 +91,46 @@ async def test_run_a_is_repaired_and_run_b_falls_back(stack: Stack) -> None:
     assert run_b.replies[1] is not None and codec.loads(run_b.replies[1]) == FIXED_REPORT
     assert run_b.verdicts[1].verdict["fallback_report"] == FIXED_REPORT
 
+    # Run C: numbers its evidence never said (SPEC 4.2), a repair prompt naming code and path only,
+    # and the corrected draft passes.
+    assert run_c.kinds == ["REJECT", "PASS"]
+    assert _codes(run_c.verdicts[0].verdict) == [
+        ("CLAIM_NUMBER_UNSUPPORTED", "analysis[0].content"),
+        ("CLAIM_NUMBER_UNSUPPORTED", "action_plan[0].content"),
+    ]
+    prompt = run_c.replies[0]
+    assert prompt is not None and "[CLAIM_NUMBER_UNSUPPORTED]" in prompt
+    assert "action_plan[0].content" in prompt
+    assert "30" not in prompt and "120" not in prompt  # the model's own words never come back
+
+    # What each run published, read back from reports: exactly one event for the last verdict, the PASS
+    # report holding the draft's reviewed fields, the FALLBACK one the fixed report.
+    for run in (run_a, run_b, run_c):
+        assert run.report is not None
+        assert run.report["verdict_event_id"] == run.verdicts[-1].verdict["event_id"]
+        assert run.report["draft_sha256"] == run.verdicts[-1].verdict["draft_sha256"]
+    assert run_b.report is not None and run_b.report["report"] == FIXED_REPORT
+    for run in (run_a, run_c):
+        assert run.report is not None and run.report["verdict"] == "PASS"
+        draft = run.drafts[-1]
+        reviewed = {k: draft[k] for k in ("conclusion", "action_plan", "limitations")}
+        assert {k: run.report["report"][k] for k in reviewed} == reviewed
+        assert [a["id"] for a in run.report["report"]["analysis"]] == [a["id"] for a in draft["analysis"]]
+    async with EvidenceChainClient(stack.settings) as client:
+        for run in (run_a, run_b, run_c):
+            published = await client.reports(run.run_id)
+            # one per PASS or FALLBACK verdict, none for the REJECTs before them
+            assert [r["event_id"] for r in published] == [run.report["event_id"]]  # type: ignore[index]
+
     text = printed.getvalue()
-    for shown in ("REJECT → PASS", "REJECT → FALLBACK", "CITATION_CROSS_RUN @ analysis[0].tool_call_ids[0]"):
+    for shown in (
+        "REJECT → PASS",
+        "REJECT → FALLBACK",
+        "CITATION_CROSS_RUN @ analysis[0].tool_call_ids[0]",
+        "CLAIM_NUMBER_UNSUPPORTED @ analysis[0].content",
+        "PASS report, read back",
+        "FALLBACK report, read back",
+    ):
         assert shown in text
     assert "自动诊断未通过证据校验" in text  # the fixed report is printed
 
@@ -111,4 +149,5 @@ def test_the_example_runs_as_a_module(stack: Stack) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "REJECT → PASS" in done.stdout and "REJECT → FALLBACK" in done.stdout
+    assert "CLAIM_NUMBER_UNSUPPORTED" in done.stdout and "read back" in done.stdout
     assert "The cited tool call belongs to another run" in done.stdout  # the English instruction
