@@ -361,6 +361,7 @@ async def _answer(request: web.Request, handler: Handler) -> web.StreamResponse:
         if exc.reason == CLIENT_GONE:  # nothing wrong here, and no one to answer
             log.info("%s %s: %s", request.method, request.path, exc)
         response = problem_for(exc).response()
+        response.force_close()  # the rest of a late or broken body is not waited for
     except web.HTTPException as exc:
         if exc.status < 400:
             raise

@@ -1,0 +1,393 @@
+"""The gateway's doors, hardened (issue 32 items 3 and 7): no web page can drive a token-less gateway,
+malformed heads and Hosts are 400/403 in the one error shape and never a 500, no token reaches a log,
+bodies and connections are bounded. Malformed requests go over raw sockets to the real listener
+(:func:`streams.http.listening`), since an HTTP client would refuse to send them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+from aiohttp import ClientSession
+from multidict import CIMultiDict
+from pydantic import SecretStr
+
+from models.ids import is_valid_id
+from streams import codec
+from streams.client.gateway import create_gateway, error_shape, limits_of
+from streams.http import listening
+from streams.settings import Settings
+from tests.streams.test_gateway import TOKEN, FakeChain
+
+LOOKUP = b'{"run_id":"r1","tool_call_id":"c1"}'
+
+
+class Gateway:
+    """A gateway on a free loopback port behind the real listener, with a fake client."""
+
+    def __init__(self, port: int, chain: FakeChain) -> None:
+        self.port = port
+        self.chain = chain
+
+    async def raw(self, request: bytes) -> bytes:
+        """Send ``request`` as is; the answer (its head, and its body by ``Content-Length``), or what
+        came before the gateway closed the connection (at most 10 s)."""
+        reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
+        try:
+            writer.write(request)
+            await writer.drain()
+            try:
+                answer = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+            except asyncio.IncompleteReadError as closed:
+                return closed.partial
+            length = next(
+                (
+                    int(line.split(b":")[1])
+                    for line in answer.split(b"\r\n")
+                    if line.lower().startswith(b"content-length:")
+                ),
+                0,
+            )
+            return answer + await asyncio.wait_for(reader.readexactly(length), 10)
+        finally:
+            writer.close()
+
+    async def drop(self, request: bytes) -> None:
+        """Send ``request`` and close the connection at once, as a client that goes away."""
+        _, writer = await asyncio.open_connection("127.0.0.1", self.port)
+        writer.write(request)
+        await writer.drain()
+        writer.transport.abort()
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+
+Start = Callable[..., Any]
+
+
+@pytest.fixture
+async def start() -> AsyncIterator[Start]:
+    stops: list[asyncio.Event] = []
+    tasks: list[asyncio.Task[None]] = []
+
+    async def run(token: str | None = TOKEN, **overrides: Any) -> Gateway:
+        settings = Settings(gateway_token=SecretStr(token) if token is not None else None, **overrides)
+        chain = FakeChain(settings)
+        app = create_gateway(settings, chain)
+        ready: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        stop = asyncio.Event()
+
+        async def serve() -> None:
+            async with listening(app, "127.0.0.1", 0, limits_of(settings), shape=error_shape()) as port:
+                ready.set_result(port)
+                await stop.wait()
+
+        tasks.append(asyncio.create_task(serve()))
+        stops.append(stop)
+        return Gateway(await ready, chain)
+
+    yield run
+    for stop in stops:
+        stop.set()
+    await asyncio.gather(*tasks)
+
+
+def status_and_body(answer: bytes) -> tuple[int, bytes]:
+    head, _, body = answer.partition(b"\r\n\r\n")
+    return int(head.split(b" ", 2)[1]), body
+
+
+def error_reason(answer: bytes, status: int) -> str:
+    got, body = status_and_body(answer)
+    assert got == status, answer[:400]
+    error = codec.loads(body)["error"]
+    assert set(error) == {"reason", "message", "retriable"}
+    assert TOKEN not in answer.decode("latin-1")
+    return str(error["reason"])
+
+
+def head(method: str, path: str, *lines: str, body: bytes = b"") -> bytes:
+    """A request as raw bytes; ``Connection: close``, so the answer ends when the gateway closes."""
+    lines = (*lines, "Connection: close")
+    text = f"{method} {path} HTTP/1.1\r\n" + "".join(f"{line}\r\n" for line in lines) + "\r\n"
+    return text.encode("latin-1") + body
+
+
+def no_token_in_logs(caplog: pytest.LogCaptureFixture) -> None:
+    for record in caplog.records:
+        shown = record.getMessage() + (
+            logging.Formatter().formatException(record.exc_info) if record.exc_info else ""
+        )
+        assert TOKEN not in shown, shown
+
+
+# --- no page can drive a gateway without a token (CSRF) ------------------------------------------
+
+
+async def test_without_a_token_a_post_must_say_json_and_no_page_may_send_it(start: Start) -> None:
+    gateway = await start(token=None)
+    async with ClientSession() as session:
+        refused = [
+            ({}, 415, "UNSUPPORTED_MEDIA_TYPE"),  # what fetch(url, {mode: "no-cors", body}) sends
+            ({"Content-Type": "application/octet-stream"}, 415, "UNSUPPORTED_MEDIA_TYPE"),
+            ({"Content-Type": "text/plain;charset=UTF-8"}, 415, "UNSUPPORTED_MEDIA_TYPE"),
+            ({"Content-Type": "application/json", "Origin": "http://localhost:9999"}, 403, "CROSS_ORIGIN"),
+            ({"Content-Type": "application/json", "Origin": "null"}, 403, "CROSS_ORIGIN"),
+            ({"Content-Type": "application/json", "Sec-Fetch-Site": "cross-site"}, 403, "CROSS_ORIGIN"),
+            ({"Content-Type": "application/json", "Sec-Fetch-Site": "same-site"}, 403, "CROSS_ORIGIN"),
+        ]
+        for headers, status, reason in refused:
+            async with session.post(gateway.url("/v1/lookups"), data=LOOKUP, headers=headers) as answer:
+                assert answer.status == status, headers
+                assert (await answer.json())["error"]["reason"] == reason, headers
+        async with session.get(
+            gateway.url("/v1/ledger/r1/c1"), headers={"Origin": "http://evil.example"}
+        ) as answer:
+            assert answer.status == 403  # a page cannot read the ledger either
+        assert gateway.chain.bodies == [] and gateway.chain.asked == []
+        for site in ("none", "same-origin"):
+            headers = {"Content-Type": "application/json; charset=utf-8", "Sec-Fetch-Site": site}
+            async with session.post(gateway.url("/v1/lookups"), data=LOOKUP, headers=headers) as answer:
+                assert answer.status == 200, site
+    assert len(gateway.chain.bodies) == 2
+
+
+async def test_with_a_token_an_unlabelled_body_is_still_read(start: Start) -> None:
+    gateway = await start()
+    async with ClientSession() as session:
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        async with session.post(gateway.url("/v1/lookups"), data=LOOKUP, headers=headers) as answer:
+            assert answer.status == 200
+
+
+# --- Authorization ---------------------------------------------------------------------------------
+
+
+async def test_authorization_variants_are_401_and_never_logged(
+    start: Start, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    gateway = await start()
+    variants: list[CIMultiDict[str]] = [
+        CIMultiDict([("Authorization", f"Basic {TOKEN}")]),
+        CIMultiDict([("Authorization", f"Bearer x{TOKEN}")]),
+        CIMultiDict([("Authorization", f"Bearer {TOKEN}x")]),
+        CIMultiDict([("Authorization", f"Bearer {TOKEN} {TOKEN}")]),
+        CIMultiDict([("Authorization", f"Bearer{TOKEN}")]),
+        CIMultiDict([("Authorization", TOKEN)]),
+        CIMultiDict([("Authorization", "")]),
+        CIMultiDict([("Authorization", "Bearer ")]),
+        CIMultiDict([("Authorization", f"Bearer {TOKEN}"), ("Authorization", f"Bearer {TOKEN}")]),
+    ]
+    async with ClientSession() as session:
+        for headers in variants:
+            headers["Content-Type"] = "application/json"
+            async with session.post(gateway.url("/v1/lookups"), data=LOOKUP, headers=headers) as answer:
+                assert answer.status == 401, headers
+                assert TOKEN not in await answer.text()
+    assert gateway.chain.bodies == []
+    no_token_in_logs(caplog)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        f"Authorization: Bearer {TOKEN}\x00",
+        f"Authorization: Bearer \x00{TOKEN}",
+        f"Authorization: Bearer\r\n {TOKEN}",  # obs-fold
+        f"Authorization: Bearer {TOKEN}\r\n\tmore",
+        f"Authorization : Bearer {TOKEN}",
+        f"Authorization: Bearer {TOKEN}\x7f",
+    ],
+)
+async def test_a_malformed_authorization_is_400_in_the_error_shape_with_no_token_in_any_log(
+    start: Start, caplog: pytest.LogCaptureFixture, line: str
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    gateway = await start()
+    answer = await gateway.raw(
+        head(
+            "POST",
+            "/v1/lookups",
+            "Host: 127.0.0.1",
+            line,
+            "Content-Type: application/json",
+            f"Content-Length: {len(LOOKUP)}",
+            body=LOOKUP,
+        )
+    )
+    assert error_reason(answer, 400) == "BAD_REQUEST"
+    assert b"application/json" in answer.split(b"\r\n\r\n")[0]
+    assert gateway.chain.bodies == []
+    no_token_in_logs(caplog)
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+# --- Host ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("host_lines", "status"),
+    [
+        (["Host: evil.com"], 403),
+        (["Host: localhost."], 403),
+        (["Host: 127.1"], 403),
+        (["Host: 0x7f000001"], 403),
+        (["Host: 0x7f.0.0.1"], 403),
+        (["Host: 2130706433"], 403),
+        (["Host: 017700000001"], 403),
+        (["Host: [::ffff:127.0.0.1]"], 403),
+        (["Host: evil.com", "X-Forwarded-Host: localhost"], 403),
+        (["Host: localhost", "Host: evil.com"], 400),
+        (["Host: ::1"], 400),
+        (["Host: [::1"], 400),
+        (["Host: localhost:80:80"], 400),
+        (["Host: local host"], 400),
+        (["Host: localhost:x"], 400),
+        (["Host: [not-an-address]"], 400),
+        ([], 400),
+    ],
+)
+async def test_host_tricks_are_403_or_400_never_500(start: Start, host_lines: list[str], status: int) -> None:
+    gateway = await start(token=None)
+    answer = await gateway.raw(head("GET", "/v1/ledger/r1/c1", *host_lines))
+    got, _ = status_and_body(answer)
+    assert got == status, answer[:300]
+    assert gateway.chain.asked == []
+
+
+async def test_loopback_hosts_are_answered(start: Start) -> None:
+    gateway = await start(token=None)
+    for host in ("localhost", "LOCALHOST:8080", "127.0.0.1", "127.0.0.2:1", "[::1]", "[::1]:8080"):
+        answer = await gateway.raw(head("GET", "/v1/ledger/r1/c1", f"Host: {host}"))
+        assert status_and_body(answer)[0] == 200, host
+
+
+async def test_an_unreadable_host_is_400_on_the_probes_too(start: Start) -> None:
+    gateway = await start()
+    answer = await gateway.raw(head("GET", "/livez", "Host: ::1"))
+    assert error_reason(answer, 400) == "BAD_REQUEST"
+
+
+# --- bodies ----------------------------------------------------------------------------------------
+
+AUTH_LINES = ("Host: 127.0.0.1", f"Authorization: Bearer {TOKEN}", "Content-Type: application/json")
+
+
+async def test_a_chunked_body_over_the_limit_is_413(start: Start) -> None:
+    gateway = await start(input={"max_message_bytes": 4096})
+    chunk = b"1000\r\n" + b"x" * 4096 + b"\r\n"
+    answer = await gateway.raw(
+        head("POST", "/v1/lookups", *AUTH_LINES, "Transfer-Encoding: chunked", body=chunk * 3 + b"0\r\n\r\n")
+    )
+    assert error_reason(answer, 413) == "OVERSIZED"
+    assert gateway.chain.bodies == []
+
+
+@pytest.mark.parametrize(
+    ("lengths", "status"),
+    [
+        (["Content-Length: -1"], 400),
+        (["Content-Length: 10", "Content-Length: 12"], 400),
+        (["Content-Length: 1e3"], 400),
+        (["Content-Length: +10"], 400),
+        (["Content-Length: 99999999999999999999999"], 400),
+        ([f"Content-Length: {2**31}"], 413),
+    ],
+)
+async def test_bad_or_huge_content_lengths_are_400_or_413(
+    start: Start, lengths: list[str], status: int
+) -> None:
+    gateway = await start()
+    answer = await gateway.raw(head("POST", "/v1/lookups", *AUTH_LINES, *lengths, body=b"0123456789"))
+    assert status_and_body(answer)[0] == status, answer[:300]
+    assert gateway.chain.bodies == []
+
+
+async def test_a_client_that_leaves_mid_body_is_no_500_and_no_error(
+    start: Start, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    gateway = await start()
+    for _ in range(5):
+        await gateway.drop(head("POST", "/v1/lookups", *AUTH_LINES, "Content-Length: 1000", body=b"{"))
+    for _ in range(200):  # until the gateway has seen the five go (it counts each as a 400)
+        metrics = await gateway.raw(head("GET", "/metrics", "Host: 127.0.0.1"))
+        if b'route="/v1/lookups",status="400"} 5.0' in metrics:
+            break
+        await asyncio.sleep(0.05)
+    assert b'route="/v1/lookups",status="400"} 5.0' in metrics
+    assert b'status="500"' not in metrics
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert gateway.chain.bodies == []
+
+
+async def test_a_body_that_does_not_arrive_in_time_is_408(start: Start) -> None:
+    gateway = await start(gateway_body_timeout_seconds=0.2)
+    answer = await gateway.raw(head("POST", "/v1/lookups", *AUTH_LINES, "Content-Length: 1000", body=b"{"))
+    assert status_and_body(answer)[0] == 408
+    assert gateway.chain.bodies == []
+
+
+# --- connections -----------------------------------------------------------------------------------
+
+
+async def test_an_idle_or_slow_connection_is_closed(start: Start) -> None:
+    gateway = await start(gateway_header_timeout_seconds=0.2, gateway_keepalive_timeout_seconds=0.2)
+    assert await gateway.raw(b"") == b""  # says nothing: closed, nothing answered
+    assert await gateway.raw(b"GET /livez HTTP/1.1\r\nHost: 127.0.0.1\r\n") == b""  # never ends
+
+
+async def test_connections_per_peer_are_capped_with_a_503_in_the_error_shape(start: Start) -> None:
+    gateway = await start(gateway_max_connections_per_peer=2)
+    held = [await asyncio.open_connection("127.0.0.1", gateway.port) for _ in range(2)]
+    try:
+        answer = await gateway.raw(head("GET", "/livez", "Host: 127.0.0.1"))
+        assert error_reason(answer, 503) == "UNAVAILABLE"
+    finally:
+        for _, writer in held:
+            writer.close()
+    for _ in range(100):  # the gate counts a connection until the server sees it close
+        answer = await gateway.raw(head("GET", "/livez", "Host: 127.0.0.1"))
+        if status_and_body(answer)[0] == 200:
+            break
+        await asyncio.sleep(0.05)
+    assert status_and_body(answer)[0] == 200
+
+
+# --- ledger paths ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "asked"),
+    [
+        ("/v1/ledger/%2E/c1", "."),
+        ("/v1/ledger/%2E%2E/c1", ".."),
+        ("/v1/ledger/r1%2Fx/c1", "r1/x"),
+        ("/v1/ledger/r%001/c1", "r\x001"),
+        ("/v1/ledger/" + "r" * 5_000 + "/c1", "r" * 5_000),
+    ],
+)
+async def test_odd_ids_in_ledger_paths_reach_the_client_decoded_never_a_500(
+    start: Start, path: str, asked: str
+) -> None:
+    """The ids are percent-decoded once and handed to the client, which refuses an invalid one (400,
+    tests/integration/test_gateway.py); the HTTP edge itself never fails on them."""
+    gateway = await start()
+    answer = await gateway.raw(head("GET", path, "Host: 127.0.0.1", f"Authorization: Bearer {TOKEN}"))
+    assert status_and_body(answer)[0] == 200, answer[:300]
+    assert gateway.chain.asked == [(asked, "c1")]
+    assert is_valid_id(asked) == (asked in (".", ".."))
+
+
+async def test_a_10000_character_id_is_400_in_the_error_shape(start: Start) -> None:
+    gateway = await start()
+    path = "/v1/ledger/" + "r" * 10_000 + "/c1"  # beyond aiohttp's request-line limit
+    answer = await gateway.raw(head("GET", path, "Host: 127.0.0.1", f"Authorization: Bearer {TOKEN}"))
+    assert error_reason(answer, 400) == "BAD_REQUEST"
+    assert gateway.chain.asked == []
