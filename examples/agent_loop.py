@@ -386,6 +386,11 @@ def show_draft(out: Console, draft: Mapping[str, Any]) -> None:
         table.add_row(
             cell("conclusion"), cell(""), cell(f"← {refs}"), cell(""), cell(conclusion.get("content"))
         )
+    for action in draft.get("action_plan") or []:
+        refs = ", ".join(action.get("based_on_analysis_ids") or [])
+        table.add_row(
+            cell(action.get("id")), cell("action"), cell(f"← {refs}"), cell(""), cell(action.get("content"))
+        )
     out.print(table)
 
 
@@ -399,7 +404,8 @@ def show_verdict(out: Console, verdict: VerdictReply, answer: str | None, langua
     table.add_row(
         cell(v["attempt"]),
         cell(verdict.kind, VERDICT_STYLE.get(verdict.kind, "")),
-        cell("\n".join(codes) if codes else "-"),
+        # line by line: printable() escapes a newline, and each violation should keep its own line
+        Text("\n".join(printable(code) for code in codes)) if codes else cell("-"),
         cell(str(v["draft_sha256"])[:12]),
     )
     out.print(table)

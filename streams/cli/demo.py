@@ -2,11 +2,12 @@
 
 Starts a worker in a subprocess on a fresh topic prefix and ledger namespace, publishes the sample
 raw-hits records, waits until the ledger holds them (the agent is shown its tool result from the
-ledger before it writes a draft), publishes the sample drafts, and prints the ledger, the verdicts
-and the dead letters as tables. Then, on the same worker, the agent loop of
-``examples/agent_loop.py`` (lookups, drafts, repair prompts, a fallback), run as that example is run
-(``python -m examples.agent_loop``) so the demo shows exactly what a reader of the example gets;
-``--mode`` picks one of the two.
+ledger before it writes a draft), publishes the sample drafts, and prints the ledger, the verdicts,
+the reports the guard published (one per PASS or FALLBACK, SPEC 4.3) and the dead letters as tables.
+Then, on the same worker, the agent loop of ``examples/agent_loop.py`` (lookups, drafts, repair
+prompts, a fallback, a claim the evidence does not support, each run's report read back from
+``reports``), run as that example is run (``python -m examples.agent_loop``) so the demo shows
+exactly what a reader of the example gets; ``--mode`` picks one of the two.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from rich.text import Text
 
 from models.vocab import Station, Topic
 from streams import codec
+from streams.cli.audit import report_summary
 from streams.cli.display import cell, console, printable, redact_url
 from streams.cli.offline import read_lines
 from streams.cli.stream import publish_lines
@@ -155,6 +157,13 @@ async def _demo(
         until=lambda v: len(v) >= len(drafts),
         wait_seconds=wait_seconds,
     )
+    publishing = sum(1 for v in verdicts if codec.loads(v).get("verdict") in ("PASS", "FALLBACK"))
+    reports = await read_topic(
+        settings,
+        settings.topic(Topic.REPORTS),
+        until=lambda v: len(v) >= publishing,
+        wait_seconds=wait_seconds,
+    )
     letters = await read_topic(settings, settings.topic(Topic.DEAD_LETTERS), until=lambda v: True, settle=2.0)
     order = {sha256_hex(draft): index for index, draft in enumerate(drafts)}
     parsed = sorted(
@@ -163,6 +172,9 @@ async def _demo(
     return {
         "ledger": [codec.loads(v) for v in ledger],
         "verdicts": parsed,
+        "reports": sorted(
+            (codec.loads(v) for v in reports), key=lambda r: order.get(r["draft_sha256"], len(order))
+        ),
         "dead_letters": [codec.loads(v) for v in letters],
     }
 
@@ -174,7 +186,7 @@ def _reaches_ledger(line: bytes, settings: Settings) -> bool:
 
 
 def show(outcome: dict[str, list[dict[str, Any]]], settings: Settings, console: Console) -> None:
-    """The outcome as three tables a person can read."""
+    """The outcome as four tables a person can read."""
     where = redact_url(settings.redis_url.get_secret_value())
     ledger = Table(
         title=Text(f"Ledger (Redis {where}, keys {settings.ns}:ledger:{{<tool_call_id>}}:<run_id>)")
@@ -206,6 +218,18 @@ def show(outcome: dict[str, list[dict[str, Any]]], settings: Settings, console: 
             cell(verdict["verdict"], style),
             Text(codes),
         )
+    reports = Table(title=Text(f"Published: what left the chain ({settings.topic(Topic.REPORTS)})"))
+    for column in ("draft", "run", "verdict", "report", "signed by"):
+        reports.add_column(column)
+    for event in outcome.get("reports", []):
+        style = {"PASS": "green", "FALLBACK": "red"}.get(str(event["verdict"]), "")
+        reports.add_row(
+            cell(event["draft_id"], empty="?"),
+            cell(event["run_id"], empty="?"),
+            cell(event["verdict"], style),
+            cell(report_summary(event)),
+            cell((event.get("signature") or {}).get("key_id"), empty="unsigned"),
+        )
     letters = Table(title=Text(f"Dead letters ({settings.topic(Topic.DEAD_LETTERS)})"))
     for column in ("reason", "run / tool call", "station", "source", "error"):
         letters.add_column(column)
@@ -221,7 +245,7 @@ def show(outcome: dict[str, list[dict[str, Any]]], settings: Settings, console: 
             ),
             cell(letter["error"][:80]),
         )
-    console.print(ledger, verdicts, letters)
+    console.print(ledger, verdicts, reports, letters)
 
 
 def _agent_loop(settings: Settings, *, width: int | None, timeout_ms: int) -> None:
