@@ -219,7 +219,9 @@ async def test_retries_answer_the_same(http: aiohttp.ClientSession) -> None:
     record = codec.dumps({**codec.loads(RAW[0]), "run_id": "run-gw-retry", "tool_call_id": "call-gw-retry"})
     answers = [await post(http, "/v1/lookups", record) for _ in range(3)]
     assert {status for status, _, _ in answers} == {200}
-    assert len({body for _, body, _ in answers}) == 1  # byte-identical
+    entries = [codec.loads(body) for _, body, _ in answers]
+    assert [entry.pop("outcome") for entry in entries] == ["WRITTEN", "DUPLICATE", "DUPLICATE"]
+    assert len({codec.dumps(entry) for entry in entries}) == 1  # the same entry, byte for byte
     draft = DRAFTS[0]
     verdicts = [await post(http, "/v1/drafts", draft) for _ in range(2)]
     assert [status for status, _, _ in verdicts] == [200, 200]
