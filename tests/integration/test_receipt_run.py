@@ -49,7 +49,9 @@ async def test_a_receipt_of_a_real_signed_run_verifies_after_a_redis_flush(
     tmp_path: Path,
     browser: Any,  # noqa: F811 - the fixture
 ) -> None:
-    signer, private, public = generate_key_pair(tmp_path, "ledger")
+    signer, private, public = generate_key_pair(tmp_path, "ledger", "ledger")
+    # one worker runs every agent here: its key signs entries and verdicts, so it is trusted in both roles
+    public.write_text(f"{signer.trusted_line('ledger')}\n{signer.trusted_line('guard')}\n", encoding="utf-8")
     keys = {"EC_SIGNING_KEY_FILE": str(private), "EC_TRUSTED_KEYS_FILE": str(public)}
     env = worker_env(unique_prefix, kafka_bootstrap, redis_url, **keys)
     settings = Settings(

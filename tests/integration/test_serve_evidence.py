@@ -72,7 +72,7 @@ def test_an_auditor_sees_what_the_agent_saw_and_can_check_it(
 ) -> None:
     from selenium.webdriver.common.by import By
 
-    trusted = TrustedKeys.from_hex([run.signer.public_hex])
+    trusted = TrustedKeys.from_hex(ledger=[run.signer.public_hex], guard=[run.signer.public_hex])
     env = {"EC_TRUSTED_KEYS_FILE": str(run.trusted_keys_file)}
     with serving(database, tmp_path, env=env) as base:
         browser.get(f"{base}/runs/{RUN}")

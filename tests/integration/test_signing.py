@@ -42,7 +42,9 @@ def signed(
     kafka_bootstrap: str, redis_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Signed]:
     keys = tmp_path_factory.mktemp("keys")
-    signer, private, public = generate_key_pair(keys, "worker")
+    signer, private, public = generate_key_pair(keys, "worker", "ledger")
+    # one worker runs every agent here: its key signs entries and verdicts, so it is trusted in both roles
+    public.write_text(f"{signer.trusted_line('ledger')}\n{signer.trusted_line('guard')}\n", encoding="utf-8")
     prefix = f"t-{uuid.uuid4().hex[:8]}-"
     env = worker_env(
         prefix, kafka_bootstrap, redis_url, EC_SIGNING_KEY_FILE=str(private), EC_TRUSTED_KEYS_FILE=str(public)
@@ -64,7 +66,7 @@ async def test_entries_are_signed_and_redelivery_repeats_the_same_bytes(signed: 
     first = await signed.values("ledger", len(ready))
     await publish(signed.kafka, f"{signed.prefix}raw-hits", RAW)  # the same records again: re-delivery
     both = await signed.values("ledger", 2 * len(first), settle=1.0)
-    trusted = TrustedKeys.from_hex([signed.signer.public_hex])
+    trusted = TrustedKeys.from_hex(ledger=[signed.signer.public_hex])
     by_key: dict[tuple[str, str], set[bytes]] = {}
     for value in both:
         doc = codec.loads(value)
@@ -128,15 +130,15 @@ async def test_a_forged_entry_with_a_recomputed_hash_is_tampered(signed: Signed)
     forged_verdict = verdicts[f"forged-{tag}"]
     assert forged_verdict["verdict"] == "REJECT"
     assert [v["code"] for v in forged_verdict["violations"]] == ["LEDGER_PAYLOAD_TAMPERED"]
-    trusted = TrustedKeys.from_hex([signed.signer.public_hex])
+    trusted = TrustedKeys.from_hex(guard=[signed.signer.public_hex])
     assert all(trusted.verify_verdict(v) is None for v in verdicts.values())
 
 
 def test_a_worker_whose_own_key_is_not_trusted_refuses_to_start(
     kafka_bootstrap: str, redis_url: str, tmp_path: Path
 ) -> None:
-    _, private, _ = generate_key_pair(tmp_path, "own")
-    _, _, other = generate_key_pair(tmp_path, "other")
+    own, private, _ = generate_key_pair(tmp_path, "own", "ledger")
+    _, _, other = generate_key_pair(tmp_path, "other", "ledger")
     env = worker_env(
         f"t-{uuid.uuid4().hex[:8]}-",
         kafka_bootstrap,
@@ -146,5 +148,19 @@ def test_a_worker_whose_own_key_is_not_trusted_refuses_to_start(
     )
     done = subprocess.run([CLI, "worker"], env=env, capture_output=True, timeout=60, check=False)  # noqa: S603
     assert done.returncode == 2, done.stderr.decode()[-2000:]
-    assert b"is not in EC_TRUSTED_KEYS_FILE" in done.stderr
+    assert b"does not trust it as a ledger key" in done.stderr
     assert b"Traceback" not in done.stderr
+    # SPEC 3.7: trusted, but only as a ledger key, it cannot run the guard (its verdicts would not verify)
+    ledger_only = tmp_path / "ledger-only.keys"
+    ledger_only.write_text(f"{own.trusted_line('ledger')}\n", encoding="utf-8")
+    env |= {"EC_TRUSTED_KEYS_FILE": str(ledger_only), "EC_AGENTS": "guard"}
+    done = subprocess.run([CLI, "worker"], env=env, capture_output=True, timeout=60, check=False)  # noqa: S603
+    assert done.returncode == 2, done.stderr.decode()[-2000:]
+    assert b"does not trust it as a guard key" in done.stderr and b"Traceback" not in done.stderr
+    # a bare key line (trusted keys before roles) is a configuration error naming the line
+    bare = tmp_path / "bare.keys"
+    bare.write_text(f"# the old format\n{own.public_hex}\n", encoding="utf-8")
+    env |= {"EC_TRUSTED_KEYS_FILE": str(bare), "EC_AGENTS": "ledger"}
+    done = subprocess.run([CLI, "worker"], env=env, capture_output=True, timeout=60, check=False)  # noqa: S603
+    assert done.returncode == 2, done.stderr.decode()[-2000:]
+    assert b"line 2" in done.stderr and b"ledger <key>" in done.stderr and b"Traceback" not in done.stderr
