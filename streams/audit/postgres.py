@@ -307,11 +307,11 @@ class PostgresAuditStore(AuditStore):
             (run_id,),
         )
 
-    def _summary_rows(self, limit: int) -> tuple[list[dict[str, Any]], int, int]:
+    def _summary_rows(self, limit: int, offset: int = 0) -> tuple[list[dict[str, Any]], int, int]:
         rows = self._read(
             b"SELECT * FROM run_summary ORDER BY last_source_timestamp DESC NULLS LAST, "
-            b'last_applied_at DESC, run_id COLLATE "C" LIMIT %s',
-            (limit,),
+            b'last_applied_at DESC, run_id COLLATE "C" LIMIT %s OFFSET %s',
+            (limit, offset),
         )
         (totals,) = self._read(
             b"SELECT (SELECT count(*) FROM run_summary) AS runs, "

@@ -281,11 +281,11 @@ class SqliteAuditStore(AuditStore):
         )
         return [dict(row) for row in rows]
 
-    def _summary_rows(self, limit: int) -> tuple[list[dict[str, Any]], int, int]:
+    def _summary_rows(self, limit: int, offset: int = 0) -> tuple[list[dict[str, Any]], int, int]:
         rows = self._read(
             "SELECT * FROM run_summary "
-            "ORDER BY last_source_timestamp DESC NULLS LAST, last_applied_at DESC, run_id LIMIT ?",
-            (limit,),
+            "ORDER BY last_source_timestamp DESC NULLS LAST, last_applied_at DESC, run_id LIMIT ? OFFSET ?",
+            (limit, offset),
         )
         (totals,) = self._read(
             "SELECT (SELECT count(*) FROM run_summary), "

@@ -377,8 +377,9 @@ class AuditStore(ABC):
         """The ``tool_invocation`` rows of one run, ordered by kind, origin, tool call, event id."""
 
     @abstractmethod
-    def _summary_rows(self, limit: int) -> tuple[list[dict[str, Any]], int, int]:
-        """The newest ``limit`` rows of ``run_summary``, the number of runs, and verdicts without a run id."""
+    def _summary_rows(self, limit: int, offset: int = 0) -> tuple[list[dict[str, Any]], int, int]:
+        """The newest ``limit`` rows of ``run_summary`` after ``offset``, the number of runs, and verdicts
+        without a run id."""
 
     @abstractmethod
     def _guard_fields(self, run_id: str) -> list[tuple[str, str]]:
@@ -498,8 +499,9 @@ class AuditStore(ABC):
                 )
         return tool_calls, verdicts
 
-    def run_overview(self, limit: int = 500) -> dict[str, Any]:
-        """The newest ``limit`` runs (by the latest origin timestamp of any of their records) with counts.
+    def run_overview(self, limit: int = 500, offset: int = 0) -> dict[str, Any]:
+        """The newest ``limit`` runs (by the latest origin timestamp of any of their records) with counts,
+        after the first ``offset`` of them (a page of the run list).
 
         Raises:
             ConfigurationError: the database predates the ``run_summary`` view (schema version 2).
@@ -509,7 +511,7 @@ class AuditStore(ABC):
                 f"the audit database {self.where} is at schema version {max(self.versions, default=0)}; "
                 "the run list needs version 2: start `evidence-chain audit-sink` once, it migrates at start"
             )
-        rows, total, orphans = self._summary_rows(limit)
+        rows, total, orphans = self._summary_rows(limit, offset)
         runs = [
             {
                 "run_id": row["run_id"],
@@ -526,7 +528,7 @@ class AuditStore(ABC):
             }
             for row in rows
         ]
-        return {"runs": runs, "run_count": total, "verdicts_without_run_id": orphans}
+        return {"runs": runs, "run_count": total, "offset": offset, "verdicts_without_run_id": orphans}
 
     def violation_details(self, run_id: str) -> dict[str, list[dict[str, Any]]]:
         """Per guard ``event_id`` of the run, its violations with the tool calls each concerns, when the

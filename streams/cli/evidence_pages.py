@@ -21,11 +21,63 @@ _BOX, _GAP, _HEIGHT = 136, 26, 92
 _CITES_NOTHING = '<p class="dim">cites nothing</p>'
 
 
+MAX_TEXT_CHARS = 4000
+"""A draft's text longer than this is cut on the page, with a link to the whole (the page's JSON):
+one run of large drafts must not make a page of tens of megabytes."""
+
+
 def _lines(value: Any) -> str:
-    """A multi-line text: each line as :func:`_text`, joined by ``<br>``."""
+    """A multi-line text: each line as :func:`_text`, joined by ``<br>``; cut at :data:`MAX_TEXT_CHARS`."""
     if not isinstance(value, str):
         return _text(value)
-    return "<br>".join(_text(line) for line in value.split("\n"))
+    cut = ""
+    if len(value) > MAX_TEXT_CHARS:
+        more = len(value) - MAX_TEXT_CHARS
+        value = value[:MAX_TEXT_CHARS]
+        cut = (
+            f' <span class="cut">… {more:,} more characters: <a href="?format=json">the whole text</a> is '
+            "in this page's JSON</span>"
+        )
+    return "<br>".join(_text(line) for line in value.split("\n")) + cut
+
+
+def _specifics(item: Mapping[str, Any]) -> str:
+    """The review's specifics of one text (SPEC 4.2), each supported (with the evidence item it was
+    found in) or not; nothing when the view has none."""
+    found = item.get("specifics")
+    if not isinstance(found, list) or not found:
+        return ""
+    rows = []
+    for specific in found:
+        if not isinstance(specific, Mapping):
+            continue
+        kind, value = _text(specific.get("kind")), _text(specific.get("value"))
+        if specific.get("supported"):
+            where = [
+                f'<span class="mono">{_text(specific[name])}</span>'
+                for name in ("tool_call_id", "document_id")
+                if specific.get(name) is not None
+            ]
+            state = '<span class="supported">supported</span>' + (f" in {' · '.join(where)}" if where else "")
+        else:
+            state = '<span class="bad unsupported">not in the cited evidence</span>'
+        rows.append(f'<li class="specific">{kind} <code>{value}</code>: {state}</li>')
+    return f'<ul class="specifics">{"".join(rows)}</ul>' if rows else ""
+
+
+def report_block(report: Any) -> str:
+    """What was published for a draft (the ``reports`` event), or nothing when there is none."""
+    if not isinstance(report, Mapping):
+        return ""
+    body = report.get("report")
+    conclusion = body.get("conclusion") if isinstance(body, Mapping) else None
+    said = conclusion.get("content") if isinstance(conclusion, Mapping) else None
+    return (
+        f'<p class="report">published: <span class="verdict">{_text(report.get("verdict"))}</span> report '
+        f'<span class="mono">{_text(report.get("event_id"))}</span>'
+        + (f" · conclusion: {_lines(said)}" if said is not None else " · no conclusion")
+        + "</p>"
+    )
 
 
 def shown_anchor(tool_call_id: str) -> str:
@@ -223,6 +275,7 @@ def claims(view: Mapping[str, Any], violation: Any) -> str:
             f'<p><span class="item-id mono">{_text(item["id"])}</span> · '
             f'<span class="kind">{_text(item["kind"])}</span></p>'
             f'<p class="content">{_lines(item["content"])}</p>'
+            + _specifics(item)
             + (f'<ol class="violations">{here}</ol>' if here else "")
             + f'</div><div class="cited">{cites or _CITES_NOTHING}</div></div>'
         )
@@ -233,7 +286,9 @@ def claims(view: Mapping[str, Any], violation: Any) -> str:
         out += (
             '<p class="conclusion"><strong>conclusion</strong> '
             f"(on {_text(', '.join(conclusion['based_on_analysis_ids']))}): "
-            f"{_lines(conclusion['content'])}</p>" + (f'<ol class="violations">{here}</ol>' if here else "")
+            f"{_lines(conclusion['content'])}</p>"
+            + _specifics(conclusion)
+            + (f'<ol class="violations">{here}</ol>' if here else "")
         )
     elif view["stored_draft"]:
         out += '<p class="conclusion dim">conclusion: none (evidence was insufficient)</p>'
@@ -242,6 +297,7 @@ def claims(view: Mapping[str, Any], violation: Any) -> str:
         out += (
             f'<p class="action"><strong>action <span class="mono">{_text(action["id"])}</span></strong> '
             f"(on {_text(', '.join(action['based_on_analysis_ids']))}): {_lines(action['content'])}</p>"
+            + _specifics(action)
             + (f'<ol class="violations">{here}</ol>' if here else "")
         )
     if view["limitations"] or view["limitation_violations"]:

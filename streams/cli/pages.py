@@ -25,6 +25,7 @@ from streams.cli.evidence_pages import (
     chain_svg,
     claims,
     receipt_href,
+    report_block,
     shown_anchor,
     shown_section,
     signature_badge,
@@ -135,7 +136,19 @@ def runs_page(overview: Mapping[str, Any], where: str) -> str:
         f'<td class="when dim">{text(run["last_applied_at"])}</td></tr>'
         for run in runs
     )
-    shown = f"{len(runs)} of {overview['run_count']}" if len(runs) < overview["run_count"] else str(len(runs))
+    offset, total = int(overview.get("offset") or 0), int(overview["run_count"])
+    limit = int(overview.get("limit") or len(runs) or 1)
+    if len(runs) < total:
+        shown = f"{offset + 1}–{offset + len(runs)} of {total}" if runs else f"none of {total} here"
+    else:
+        shown = str(len(runs))
+    pager = []
+    if offset > 0:
+        newer = max(0, offset - limit)
+        pager.append(f'<a rel="prev" href="/runs?limit={limit}&amp;offset={newer}">newer runs</a>')
+    if offset + len(runs) < total:
+        pager.append(f'<a rel="next" href="/runs?limit={limit}&amp;offset={offset + limit}">older runs</a>')
+    pages_nav = f'<p class="pager">{" · ".join(pager)}</p>\n' if pager else ""
     orphans = overview["verdicts_without_run_id"]
     body = (
         "<h1>Runs</h1>\n"
@@ -148,6 +161,7 @@ def runs_page(overview: Mapping[str, Any], where: str) -> str:
         + "".join(f"<th>{o}</th>" for o in VERDICT_OUTCOMES)
         + "<th>latest origin (UTC)</th><th>stored</th></tr></thead>\n"
         f"<tbody>\n{rows}\n</tbody>\n</table>\n"
+        + pages_nav
         + (
             f'<p class="dim">{orphans} verdicts carry no readable run id and belong to no run here.</p>'
             if orphans
@@ -376,6 +390,7 @@ def _draft(index: int, draft: Mapping[str, Any], recorded: set[str]) -> str:
         f'<span class="attempt">{text(draft.get("attempt"))}</span> · '
         f'<span class="{klass}">{text(draft.get("verdict"))}</span></h3>'
         f"{proof}"
+        f"{report_block(view.get('report')) if view is not None else ''}"
         f'<p class="cites">cites: {_refs(cited, recorded) if cited else _DASH}</p>'
         f"{body}{violations}"
         f'<p class="dim">origin {text(draft.get("origin_partition"))}@{text(draft.get("origin_offset"))}, '

@@ -1,6 +1,7 @@
 """``serve``: the audit database as web pages for people, read-only (aiohttp).
 
-``GET /`` and ``/runs`` list the runs, newest first, with their counts; ``/runs/<run_id>`` shows one
+``GET /`` and ``/runs`` list the runs, newest first, with their counts, a page at a time
+(``?limit=``, ``?offset=``); ``/runs/<run_id>`` shows one
 run's trail (:mod:`streams.cli.pages`) and its evidence (:mod:`streams.cli.evidence`): what each tool call
 showed the agent, signatures checked with ``EC_TRUSTED_KEYS_FILE``, each claim beside what it cites;
 ``/runs/<run>/drafts/<draft>/receipt.json`` (``?attempt=N``) is a draft's receipt (SPEC 4.1).
@@ -59,6 +60,9 @@ T = TypeVar("T")
 MAX_RUNS = 5000
 _LIMIT = re.compile(r"[0-9]{1,4}")  # ASCII digits only (str.isdigit takes "²"); MAX_RUNS has 4 digits
 _ATTEMPT = re.compile(r"[0-9]{1,7}")
+_OFFSET = re.compile(r"[0-9]{1,9}")
+RUNS_PER_PAGE = 100
+"""Runs on one page of the list (``?limit=`` up to :data:`MAX_RUNS`; ``?offset=`` pages on)."""
 _FORMATS = ("html", "json")
 HEADERS = {
     # No script may run on these pages, whatever a record holds; only the page's own style applies.
@@ -159,6 +163,9 @@ def _query_problem(request: web.Request, accepted: tuple[str, ...]) -> str | Non
     limit = request.query.get("limit") if "limit" in accepted else None
     if limit is not None and not (_LIMIT.fullmatch(limit) and 1 <= int(limit) <= MAX_RUNS):
         return f"limit must be a whole number from 1 to {MAX_RUNS}"
+    offset = request.query.get("offset") if "offset" in accepted else None
+    if offset is not None and not _OFFSET.fullmatch(offset):
+        return "offset must be a whole number from 0 to 999999999"
     return None
 
 
@@ -170,6 +177,14 @@ def _answer(request: web.Request, document: Any, html: Callable[[], str], status
     return web.Response(
         text=html(), status=status, content_type="text/html", charset="utf-8", headers=HEADERS
     )
+
+
+async def _render(
+    request: web.Request, document: Any, html: Callable[[], str], status: int = 200
+) -> web.Response:
+    """:func:`_answer` in a worker thread: a large run's page must not hold the loop (and every other
+    request) while it is built."""
+    return await asyncio.to_thread(_answer, request, document, html, status)
 
 
 def _problem(request: web.Request, status: int, title: str, message: str) -> web.Response:
@@ -214,7 +229,7 @@ def build_app(settings: Settings, allowed_hosts: Collection[str] = ()) -> web.Ap
             return _problem(request, 503, "Audit database unusable", str(exc))
 
     async def runs(request: web.Request) -> web.Response:
-        problem = _query_problem(request, ("run_id", "limit", "format"))
+        problem = _query_problem(request, ("run_id", "limit", "offset", "format"))
         if problem is not None:
             return _problem(request, 400, "Bad request", problem)
         wanted = request.query.get("run_id", "").strip()
@@ -222,11 +237,14 @@ def build_app(settings: Settings, allowed_hosts: Collection[str] = ()) -> web.Ap
             return await show_run(request, wanted)
         if wanted:
             raise web.HTTPFound(pages.run_href(wanted, as_json=_wants_json(request)))
-        limit = int(request.query.get("limit", "500"))
+        limit = int(request.query.get("limit", str(RUNS_PER_PAGE)))
+        offset = int(request.query.get("offset", "0"))
 
         async def page() -> web.Response:
-            overview = await read(lambda store: store.run_overview(limit))
-            return _answer(request, pages.runs_document(overview), lambda: pages.runs_page(overview, where))
+            overview = await read(lambda store: store.run_overview(limit, offset)) | {"limit": limit}
+            return await _render(
+                request, pages.runs_document(overview), lambda: pages.runs_page(overview, where)
+            )
 
         return await guarded(request, page)
 
@@ -263,7 +281,7 @@ def build_app(settings: Settings, allowed_hosts: Collection[str] = ()) -> web.Ap
                     "(evidence-chain audit-sink)?",
                 )
             document = pages.run_document(run_id, tool_calls, verdicts, details, evidence)
-            return _answer(request, document, lambda: pages.run_page(document))
+            return await _render(request, document, lambda: pages.run_page(document))
 
         return await guarded(request, page)
 
