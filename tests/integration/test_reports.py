@@ -1,0 +1,132 @@
+"""Publish (SPEC 4.3) on the real broker and Redis: a guard worker turns the golden drafts into exactly
+one ``reports`` event per PASS or FALLBACK verdict and none for a REJECT, the report holds only the
+reviewed fields, it is signed when the guard signs, and a replay of the drafts repeats its bytes."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+from collections import defaultdict
+from pathlib import Path
+
+from streams import codec
+from streams.hashing import sha256_hex
+from streams.kafka import ensure_topics
+from streams.settings import Settings
+from streams.trust import generate_key_pair
+from streams.trust.keys import TrustedKeys
+from tests.integration.helpers import (
+    CLI,
+    Worker,
+    golden_lines,
+    load_golden_ledger,
+    publish,
+    read_topic,
+    worker_env,
+)
+
+REVIEWED_KEYS = ["analysis", "conclusion", "action_plan", "limitations"]
+
+
+def with_unknown_fields(raw: bytes) -> bytes:
+    """d-pass as another draft, with fields the guard never judges at every level."""
+    draft = codec.loads(raw)
+    draft["draft_id"] = "d-extra"
+    draft["internal_notes"] = "the model's scratchpad"
+    draft["analysis"][0]["confidence"] = 0.97
+    draft["conclusion"]["raw_prompt"] = "..."
+    draft["action_plan"][0]["owner"] = "someone"
+    return codec.dumps(draft)
+
+
+async def test_one_report_per_pass_or_fallback_and_a_replay_repeats_its_bytes(
+    kafka_bootstrap: str, redis_url: str, unique_prefix: str, tmp_path: Path
+) -> None:
+    signer, private, _ = generate_key_pair(tmp_path, "guard", "guard")
+    env = worker_env(
+        unique_prefix, kafka_bootstrap, redis_url, EC_AGENTS="guard", EC_SIGNING_KEY_FILE=str(private)
+    )
+    settings = Settings(kafka_bootstrap=kafka_bootstrap, topic_prefix=unique_prefix, topic_partitions=3)
+    await ensure_topics(settings)
+    await load_golden_ledger(redis_url, env["EC_NS"])
+    golden = golden_lines("guard", "drafts.jsonl")
+    extra = with_unknown_fields(next(d for d in golden if b'"d-pass"' in d))
+    drafts = [*golden, extra]
+    await publish(kafka_bootstrap, settings.topic("diagnosis-drafts"), drafts)
+
+    worker = Worker(env, tmp_path / "worker.log").start()
+    try:
+        verdicts = [
+            codec.loads(v)
+            for v in await read_topic(
+                kafka_bootstrap, settings.topic("verdicts"), until=lambda v: len(v) >= len(drafts)
+            )
+        ]
+        assert len(verdicts) == len(drafts), worker.log_tail()
+        publishing = [v for v in verdicts if v["verdict"] in ("PASS", "FALLBACK")]
+        assert {v["verdict"] for v in publishing} == {"PASS", "FALLBACK"}
+        assert any(v["verdict"] == "REJECT" for v in verdicts)
+        first = await read_topic(
+            kafka_bootstrap,
+            settings.topic("reports"),
+            until=lambda v: len(v) >= len(publishing),
+            settle=2.0,
+        )
+    finally:
+        worker.stop()  # graceful: its offsets are committed
+
+    reports = [codec.loads(r) for r in first]
+    # exactly one per PASS or FALLBACK verdict, none for a REJECT
+    assert sorted(r["verdict_event_id"] for r in reports) == sorted(v["event_id"] for v in publishing)
+    by_verdict = {v["event_id"]: v for v in verdicts}
+    by_sha = {sha256_hex(d): d for d in drafts}
+    trusted = TrustedKeys.from_hex(guard=[signer.public_hex])
+    for report in reports:
+        verdict = by_verdict[report["verdict_event_id"]]
+        assert report["event_id"] == "publish:" + verdict["event_id"].removeprefix("guard:")
+        assert (report["run_id"], report["draft_id"], report["attempt"], report["verdict"]) == (
+            verdict["run_id"],
+            verdict["draft_id"],
+            verdict["attempt"],
+            verdict["verdict"],
+        )
+        assert report["draft_sha256"] == verdict["draft_sha256"]
+        assert trusted.verify_report(report) is None
+        if verdict["verdict"] == "FALLBACK":
+            assert report["report"] == verdict["fallback_report"]
+            continue
+        assert list(report["report"]) == REVIEWED_KEYS
+        draft = codec.loads(by_sha[verdict["draft_sha256"]])
+        assert report["report"]["limitations"] == draft["limitations"]
+        assert [a["id"] for a in report["report"]["analysis"]] == [a["id"] for a in draft["analysis"]]
+    (extra_report,) = [r for r in reports if r["draft_id"] == "d-extra"]
+    (plain_report,) = [r for r in reports if r["draft_id"] == "d-pass"]
+    assert extra_report["report"] == plain_report["report"]  # nothing the guard did not judge rode along
+    for name in (b"internal_notes", b"confidence", b"raw_prompt", b"owner"):
+        assert name not in codec.dumps(extra_report)
+
+    # Replay the drafts (the workers stopped, their offsets moved back to 0): the same reports, byte for byte.
+    done = await asyncio.to_thread(
+        subprocess.run,  # our own console script
+        [CLI, "replay", "--topic", "diagnosis-drafts", "--mode", "reset", "--from-offset", "0", "--yes"],
+        env=env,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    again = Worker(env, tmp_path / "worker2.log").start()
+    try:
+        both = await read_topic(
+            kafka_bootstrap,
+            settings.topic("reports"),
+            until=lambda v: len(v) >= 2 * len(publishing),
+            settle=2.0,
+        )
+    finally:
+        again.stop()
+    copies: dict[str, list[bytes]] = defaultdict(list)
+    for value in both:
+        copies[codec.loads(value)["event_id"]].append(value)
+    assert len(both) == 2 * len(publishing), again.log_tail()
+    assert all(len(values) == 2 and values[0] == values[1] for values in copies.values())
