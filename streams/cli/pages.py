@@ -218,7 +218,7 @@ def run_document(
         triple = (verdict.get("draft_id"), verdict.get("attempt"))
         first = first_of.get(triple)
         sha = view.get("draft_sha256") if view is not None else None
-        if first is not None and sha != first.get("draft_sha256"):
+        if first is not None and (sha is None or sha != first.get("draft_sha256")):  # unknown bytes: say so
             draft["conflict_with"] = first["event_id"]
         if view is not None:
             draft["evidence"] = _with_links(view, listed)
