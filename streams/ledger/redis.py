@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, cast
@@ -113,12 +114,58 @@ _REFUSED: tuple[type[BaseException], ...] = (
 )
 
 
+_KEY_REFUSED = re.compile(
+    r"permissions to access .*keys?|can't access at least one of the keys", re.IGNORECASE
+)
+_COMMAND_REFUSED = re.compile(r"permissions to run the '([^']+)' command", re.IGNORECASE)
+
+
+def refusal_advice(error: str, ns: str | None) -> str:
+    """What to change, for a Redis refusal (NOPERM, WRONGPASS) of ``error``'s text. Pure.
+
+    The users of ``deploy/redis/users.acl`` may touch only the key namespaces they were rendered for
+    (``~ec:*`` by default) and database 0 (no SELECT); a worker whose ``EC_NS`` is another namespace is
+    refused every key, which no password or command list fixes.
+    """
+    if _KEY_REFUSED.search(error):
+        shown = ns if ns is not None and re.fullmatch(r"[A-Za-z0-9._-]{1,64}", ns) else "<EC_NS>"
+        return (
+            f"the key is outside this Redis user's key pattern: EC_NS is {shown!r}, and the users of "
+            "deploy/redis/users.acl may touch only the namespaces they were rendered for (~ec:* by "
+            f"default). Render the users for this namespace — the local stack: `EC_NS={shown} make up`; "
+            f"elsewhere: `deploy/redis/acl.sh rules ec-ledger <redis version> {shown}` (and ec-reader) "
+            f"for ACL SETUSER, or `deploy/redis/acl.sh aclfile <redis version> <password dir> {shown}` "
+            "for an aclfile (deploy/k8s: EC_NS in configmap.yaml, then deploy/k8s/secrets.sh) — or set "
+            "EC_NS to the namespace the users were rendered for"
+        )
+    command = _COMMAND_REFUSED.search(error)
+    if command is not None and command.group(1).lower() == "select":
+        return (
+            "EC_REDIS_URL selects a database other than 0 (its path /N or ?db=N), and the users of "
+            "deploy/redis/users.acl may not SELECT: the ledger lives in database 0; end EC_REDIS_URL "
+            "with /0 (or drop the database number)"
+        )
+    if command is not None:
+        return (
+            f"this Redis user may not run {command.group(1).upper()}: the ledger agent (and `ledger "
+            "rebuild`) logs in as ec-ledger, everything else as ec-reader (deploy/redis/users.acl; "
+            "render them with `make up` or deploy/redis/acl.sh)"
+        )
+    return (
+        "check the password in EC_REDIS_URL / EC_REDIS_PASSWORD and the user's ACL (the ledger agent's "
+        "user needs HGETALL, EVALSHA, SCRIPT, ZRANGEBYSCORE, ZADD, WAIT: deploy/redis/users.acl)"
+    )
+
+
 @contextlib.contextmanager
-def redis_errors(what: str) -> Iterator[None]:
+def redis_errors(what: str, *, ns: str | None = None) -> Iterator[None]:
     """Translate ``redis`` exceptions raised inside the block into the project's error tree.
 
+    ``ns``: the key namespace in use (``EC_NS``), named when a key is refused.
+
     Raises:
-        RedisRefused: credentials, permissions or a command error that retrying cannot fix.
+        RedisRefused: credentials, permissions or a command error that retrying cannot fix; the
+            message says what to change (:func:`refusal_advice`).
         RedisUnavailable: Redis is unreachable, timed out, loading, read-only, out of memory or
             redirecting; the caller holds and retries.
     """
@@ -126,9 +173,7 @@ def redis_errors(what: str) -> Iterator[None]:
         yield
     except _REFUSED as exc:
         raise RedisRefused(
-            f"{what}: Redis refused ({type(exc).__name__}: {exc}); check the password in EC_REDIS_URL / "
-            "EC_REDIS_PASSWORD and the user's ACL (it needs HGETALL, EVALSHA, SCRIPT, ZRANGEBYSCORE, "
-            "ZADD, WAIT)"
+            f"{what}: Redis refused ({type(exc).__name__}: {exc}); {refusal_advice(str(exc), ns)}"
         ) from exc
     except redis_errors_mod.ConnectionError as exc:  # after the refused ones: AuthenticationError is one too
         raise RedisUnavailable(f"{what}: {type(exc).__name__}: {exc}") from exc
@@ -234,14 +279,14 @@ class RedisLedgerStore:
         Raises:
             RedisUnavailable, RedisRefused: as :func:`redis_errors` maps them.
         """
-        with redis_errors("ping"):
+        with redis_errors("ping", ns=self.ns):
             await self.client.ping()
 
     async def _prepare_durability(self) -> None:
         """Decide once how ``fsync`` durability is obtained from this server; refuse if it cannot be."""
         if self._waitaof is not None or self.durability != "fsync":
             return
-        with redis_errors("checking Redis persistence"):
+        with redis_errors("checking Redis persistence", ns=self.ns):
             info = await self.client.info("server")
             version = tuple(int(p) for p in str(info.get("redis_version", "0")).split(".")[:2] if p.isdigit())
             if version >= (7, 2):
@@ -315,7 +360,7 @@ class RedisLedgerStore:
 
     async def _write_pipeline(self, entries: Sequence[LedgerEntry], *, restore: bool) -> list[WriteResult]:
         keys = [ledger_key(self.ns, e["run_id"], e["tool_call_id"]) for e in entries]
-        with redis_errors(f"ledger write of {len(entries)} entries"):
+        with redis_errors(f"ledger write of {len(entries)} entries", ns=self.ns):
             async with self.client.pipeline(transaction=False) as pipe:
                 for key, entry in zip(keys, entries, strict=True):
                     expires = entry.get("expires_at") if restore else None
@@ -360,7 +405,7 @@ class RedisLedgerStore:
 
     async def entries_of_run(self, run_id: str) -> list[LedgerEntry]:
         """Every live entry of one run (SCAN, for export and inspection; not a hot path)."""
-        with redis_errors(f"scanning the entries of run {run_id}"):
+        with redis_errors(f"scanning the entries of run {run_id}", ns=self.ns):
             keys = sorted(
                 [key async for key in self.client.scan_iter(match=run_pattern(self.ns, run_id), count=1000)]
             )
@@ -377,7 +422,7 @@ class RedisLedgerStore:
         Raises:
             RedisUnavailable, RedisRefused: as :func:`redis_errors` maps them.
         """
-        with redis_errors(f"scanning the ledger keys of namespace {self.ns}"):
+        with redis_errors(f"scanning the ledger keys of namespace {self.ns}", ns=self.ns):
             names = [key async for key in self.client.scan_iter(match=ledger_pattern(self.ns), count=1000)]
         parsed = (parse_ledger_key(self.ns, name.decode("utf-8", "replace")) for name in names)
         return {key for key in parsed if key is not None}
@@ -392,7 +437,7 @@ class RedisLedgerStore:
         found = {k: e for k, e in zip(unique, entries, strict=True) if e is not None}
         missing = [k for k in unique if k not in found]
         if missing:
-            with redis_errors(f"ledger owners of {len(missing)} missing entries"):
+            with redis_errors(f"ledger owners of {len(missing)} missing entries", ns=self.ns):
                 now_ms = int(time.time() * 1000)
                 tool_calls = list(dict.fromkeys(t for _, t in missing))
                 async with self.client.pipeline(transaction=False) as pipe:
@@ -421,7 +466,7 @@ class RedisLedgerStore:
         """
         if not keys:
             return []
-        with redis_errors(f"reading {len(keys)} ledger entries"):
+        with redis_errors(f"reading {len(keys)} ledger entries", ns=self.ns):
             async with self.client.pipeline(transaction=False) as pipe:
                 for run_id, tool_call_id in keys:
                     pipe.hgetall(ledger_key(self.ns, run_id, tool_call_id))

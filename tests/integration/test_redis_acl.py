@@ -225,3 +225,38 @@ async def test_the_writer_runs_the_write_path_and_nothing_an_administrator_does(
     finally:
         await client.aclose()
     assert (await admin.hgetall(key))[b"status"] == b"READY"
+
+
+async def test_a_worker_in_another_namespace_is_told_to_render_the_users_for_it(users: Users) -> None:
+    """Issue 32 item 9: EC_NS not the namespace the users were rendered for: every key is refused
+    (NOPERM); the message said to check the password and the command list, which cannot fix it."""
+    other = f"{users.ns}-other"
+    for url in (users.writer_url, users.reader_url):
+        refused_store = store(url, other, durability="none")
+        try:
+            with pytest.raises(RedisRefused) as caught:
+                await refused_store.read_many([("run-1", "call-1")])
+            if url == users.writer_url:
+                with pytest.raises(RedisRefused) as written:
+                    await refused_store.write_many([entry("run-1", "call-1")])
+                assert "outside this Redis user's key pattern" in str(written.value)
+        finally:
+            await refused_store.close()
+        message = str(caught.value)
+        assert "outside this Redis user's key pattern" in message, message
+        assert f"EC_NS is '{other}'" in message and f"`EC_NS={other} make up`" in message
+        assert f"deploy/redis/acl.sh rules ec-ledger <redis version> {other}" in message
+        assert "check the password" not in message
+
+
+async def test_a_url_that_selects_another_database_is_told_to_use_database_0(users: Users) -> None:
+    for url in (users.writer_url, users.reader_url):
+        elsewhere = store(url.rsplit("/", 1)[0] + "/1", users.ns, durability="none")
+        try:
+            with pytest.raises(RedisRefused) as caught:
+                await elsewhere.ping()
+        finally:
+            await elsewhere.close()
+        message = str(caught.value)
+        assert "may not SELECT" in message and "end EC_REDIS_URL with /0" in message, message
+        assert "check the password" not in message
