@@ -14,7 +14,7 @@ import pytest
 import redis.asyncio as aioredis
 from redis.asyncio.connection import AbstractConnection
 
-from models.vocab import Station
+from models.vocab import Station, Topic
 from streams import codec
 from streams.hashing import sha256_hex
 from streams.kafka import ensure_topics
@@ -293,7 +293,7 @@ async def test_topics_auto_created_by_an_early_producer_are_adopted(
     kafka_bootstrap: str, redis_url: str, unique_prefix: str, tmp_path: Path
 ) -> None:
     """raw-hits published before any worker ran: the broker auto-creates it with its default count
-    (1 here); the worker creates the other eight with that same count instead of refusing to start."""
+    (1 here); the worker creates the other nine with that same count instead of refusing to start."""
     await publish(kafka_bootstrap, f"{unique_prefix}raw-hits", RAW[:3])
     worker = Worker(worker_env(unique_prefix, kafka_bootstrap, redis_url), tmp_path / "worker.log").start()
     try:
@@ -311,4 +311,4 @@ async def test_topics_auto_created_by_an_early_producer_are_adopted(
     finally:
         await admin.close()
     spec_topics = {name: count for name, count in counts.items() if "__" not in name}
-    assert len(spec_topics) == 9 and set(spec_topics.values()) == {1}, counts
+    assert len(spec_topics) == len(Topic) and set(spec_topics.values()) == {1}, counts
