@@ -102,8 +102,10 @@ class Settings(BaseSettings):
     )
     trusted_keys_file: str | None = Field(
         None,
-        description="Public keys the guard and verify accept (64 hex per line, # comments); set: an "
-        "unsigned or untrusted entry is LEDGER_PAYLOAD_TAMPERED.",
+        description="Trusted public keys by role, one `ledger <64 hex>` or `guard <64 hex>` line each (# "
+        "comments); entries verify only under ledger keys, verdicts and reports only under guard keys. Set: "
+        "the guard judges an unsigned or untrusted entry LEDGER_PAYLOAD_TAMPERED and the client (gateway, "
+        "tool servers) hands none out.",
     )
 
     # The Faust app
@@ -150,6 +152,11 @@ class Settings(BaseSettings):
         ge=1,
         description="Records buffered per agent before fetching pauses (records, not bytes: lower it "
         "for records of hundreds of KB).",
+    )
+    consumer_thread: bool = Field(
+        False,
+        description="Run Faust's Kafka consumer in a thread of its own (Faust's way) instead of on the "
+        "agents' event loop; the thread's hand-overs cost CPU per fetch and per commit.",
     )
     event_loop: Literal["uvloop", "asyncio"] = Field(
         "uvloop", description="The worker's event loop (uvloop moves large records with less CPU)."
