@@ -4,7 +4,8 @@
 # As deployed (deploy/k8s, docker-compose.yml; docs/security.md): two workers, each holding only what
 # it needs. The chain (postprocess, project, ledger) logs in to Redis as ec-ledger and signs entries
 # with .local/keys/ledger.key; the guard logs in as ec-reader and signs verdicts with
-# .local/keys/guard.key; every process trusts both public keys (.local/keys/trusted.keys). The keys
+# .local/keys/guard.key; every process trusts both public keys (.local/keys/trusted.keys), each in its
+# role: entries verify only under the ledger key, verdicts only under the guard's (SPEC 3.7). The keys
 # and users are made by `make up` (deploy/local/keys.sh, redis.sh), and here again if missing.
 # EC_REDIS_URL set in the environment: that Redis, as that user, for everything.
 set -euo pipefail
