@@ -31,6 +31,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     schemas.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", help=f"default {DEFAULT_OUT}")
     schemas.add_argument("--check", action="store_true", help="compare instead of writing (drift check)")
+    schemas.add_argument(
+        "--openapi",
+        metavar="FILE",
+        help="also write (or --check) FILE, the gateway's OpenAPI document bundled from FILE's "
+        "*.source.yaml and the models: e.g. docs/openapi.yaml",
+    )
     schemas.set_defaults(handler=run_schemas)
 
 
@@ -66,6 +72,8 @@ def run_schemas(args: argparse.Namespace) -> int:
     Raises:
         ConfigurationError: the directory cannot be read or written.
     """
+    if args.openapi is not None and run_openapi(Path(args.openapi), check=args.check) != 0:
+        return 1
     out = Path(args.out)
     files = rendered()
     try:
@@ -95,4 +103,34 @@ def run_schemas(args: argparse.Namespace) -> int:
         print(
             f"evidence-chain schemas: delete what is no topic's schema: {', '.join(stale)}", file=sys.stderr
         )
+    return 0
+
+
+def run_openapi(out: Path, *, check: bool) -> int:
+    """Write the bundled OpenAPI document to ``out`` from its source, or compare (``check``).
+
+    Raises:
+        ConfigurationError: the source cannot be read or bundled, or ``out`` cannot be written.
+    """
+    from streams.openapi_bundle import bundled_file, source_of
+
+    try:
+        data = bundled_file(out)
+        if check:
+            if not out.is_file() or out.read_bytes() != data:
+                print(
+                    f"evidence-chain schemas: {out} is not {source_of(out)} bundled with the models; run "
+                    f"`evidence-chain schemas --openapi {out}` and commit the result",
+                    file=sys.stderr,
+                )
+                return 1
+            print(f"{out} is {source_of(out)} bundled with the models")
+            return 0
+        if not out.is_file() or out.read_bytes() != data:
+            out.write_bytes(data)
+    except OSError as exc:
+        raise ConfigurationError(f"cannot bundle the OpenAPI document {str(out)!r}: {exc.strerror}") from exc
+    except ValueError as exc:
+        raise ConfigurationError(f"cannot bundle {source_of(out)}: {exc}") from exc
+    print(f"{out} written from {source_of(out)} and the models")
     return 0
