@@ -185,7 +185,7 @@ class ApplyStats:
     inserted: int = 0
     malformed: int = 0
     evidence: int = 0
-    """Evidence rows (ledger entries, verdicts, drafts) handed to :meth:`AuditStore.apply`, new or not."""
+    """Evidence rows (entries, verdicts, drafts, reports) handed to :meth:`AuditStore.apply`, new or not."""
 
     @property
     def replays(self) -> int:
@@ -261,7 +261,7 @@ class AuditStore(ABC):
 
     def apply(self, records: Sequence[AuditRecord], evidence: Evidence | None = None) -> int:
         """Store the records whose ``event_id`` is new, and ``evidence`` (ledger entries, verdicts,
-        drafts: :mod:`streams.audit.evidence`), all in one transaction; returns how many records.
+        drafts, reports: :mod:`streams.audit.evidence`), all in one transaction; returns how many records.
 
         A record seen before changes nothing. A record that cannot be stored (malformed, or with a
         value the database cannot hold, such as an integer beyond 64 bits) is logged, counted as

@@ -103,7 +103,7 @@ def run_audit_sink(args: argparse.Namespace) -> int:
     counts = stats.counts
     print(
         f"audit-sink: read {stats.read} records: {stats.inserted} new events, {replays} replays dropped, "
-        f"{stats.malformed} malformed; {stats.evidence} ledger entries, verdicts and drafts"
+        f"{stats.malformed} malformed; {stats.evidence} ledger entries, verdicts, drafts and reports"
     )
     if counts:
         print(
