@@ -34,6 +34,8 @@ help:
 	@echo 'make status     show the local stack'
 	@echo 'make down       stop the local stack'
 	@echo 'make check      ruff, mypy, docker-compose.yml schema, topic contracts, docs/openapi.yaml'
+	@echo 'make openapi    bundle docs/openapi.source.yaml with the models into docs/openapi.yaml (edit the source)'
+	@echo 'make clients-check generate Java and Python clients from docs/openapi.yaml and run them on a gateway'
 	@echo 'make test       install + up + up-postgres + browser + check + the whole pytest suite (CI)'
 	@echo 'make unit       the tests that need no service (rules, fakes, CLI, contracts), two at a time'
 	@echo 'make run        install + up, then deploy/local/run.sh (chain and guard workers, each with its own key and Redis user)'
@@ -134,7 +136,7 @@ $(TOOLS_NODE_STAMP):
 .PHONY: contracts-check
 # docs/schemas/ must be what `evidence-chain schemas` writes; docs/asyncapi.yaml must parse, $refs resolved.
 contracts-check: install $(TOOLS_NODE_STAMP)
-	$(VENV)/bin/evidence-chain schemas --out docs/schemas --check
+	$(VENV)/bin/evidence-chain schemas --out docs/schemas --openapi docs/openapi.yaml --check
 	node .ci/validate-asyncapi.mjs $(TOOLS_NODE) docs/asyncapi.yaml
 
 # Quix Streams (benchmarks/anchor_quix.py) lives in its own venv: it is no dependency of the product.
@@ -157,7 +159,20 @@ $(QUIX_STAMP): pyproject.toml
 .PHONY: openapi-check
 # docs/openapi.yaml (the gateway's HTTP interface) must be valid OpenAPI 3.1, its $refs to docs/schemas resolved.
 openapi-check: install
-	$(VENV)/bin/openapi-spec-validator docs/openapi.yaml
+	$(VENV)/bin/openapi-spec-validator docs/openapi.yaml docs/openapi.source.yaml
+
+.PHONY: openapi clients-check
+# docs/openapi.yaml is docs/openapi.source.yaml bundled with the models: edit the source, then run this.
+openapi: install
+	$(VENV)/bin/evidence-chain schemas --out docs/schemas --openapi docs/openapi.yaml
+
+# The contract as client generators read it: a Java client (openapi-generator from Maven Central, -g java
+# --library native) and a Python client (openapi-python-client, its own venv under .local/clients) are
+# generated from docs/openapi.yaml, and a Java program on the first (tests/clients/java) and a script on
+# the second drive a real gateway: lookup -> the ledger's bytes, draft -> verdict, 401 without the token.
+clients-check: install up
+	tests/clients/generate.sh
+	$(VENV_PY) -m pytest tests/clients
 
 check: lint typecheck compose-check contracts-check openapi-check
 
@@ -171,7 +186,7 @@ check: lint typecheck compose-check contracts-check openapi-check
 # test_sentinel.py), so never by two lanes at once. A fault test waits on its own conditions (entries
 # found, assignments seen), never on another lane's pace; the longest files go first
 # (tests/faults/conftest.py) so the lanes end together.
-UNIT_TESTS := tests --ignore=tests/integration --ignore=tests/faults
+UNIT_TESTS := tests --ignore=tests/integration --ignore=tests/faults --ignore=tests/clients
 INTEGRATION_TESTS := tests/integration
 FAULT_TESTS := tests/faults
 
@@ -189,6 +204,8 @@ test: install up up-postgres browser netns-tools check bench-quix-venv
 	$(VENV_PY) -m pytest -n 3 --dist loadfile --no-loadscope-reorder --durations=10 $(FAULT_TESTS)
 	$(VENV_PY) benchmarks/stream.py --smoke --out .local/bench/smoke.md
 	$(VENV_PY) benchmarks/lookup.py --smoke --out .local/bench/smoke.md
+	tests/clients/generate.sh
+	$(VENV_PY) -m pytest tests/clients
 
 run: install up
 	deploy/local/run.sh
