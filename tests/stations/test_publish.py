@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from models.draft import DiagnosisDraft
 from models.events import Origin
@@ -253,3 +255,31 @@ def test_the_guard_station_emits_the_report_with_its_verdict() -> None:
     outcome = settle(Station.GUARD, rejected, Settings(guard=GuardSettings()), golden_ledger())
     assert Topic.REPORTS not in [output.topic for output in outcome.outputs]
     assert outcome.audit["report_event_id"] is None
+
+
+_KNOWN = {"run_id", "draft_id", "attempt", "analysis", "conclusion", "action_plan", "limitations"}
+_KNOWN |= {"id", "kind", "content", "tool_call_ids", "document_ids", "based_on_analysis_ids"}
+_EXTRA_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
+_EXTRAS = st.dictionaries(
+    st.text(min_size=1, max_size=12).filter(lambda name: name not in _KNOWN), _EXTRA_VALUES, max_size=3
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(top=_EXTRAS, item=_EXTRAS, conclusion=_EXTRAS, action=_EXTRAS)
+def test_no_extra_field_anywhere_changes_the_published_report(
+    top: dict[str, Any], item: dict[str, Any], conclusion: dict[str, Any], action: dict[str, Any]
+) -> None:
+    raw = golden_drafts()["d-pass"]
+    draft = codec.loads(raw)
+    draft.update(top)
+    draft["analysis"][1].update(item)
+    draft["conclusion"].update(conclusion)
+    draft["action_plan"][0].update(action)
+    event = published(codec.dumps(draft))
+    assert event["verdict"] == "PASS"
+    assert codec.dumps(event["report"]) == codec.dumps(published(raw)["report"])
