@@ -32,7 +32,8 @@ from tests.golden import GOLDEN
 from tests.integration.helpers import Worker, worker_env
 
 CLIENTS = REPO / ".local" / "clients"
-JAVA = REPO / "tests" / "clients" / "java"
+BUILT = CLIENTS / "java-check"
+"""Where tests/clients/java is built (its pom's build directory)."""
 TOKEN = f"java-{uuid.uuid4().hex}"
 RECORD = (GOLDEN / "pipe" / "input.jsonl").read_bytes().splitlines()[0]
 EXPECTED = (GOLDEN / "pipe" / "expected_projection.jsonl").read_bytes().splitlines()[0]
@@ -41,7 +42,7 @@ EXPECTED = (GOLDEN / "pipe" / "expected_projection.jsonl").read_bytes().splitlin
 def _generated() -> None:
     missing = [
         path
-        for path in (JAVA / "target" / "classes", JAVA / "target" / "classpath.txt", CLIENTS / "python")
+        for path in (BUILT / "classes", BUILT / "classpath.txt", CLIENTS / "python")
         if not path.exists()
     ]
     if missing:
@@ -131,7 +132,7 @@ def test_the_generated_java_client_looks_up_checks_and_is_refused_without_the_to
     expected.write_bytes(EXPECTED)
     written = passing_draft()
     draft.write_bytes(codec.dumps(written))
-    classpath = f"{JAVA / 'target' / 'classes'}:{(JAVA / 'target' / 'classpath.txt').read_text().strip()}"
+    classpath = f"{BUILT / 'classes'}:{(BUILT / 'classpath.txt').read_text().strip()}"
     java = ["java", "-cp", classpath, "org.evidencechain.check.GatewayCheck"]
     seen = run([*java, url, TOKEN, str(record), str(expected), str(draft)], tmp_path)
     assert seen["projection"].encode("utf-8") == EXPECTED
