@@ -41,9 +41,7 @@ EXPECTED = (GOLDEN / "pipe" / "expected_projection.jsonl").read_bytes().splitlin
 
 def _generated() -> None:
     missing = [
-        path
-        for path in (BUILT / "classes", BUILT / "classpath.txt", CLIENTS / "python")
-        if not path.exists()
+        path for path in (BUILT / "classes", BUILT / "classpath.txt", CLIENTS / "python") if not path.exists()
     ]
     if missing:
         pytest.fail(f"run tests/clients/generate.sh first (make clients-check does): missing {missing}")
