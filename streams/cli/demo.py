@@ -61,9 +61,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     demo.add_argument("--guard-env", metavar="FILE", help="the same for the guard worker (with --chain-env)")
     demo.add_argument(
         "--mode",
-        choices=("all", "sample", "loop"),
+        choices=("all", "sample", "loop", "mcp"),
         default="all",
-        help="the sample's tables, the agent loop (examples/agent_loop.py), or both (default)",
+        help="the sample's tables, the agent loop (examples/agent_loop.py), the loop through the MCP "
+        "server (examples/mcp_loop.py), or all three (default)",
     )
     demo.set_defaults(handler=run_demo)
 
@@ -248,7 +249,9 @@ def show(outcome: dict[str, list[dict[str, Any]]], settings: Settings, console: 
     console.print(ledger, verdicts, reports, letters)
 
 
-def _agent_loop(settings: Settings, *, width: int | None, timeout_ms: int) -> None:
+def _agent_loop(
+    settings: Settings, *, width: int | None, timeout_ms: int, module: str = "examples.agent_loop"
+) -> None:
     """``python -m examples.agent_loop`` against this demo's worker: its settings in the environment.
 
     Raises:
@@ -258,12 +261,12 @@ def _agent_loop(settings: Settings, *, width: int | None, timeout_ms: int) -> No
         raise ConfigurationError(f"{AGENT_LOOP} is missing: the agent loop runs from a checkout of the repo")
     env = dict(os.environ)
     env.update(EC_TOPIC_PREFIX=settings.topic_prefix, EC_APP_ID=settings.app_id, EC_NS=settings.ns)
-    argv = [sys.executable, "-m", "examples.agent_loop", "--timeout-ms", str(timeout_ms)]
+    argv = [sys.executable, "-m", module, "--timeout-ms", str(timeout_ms)]
     argv += ["--width", str(width)] if width else []
     sys.stdout.flush()
     done = subprocess.run(argv, env=env, cwd=ROOT, check=False)  # noqa: S603 - our own example
     if done.returncode != 0:
-        raise EvidenceChainError(f"the agent loop (examples/agent_loop.py) exited with {done.returncode}")
+        raise EvidenceChainError(f"the agent loop ({module}) exited with {done.returncode}")
 
 
 def run_demo(args: argparse.Namespace) -> int:
@@ -301,6 +304,10 @@ def run_demo(args: argparse.Namespace) -> int:
         if args.mode in ("all", "loop"):
             out.print()
             _agent_loop(settings, width=width, timeout_ms=int(args.wait_seconds * 1000))
+        if args.mode in ("all", "mcp"):
+            out.print()
+            timeout_ms = int(args.wait_seconds * 1000)
+            _agent_loop(settings, width=width, timeout_ms=timeout_ms, module="examples.mcp_loop")
     finally:
         for worker in workers:
             _stop(worker)
