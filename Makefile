@@ -39,6 +39,7 @@ help:
 	@echo 'make test       install + up + up-postgres + browser + check + the whole pytest suite (CI)'
 	@echo 'make unit       the tests that need no service (rules, fakes, CLI, contracts), two at a time'
 	@echo 'make run        install + up, then deploy/local/run.sh (chain and guard workers, each with its own key and Redis user)'
+	@echo 'make run-mcp    the agent loop through evidence-chain mcp only (a scripted model, a py-rag stand-in)'
 	@echo 'make bench      station CPU vs orjson, then the stream figures into BENCHMARKS.md (needs the stack)'
 	@echo 'make clean      down, then delete .local state except downloads'
 	@echo 'make distclean  down, then delete .local, .venv and caches'
@@ -209,6 +210,11 @@ test: install up up-postgres browser netns-tools check bench-quix-venv
 
 run: install up
 	deploy/local/run.sh
+
+.PHONY: run-mcp
+# Only the loop through the MCP server (examples/mcp_loop.py), with make run's two workers.
+run-mcp: install up
+	deploy/local/run.sh --mode mcp
 
 # Benchmarks report ratios measured in one run; they are never timed assertions in tests.
 BENCH_STAMP := $(VENV)/.bench-stamp
