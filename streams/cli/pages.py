@@ -1,35 +1,29 @@
 """The pages ``evidence-chain serve`` shows people: the run list and one run's trail, as HTML and JSON.
 
-Pure functions from what the audit store reads to a document; no I/O. Every value from a record
-reaches the HTML through :func:`text` (``html.escape`` with quotes, control characters, the
-bidirectional ones included, shown escaped as the CLI shows them), every id in a URL through
-:func:`urllib.parse.quote`, so a hostile ``draft_id`` such as ``<script>`` is text on the page, never
-markup, and a U+202E cannot reorder it. The pages need no JavaScript, and the server's
-Content-Security-Policy forbids scripts anyway.
+The documents are built here by pure functions from what the audit store reads (no I/O); the HTML is
+rendered from the Jinja2 templates in ``streams/cli/templates/`` with **autoescaping on**, so every value
+from a record is escaped by default, never by habit: a hostile ``draft_id`` such as ``<script>`` is text
+on the page, never markup. The ``t`` filter shows controls escaped as the CLI shows them (a U+202E
+cannot reorder an id) and None as a dash; ``urlq`` percent-encodes an id for a URL. The pages need no
+JavaScript, and the server's Content-Security-Policy forbids scripts anyway.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from html import escape
 from typing import Any
 from urllib.parse import quote
 
+import jinja2
+
 from streams.audit.store import VERDICT_OUTCOMES
-from streams.cli.display import html_text as text
+from streams.cli.display import html_text as text  # noqa: F401 - pages.text: the one escaping of a value
 from streams.cli.display import printable
-from streams.cli.evidence_pages import (
-    chain_svg,
-    claims,
-    receipt_href,
-    report_block,
-    shown_anchor,
-    shown_section,
-    signature_badge,
-)
+from streams.cli.evidence_pages import MAX_TEXT_CHARS, chain_summary, receipt_href, shown_anchor
 
 STYLE = """
 body { font: 15px/1.45 system-ui, sans-serif; margin: 1.5rem auto; max-width: 80rem; padding: 0 1rem;
@@ -95,24 +89,47 @@ def _when(epoch_ms: Any) -> str:
     try:
         return datetime.fromtimestamp(epoch_ms / 1000, UTC).isoformat(timespec="seconds")
     except (OverflowError, ValueError, OSError):
-        return text(epoch_ms)
+        return _shown(epoch_ms)
 
 
-def _page(title: str, body: str) -> str:
-    return (
-        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>{text(title)} · evidence-chain</title>\n<style>{STYLE}</style>\n</head>\n"
-        f"<body>\n{body}\n</body>\n</html>\n"
+def _shown(value: Any) -> str:
+    """A value as a page shows it, before escaping: None as a dash, booleans as yes/no, controls escaped."""
+    if value is None or isinstance(value, jinja2.Undefined):
+        return _DASH
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return printable(value)
+
+
+@functools.cache
+def templates() -> jinja2.Environment:
+    """The templates of ``streams/cli/templates`` (package data), autoescaped, with the pages' helpers."""
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("streams.cli", "templates"),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
     )
+    env.filters.update(t=_shown, urlq=lambda value: quote(str(value), safe=""), when=_when)
+    env.globals.update(
+        style=STYLE,  # plain CSS with nothing to escape: the page carries the bytes its CSP hash allows
+        outcomes=VERDICT_OUTCOMES,
+        max_text=MAX_TEXT_CHARS,
+        run_href=run_href,
+        call_anchor=call_anchor,
+        shown_anchor=shown_anchor,
+        chain_summary=chain_summary,
+    )
+    return env
+
+
+def _render(name: str, **values: Any) -> str:
+    return templates().get_template(name).render(**values)
 
 
 def error_page(title: str, message: str) -> str:
     """A page that says what went wrong and what to do (the message is text, never markup)."""
-    return _page(
-        title,
-        f'<h1>{text(title)}</h1>\n<p class="bad">{text(message)}</p>\n<p><a href="/runs">all runs</a></p>',
-    )
+    return _render("error.html", title=title, message=message)
 
 
 # --- the run list ------------------------------------------------------------------------------------
@@ -124,18 +141,9 @@ def runs_document(overview: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def runs_page(overview: Mapping[str, Any], where: str) -> str:
-    """The run list, newest first, with counts of tool calls, dead letters and verdicts by outcome."""
+    """The run list, newest first, with counts of tool calls, dead letters and verdicts by outcome, a
+    page at a time (``overview`` has ``offset`` and ``limit``)."""
     runs: Sequence[Mapping[str, Any]] = overview["runs"]
-    rows = "\n".join(
-        f'<tr class="run" data-run-id="{text(run["run_id"])}">'
-        f'<td class="run-id mono"><a href="{escape(run_href(run["run_id"]))}">{text(run["run_id"])}</a></td>'
-        f'<td class="n tool-calls">{run["tool_calls"]}</td>'
-        f'<td class="n dead-letters">{run["dead_letters"]}</td>'
-        + "".join(f'<td class="n verdicts-{o}">{run["verdicts"][o]}</td>' for o in VERDICT_OUTCOMES)
-        + f'<td class="when">{_when(run["last_source_timestamp"])}</td>'
-        f'<td class="when dim">{text(run["last_applied_at"])}</td></tr>'
-        for run in runs
-    )
     offset, total = int(overview.get("offset") or 0), int(overview["run_count"])
     limit = int(overview.get("limit") or len(runs) or 1)
     if len(runs) < total:
@@ -144,36 +152,10 @@ def runs_page(overview: Mapping[str, Any], where: str) -> str:
         shown = str(len(runs))
     pager = []
     if offset > 0:
-        newer = max(0, offset - limit)
-        pager.append(f'<a rel="prev" href="/runs?limit={limit}&amp;offset={newer}">newer runs</a>')
+        pager.append(("prev", f"/runs?limit={limit}&offset={max(0, offset - limit)}", "newer runs"))
     if offset + len(runs) < total:
-        pager.append(f'<a rel="next" href="/runs?limit={limit}&amp;offset={offset + limit}">older runs</a>')
-    pages_nav = f'<p class="pager">{" · ".join(pager)}</p>\n' if pager else ""
-    orphans = overview["verdicts_without_run_id"]
-    body = (
-        "<h1>Runs</h1>\n"
-        f"<p>{shown} run{'' if overview['run_count'] == 1 else 's'} in "
-        f'<span class="mono">{text(where)}</span>, newest first (by the latest origin time of any of '
-        'their records). <a href="/runs?format=json">JSON</a></p>\n'
-        '<form action="/runs" method="get"><label>Run id <input name="run_id" size="40"></label> '
-        '<button type="submit">Show</button></form>\n'
-        '<table id="runs">\n<thead><tr><th>run</th><th>tool calls</th><th>dead letters</th>'
-        + "".join(f"<th>{o}</th>" for o in VERDICT_OUTCOMES)
-        + "<th>latest origin (UTC)</th><th>stored</th></tr></thead>\n"
-        f"<tbody>\n{rows}\n</tbody>\n</table>\n"
-        + pages_nav
-        + (
-            f'<p class="dim">{orphans} verdicts carry no readable run id and belong to no run here.</p>'
-            if orphans
-            else ""
-        )
-        + (
-            ""
-            if runs
-            else "<p>No runs yet: is the audit sink running (<code>evidence-chain audit-sink</code>)?</p>"
-        )
-    )
-    return _page("Runs", body)
+        pager.append(("next", f"/runs?limit={limit}&offset={offset + limit}", "older runs"))
+    return _render("runs.html", title="Runs", overview=overview, where=where, shown=shown, pager=pager)
 
 
 # --- one run -------------------------------------------------------------------------------------------
@@ -269,185 +251,14 @@ def _with_links(view: Mapping[str, Any], listed: Sequence[Mapping[str, Any]]) ->
     return out
 
 
-def _call_ref(tool_call_id: Any, recorded: set[str]) -> str:
-    """A link to the tool call's row when the run has one, else the id as text saying it has none."""
-    if isinstance(tool_call_id, str) and tool_call_id in recorded:
-        href = "#" + quote(call_anchor(tool_call_id), safe="")
-        return f'<a class="call-ref mono" href="{escape(href)}">{text(tool_call_id)}</a>'
-    return (
-        f'<span class="call-ref mono unrecorded" title="no audit record of this tool call in this run">'
-        f'{text(tool_call_id)}</span> <span class="dim">(no audit record in this run)</span>'
-    )
-
-
-def _refs(ids: Iterable[Any], recorded: set[str]) -> str:
-    return ", ".join(_call_ref(t, recorded) for t in ids)
-
-
-def _sha(sha: Any) -> str:
-    """The first 12 hex digits of a sha256, the whole of it on hover (as ``inspect`` shortens it)."""
-    if not isinstance(sha, str) or len(sha) <= 12:
-        return text(sha)
-    return f'<span title="{text(sha)}">{text(sha[:12])}…</span>'
-
-
-def _tool_call_row(call: Mapping[str, Any], entry: Mapping[str, Any] | None = None) -> str:
-    """A tool call's figures; with its stored ledger ``entry``, the projection columns are the entry's
-    (what the agent was shown), never a later refused projection's."""
-    tcid = call["tool_call_id"]
-    if call.get("postprocess_status") == "FAILED":
-        flow = f'<span class="bad">FAILED {text(call.get("postprocess_failure_reason") or "")}</span>'
-    else:
-        hits, blocks = call.get("candidate_count"), call.get("evidence_block_count")
-        flow = f"{text('?' if hits is None else hits)}→{text('?' if blocks is None else blocks)}"
-    sha = call.get("projection_sha256")
-    if entry is not None and entry.get("status") == "READY":
-        sha = entry.get("projection_sha256")
-        projection = (
-            f'<a href="{escape("#" + quote(shown_anchor(tcid), safe=""))}">'
-            f"{text(entry.get('evidence_status'))}, {text(entry.get('returned_count'))} returned"
-            + (", truncated" if entry.get("truncated") else "")
-            + "</a> (the ledger entry)"
-        )
-        if entry.get("refused"):
-            projection += ' <span class="bad">· a later projection was refused (CONFLICT)</span>'
-    elif call.get("project_status") == "FAILED":
-        projection = f'<span class="bad">FAILED {text(call.get("project_failure_reason") or "")}</span>'
-    else:
-        projection = (
-            f"{text(call.get('evidence_status'))}, {text(call.get('returned_count'))} returned"
-            + (", truncated" if call.get("truncated") else "")
-            + f", {text(call.get('projection_bytes'))} bytes"
-        )
-    outcome = call.get("ledger_outcome")
-    ledger = text(call.get("ledger_status")) + (f"/{text(outcome)}" if outcome else "")
-    letter = (
-        f'<span class="bad">{text(call["dead_letter_reason"])}</span> '
-        f"at {text(call.get('dead_letter_station'))}: {text(call.get('dead_letter_error'))}"
-        if call.get("dead_letter_reason")
-        else _DASH
-    )
-    return (
-        f'<tr class="tool-call" id="{text(call_anchor(tcid))}">'
-        f'<td class="mono">{text(tcid)}</td>'
-        f'<td class="n">{text(call.get("origin_partition"))}@{text(call.get("origin_offset"))}</td>'
-        f"<td>{flow}</td><td>{text(call.get('relevance_level'))}</td>"
-        f'<td class="projection">{projection}</td>'
-        f'<td class="mono sha">{_sha(sha)}</td>'
-        f'<td class="ledger">{ledger}</td><td class="mono dim">{text(call.get("ledger_key"))}</td>'
-        f'<td class="dead-letter">{letter}</td></tr>'
-    )
-
-
-def _violation(violation: Mapping[str, Any], recorded: set[str]) -> str:
-    """One violation: its code, path, the tool calls it is about (linked), and its message when known."""
-    where = f' <span class="path mono">{text(violation["path"])}</span>' if violation.get("path") else ""
-    about = violation.get("tool_call_ids") or []
-    refs = f" → {_refs(about, recorded)}" if about else ""
-    message = (
-        f' <span class="message dim">{text(violation["message"])}</span>' if violation.get("message") else ""
-    )
-    code = f'<code class="code">{text(violation["code"])}</code>'
-    return f'<li class="violation">{code}{where}{refs}{message}</li>'
-
-
-def _draft(index: int, draft: Mapping[str, Any], recorded: set[str]) -> str:
-    if draft.get("conflict_with") is not None:
-        return _conflicting_draft(index, draft, recorded)
-    verdict = str(draft.get("verdict"))
-    klass = f"verdict verdict-{verdict}" if verdict in VERDICT_OUTCOMES else "verdict"
-    view = draft.get("evidence")
-    if view is not None and view["stored_draft"]:
-        # each violation at the item it concerns; what concerns no item stays in the draft's list
-        body = claims(view, lambda v: _violation(v, recorded))
-        listed = view["other_violations"]
-    else:
-        body, listed = "", draft["violations"]
-    items = "".join(_violation(v, recorded) for v in listed)
-    if items:
-        violations = f'<ol class="violations">{items}</ol>'
-    elif draft["violations"]:
-        violations = ""
-    else:
-        violations = '<p class="dim">no violations</p>'
-    cited = draft.get("cited_tool_call_ids") or []
-    proof = ""
-    if view is not None and view["stored_verdict"]:
-        receipt = (
-            f' · <a class="receipt" href="{escape(draft["receipt_href"])}">receipt.json</a>'
-            if draft.get("receipt_href")
-            else ""
-        )
-        proof = (
-            f'<p class="proof">verdict {signature_badge(view["signature"])}{receipt} · draft sha256 '
-            f'<span class="mono">{_sha(view["draft_sha256"])}</span></p>'
-        )
-    elif view is not None:
-        proof = '<p class="proof dim">the verdict itself is not in the audit store (no receipt)</p>'
-    return (
-        f'<article class="draft" id="draft-{index}" data-event-id="{text(draft.get("event_id"))}">'
-        f'<h3>draft <span class="draft-id mono">{text(draft.get("draft_id"))}</span> · attempt '
-        f'<span class="attempt">{text(draft.get("attempt"))}</span> · '
-        f'<span class="{klass}">{text(draft.get("verdict"))}</span></h3>'
-        f"{proof}"
-        f"{report_block(view.get('report')) if view is not None else ''}"
-        f'<p class="cites">cites: {_refs(cited, recorded) if cited else _DASH}</p>'
-        f"{body}{violations}"
-        f'<p class="dim">origin {text(draft.get("origin_partition"))}@{text(draft.get("origin_offset"))}, '
-        f"{_when(draft.get('source_timestamp'))}</p></article>"
-    )
-
-
-def _conflicting_draft(index: int, draft: Mapping[str, Any], recorded: set[str]) -> str:
-    """A later, different draft with an earlier one's ``(draft_id, attempt)``: beside the first, marked."""
-    cited = draft.get("cited_tool_call_ids") or []
-    sha = (draft.get("evidence") or {}).get("draft_sha256")
-    return (
-        f'<aside class="conflict draft-conflict" id="draft-{index}" '
-        f'data-event-id="{text(draft.get("event_id"))}" '
-        f'data-conflict-with="{text(draft.get("conflict_with"))}">'
-        f'<h3>CONFLICT: another draft <span class="draft-id mono">{text(draft.get("draft_id"))}</span> · '
-        f'attempt <span class="attempt">{text(draft.get("attempt"))}</span></h3>'
-        "<p>A later draft with the same run, draft id and attempt but other bytes (draft sha256 "
-        f'<span class="mono">{_sha(sha)}</span>). The first one above is the one this page and its receipt '
-        f"hold; this one was judged <b>{text(draft.get('verdict'))}</b> and is shown here only as a "
-        "conflict: find out which process sent it.</p>"
-        f'<p class="cites">cites: {_refs(cited, recorded) if cited else _DASH}</p>'
-        f'<p class="dim">origin {text(draft.get("origin_partition"))}@{text(draft.get("origin_offset"))}, '
-        f"{_when(draft.get('source_timestamp'))}</p></aside>"
-    )
-
-
 def run_page(document: Mapping[str, Any]) -> str:
     """One run: each tool call with what the ledger recorded and the projection's figures, each draft
     with its verdict, and every violation's tool calls linked to their rows."""
-    run_id, calls, drafts = document["run_id"], document["tool_calls"], document["drafts"]
-    recorded = {c["tool_call_id"] for c in calls}
-    entries = {e["tool_call_id"]: e for e in document.get("entries") or []}
-    rows = "\n".join(_tool_call_row(c, entries.get(c["tool_call_id"])) for c in calls)
-    evidence = ""
-    if "chain" in document:
-        checked = (
-            "Signatures are checked against the trusted keys (EC_TRUSTED_KEYS_FILE)."
-            if document["signatures_checked"]
-            else "Signatures are not checked: serve has no trusted keys (set EC_TRUSTED_KEYS_FILE)."
-        )
-        evidence = f'{chain_svg(document["chain"])}\n<p class="dim">{checked}</p>\n' + shown_section(
-            entries, recorded, call_anchor
-        )
-    body = (
-        f'<p><a href="/runs">all runs</a> · <a href="{escape(run_href(run_id, as_json=True))}">JSON</a></p>\n'
-        f'<h1>Run <span class="mono" id="run-id">{text(run_id)}</span></h1>\n'
-        f"<p>{len(calls)} tool calls, {document['tool_calls_with_dead_letter']} with a dead letter, "
-        f"{len(drafts)} drafts.</p>\n"
-        f"{evidence}"
-        '<h2>Tool calls</h2>\n<div class="wide"><table id="tool-calls">\n'
-        "<thead><tr><th>tool call</th><th>origin</th>"
-        "<th>hits→blocks</th><th>level</th><th>projection shown</th><th>sha256</th><th>ledger</th>"
-        "<th>ledger key</th><th>dead letter</th></tr></thead>\n"
-        f"<tbody>\n{rows}\n</tbody>\n</table></div>\n"
-        '<h2>Drafts</h2>\n<section id="drafts">\n'
-        + ("\n".join(_draft(i, d, recorded) for i, d in enumerate(drafts)) or '<p class="dim">no drafts</p>')
-        + "\n</section>"
+    calls = document["tool_calls"]
+    return _render(
+        "run.html",
+        title=f"Run {document['run_id']}",
+        document=document,
+        recorded={c["tool_call_id"] for c in calls},
+        entries={e["tool_call_id"]: e for e in document.get("entries") or []},
     )
-    return _page(f"Run {run_id}", body)

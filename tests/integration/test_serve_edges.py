@@ -150,7 +150,7 @@ def test_idle_and_half_open_connections_are_closed_within_the_timeouts(sqlite: s
             sock.sendall(b"GET /runs HTTP/1.1\r\nHost: x\r\n")
         kept = [socket.create_connection(address) for _ in range(2)]
         for sock in kept:  # a whole request, then silence (one of them starts another head)
-            sock.sendall(b"GET /runs?format=json HTTP/1.1\r\nHost: x\r\n\r\n")
+            sock.sendall(b"GET /runs?format=json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             assert _response(sock).startswith(b"HTTP/1.1 200")
         kept[1].sendall(b"GET /runs HTTP/1.1\r\n")
         with ThreadPoolExecutor(len(idle) + len(half_open) + len(kept)) as pool:
