@@ -378,8 +378,9 @@ def signing_status(
             must not start.
     """
     signer, trusted = signer_for(signing_key_file), trusted_for(trusted_keys_file)
+    roles = None if signs is None else tuple(signs)
     if signer is not None and trusted is not None:
-        if signs is None:
+        if roles is None:
             if signer.key_id not in trusted:
                 raise ConfigurationError(
                     f"the signing key {signer.key_id} (EC_SIGNING_KEY_FILE) is not in EC_TRUSTED_KEYS_FILE: "
@@ -387,9 +388,10 @@ def signing_status(
                     "signs would not verify"
                 )
         else:
-            require_trusted_signer(signer, trusted, signs)
+            require_trusted_signer(signer, trusted, roles)
+    what = " and ".join(_SIGNS[role] for role in roles or ())
     signing = (
-        f"signing ledger entries and verdicts with key {signer.key_id}"
+        f"signing {what or 'ledger entries and verdicts'} with key {signer.key_id}"
         if signer is not None
         else "unsigned: ledger entries and verdicts carry no signature (set EC_SIGNING_KEY_FILE to sign)"
     )

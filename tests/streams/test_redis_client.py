@@ -14,7 +14,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 
 from streams.errors import ConfigurationError, RedisUnavailable
 from streams.ledger.client import close_client, open_client
-from streams.ledger.redis import redis_errors
+from streams.ledger.redis import redis_errors, refusal_advice
 from streams.settings import Settings, load_settings
 
 SENTINELS = "127.0.0.1:26379,127.0.0.1:26380,[::1]:26381"
@@ -128,3 +128,24 @@ def test_while_the_primary_moves_redis_is_unavailable_not_refused(error: Excepti
     with pytest.raises(RedisUnavailable) as raised, redis_errors("ledger write"):
         raise error
     assert raised.value.retriable
+
+
+@pytest.mark.parametrize(
+    ("error", "says"),
+    [
+        ("this user has no permissions to access one of the keys used as arguments", "`EC_NS=other make up`"),
+        ("No permissions to access a key", "outside this Redis user's key pattern"),
+        (
+            "ERR Error running script: The user executing the script can't access at least one of the keys",
+            "deploy/redis/acl.sh rules ec-ledger <redis version> other",
+        ),
+        ("this user has no permissions to run the 'select' command", "end EC_REDIS_URL with /0"),
+        ("this user has no permissions to run the 'info' command", "may not run INFO"),
+        ("WRONGPASS invalid username-password pair or user is disabled.", "check the password"),
+    ],
+)
+def test_a_refusal_says_what_to_change(error: str, says: str) -> None:
+    """Issue 32 item 9: a key outside the user's pattern or a SELECT is not a password problem."""
+    advice = refusal_advice(error, "other")
+    assert says in advice
+    assert ("check the password" in advice) == error.startswith("WRONGPASS")
