@@ -178,7 +178,8 @@ def test_the_token_is_refused_when_it_cannot_work_and_required_off_loopback() ->
     assert bearer_token(Settings()) is None
     assert bearer_token(Settings(gateway_token=SecretStr(""))) is None  # EC_GATEWAY_TOKEN= is unset
     assert bearer_token(Settings(gateway_token=SecretStr(TOKEN)), "0.0.0.0") == TOKEN.encode()
-    for host in ("0.0.0.0", "::", "", "10.1.2.3", "gateway.internal"):
+    exposed = ("0.0.0.0", "::", "", "10.1.2.3", "gateway.internal", "::ffff:127.0.0.1", "[::ffff:127.0.0.1]")
+    for host in exposed:
         with pytest.raises(ConfigurationError, match="EC_GATEWAY_TOKEN") as refused:
             bearer_token(Settings(), host)
         assert "\n" not in str(refused.value)
