@@ -205,6 +205,7 @@ test: install up up-postgres browser netns-tools check bench-quix-venv
 	$(VENV_PY) -m pytest -n 3 --dist loadfile --no-loadscope-reorder --durations=10 $(FAULT_TESTS)
 	$(VENV_PY) benchmarks/stream.py --smoke --out .local/bench/smoke.md
 	$(VENV_PY) benchmarks/lookup.py --smoke --out .local/bench/smoke.md
+	$(VENV_PY) benchmarks/mcp_lookup.py --smoke --out .local/bench/smoke.md
 	tests/clients/generate.sh
 	$(VENV_PY) -m pytest tests/clients
 
@@ -229,6 +230,7 @@ bench: install up bench-quix-venv $(BENCH_STAMP)
 	$(VENV_PY) benchmarks/breakdown.py
 	$(VENV_PY) benchmarks/stream.py --profile
 	$(VENV_PY) benchmarks/lookup.py
+	$(VENV_PY) benchmarks/mcp_lookup.py
 
 clean:
 	$(STACK) clean
