@@ -34,6 +34,7 @@ from streams.worker.crash import crash
 from streams.worker.credentials import broker_credentials, faust_brokers
 from streams.worker.drain import batch_drain
 from streams.worker.health import Health, add_web_routes
+from streams.worker.inline import inline_consumer
 from streams.worker.loop import AgentLoop
 from streams.worker.runner import BatchRunner
 
@@ -52,9 +53,13 @@ class EvidenceChainApp(faust.App):
 
     def _new_transport(self) -> Any:
         """Faust's transport, its consumer handing each fetched batch over in one step
-        (:mod:`streams.worker.drain`)."""
+        (:mod:`streams.worker.drain`), on the agents' event loop (:mod:`streams.worker.inline`)."""
         transport = super()._new_transport()
-        transport.Consumer = batch_drain(transport.Consumer)  # type: ignore[misc]  # this instance only
+        consumer = transport.Consumer
+        context = getattr(self, "context", None)
+        if context is None or not context.settings.consumer_thread:  # streams.worker.inline
+            consumer = inline_consumer(consumer)
+        transport.Consumer = batch_drain(consumer)  # type: ignore[misc]  # this instance only
         return transport
 
     async def on_start(self) -> None:
