@@ -361,26 +361,12 @@ class RedisLedgerStore:
     async def _write_pipeline(self, entries: Sequence[LedgerEntry], *, restore: bool) -> list[WriteResult]:
         keys = [ledger_key(self.ns, e["run_id"], e["tool_call_id"]) for e in entries]
         with redis_errors(f"ledger write of {len(entries)} entries", ns=self.ns):
-            async with self.client.pipeline(transaction=False) as pipe:
-                for key, entry in zip(keys, entries, strict=True):
-                    expires = entry.get("expires_at") if restore else None
-                    args: list[Any] = [
-                        self.ttl_ms,
-                        entry["run_id"],
-                        expires or 0,
-                        entry.get("written_at") or 0,
-                    ]
-                    for name, value in to_hash(entry).items():
-                        args += [name, value]
-                    await self._script(
-                        keys=[key, owners_key(self.ns, entry["tool_call_id"])], args=args, client=pipe
-                    )
-                if self.durability == "replica":
-                    pipe.execute_command("WAIT", self.replicas, self.wait_timeout_ms)
-                elif self.durability == "fsync" and self._waitaof:
-                    pipe.execute_command("WAITAOF", 1, 0, self.wait_timeout_ms)
-                replies = await pipe.execute()
-                self.round_trips += 1
+            try:
+                replies = await self._send_writes(keys, entries, restore=restore)
+            except redis_errors_mod.NoScriptError:  # a new server, or its script cache flushed: load, again
+                await self.client.script_load(self._script.script)
+                replies = await self._send_writes(keys, entries, restore=restore)
+            self.round_trips += 1
         if self.durability == "replica":
             acked = replies.pop()
             if int(acked) < self.replicas:
@@ -402,6 +388,30 @@ class RedisLedgerStore:
             stored = from_hash(pairs)
             results.append(WriteResult(LedgerOutcome(name), stored, key))
         return results
+
+    async def _send_writes(
+        self, keys: Sequence[str], entries: Sequence[LedgerEntry], *, restore: bool
+    ) -> list[Any]:
+        """One pipeline: EVALSHA of the write-once script per entry, then the durability wait.
+
+        EVALSHA, not the registered script called on the pipeline: redis-py asks ``SCRIPT EXISTS``
+        before every pipeline that holds a script (a round trip per batch); a missing script is
+        ``NoScriptError`` here instead, and the caller loads it and sends the pipeline again (each
+        write is write-once, so a write that went through answers DUPLICATE the second time).
+        """
+        async with self.client.pipeline(transaction=False) as pipe:
+            for key, entry in zip(keys, entries, strict=True):
+                expires = entry.get("expires_at") if restore else None
+                args: list[Any] = [self.ttl_ms, entry["run_id"], expires or 0, entry.get("written_at") or 0]
+                for name, value in to_hash(entry).items():
+                    args += [name, value]
+                pipe.evalsha(self._script.sha, 2, key, owners_key(self.ns, entry["tool_call_id"]), *args)
+            if self.durability == "replica":
+                pipe.execute_command("WAIT", self.replicas, self.wait_timeout_ms)
+            elif self.durability == "fsync" and self._waitaof:
+                pipe.execute_command("WAITAOF", 1, 0, self.wait_timeout_ms)
+            replies: list[Any] = await pipe.execute()
+            return replies
 
     async def entries_of_run(self, run_id: str) -> list[LedgerEntry]:
         """Every live entry of one run (SCAN, for export and inspection; not a hot path)."""
