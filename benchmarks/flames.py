@@ -40,11 +40,17 @@ PARTS = [
 """Each sample counts for the innermost frame that names one of these parts."""
 
 
-def record(pid: int, seconds: float, out: Path, rate: int = 100) -> subprocess.Popen[bytes]:
-    """Start sampling ``pid`` for ``seconds`` into ``out`` (collapsed stacks, all threads)."""
+def record(
+    pid: int, seconds: float, out: Path, rate: int = 100, *, gil: bool = False
+) -> subprocess.Popen[bytes]:
+    """Start sampling ``pid`` for ``seconds`` into ``out`` (collapsed stacks, all threads).
+
+    ``gil``: only samples of a thread holding the interpreter lock, i.e. running Python (a socket
+    write that waits on the kernel, or a thread preempted there, releases it): CPU, not wall time.
+    """
     py_spy = Path(sys.executable).with_name("py-spy")
     argv = [str(py_spy), "record", "-p", str(pid), "-r", str(rate), "-d", str(int(seconds))]
-    argv += ["-f", "raw", "-o", str(out), "--nonblocking", "--threads"]
+    argv += ["-f", "raw", "-o", str(out), "--nonblocking", "--threads"] + (["--gil"] if gil else [])
     return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 

@@ -16,7 +16,12 @@ measures on it, one after the other, each path on records of its own:
 - pipeline: raw-hits records produced directly, latency to the ledger event (its own timestamp, as
   ``stream.py``'s P4 measures it, with the same ``harness.offer`` and ``Watcher``);
 - client: ``EvidenceChainClient.lookup`` (produce, then the ledger event read from its partition);
-- gateway: ``POST /v1/lookups`` on ``evidence-chain gateway`` (a subprocess with the same settings).
+- gateway: ``POST /v1/lookups`` on ``evidence-chain gateway`` (a subprocess with the same settings);
+- quix: the pipeline path on the Quix Streams anchor (``anchor_quix.py``: the same stations in one
+  Quix application, librdkafka underneath) in place of the worker, on topics of its own, at the same
+  offered rates: what a mature stream-processing library gives for the same one-at-a-time traffic;
+- more paths can be added to :data:`EXTRA_PATHS` (a name, a title, and an async function measuring it
+  on a running worker), e.g. a tool server's lookups (issue 34), without touching the rest.
 
 The acceptance figure is 100 lookups/s (p50 ≤ 15 ms, p99 ≤ 60 ms), alone and while other raw-hits
 records arrive at ``--load-rate``/s (another agent's lookups, produced directly) through the same worker.
@@ -64,13 +69,15 @@ FINDINGS = ROOT / "benchmarks" / "lookup-findings.md"
 TOKEN = "bench-token-0123456789abcdef"  # noqa: S105 - a throwaway token for a loopback gateway
 WARMUP = 24
 """Lookups before each measurement: every partition's reader started, the worker's batches flowing."""
-PATHS = ("floor", "pipeline", "client", "gateway")
+PATHS = ("floor", "pipeline", "client", "gateway", "quix")
 PATH_NAMES = {
     "floor": "stations in-process (`process_raw_hits` + projector): the floor",
     "pipeline": "pipeline: raw-hits produced → ledger event",
     "client": "client: `EvidenceChainClient.lookup`",
     "gateway": "gateway: `POST /v1/lookups`",
+    "quix": "Quix Streams anchor in place of the worker: raw-hits produced → ledger event",
 }
+QUIX_PYTHON = ROOT / ".local" / "bench" / "quix-venv" / "bin" / "python"
 
 
 @dataclass(frozen=True)
@@ -206,6 +213,58 @@ def _next_start() -> int:
     return next(_starts)
 
 
+# --- paths added by other benchmarks ----------------------------------------------------------------
+
+Path = Callable[["Settings", Sequence[bytes], float, "Begin"], Awaitable["Sample"]]
+"""A path measured on a running worker: ``(settings, values, rate, begin) -> Sample``; it calls
+``begin()`` once its warm-up is done (the worker's CPU and batches are read from then on) and issues
+``values`` at ``rate`` per second, open loop (:func:`open_loop`), latency from each scheduled time."""
+
+
+@dataclass(frozen=True)
+class ExtraPath:
+    """A lookup path measured beside the others (its own row), on the same worker and load."""
+
+    title: str
+    measure: Path
+    rates: tuple[float, ...] | None = None
+    """Only at these offered rates (None: at every column's)."""
+
+
+EXTRA_PATHS: dict[str, ExtraPath] = {}
+"""Paths registered by name, e.g. ``EXTRA_PATHS["mcp"] = ExtraPath("MCP tool server: lookup_knowledge",
+measure_mcp, rates=(20.0,))`` (issue 34, the tool server's lookup latency at 20 lookups/s); choose
+them with ``--paths`` like the built-in ones. See :func:`register_path`."""
+
+
+def register_path(name: str, path: ExtraPath) -> None:
+    """Add a path (see :data:`EXTRA_PATHS`); ``--paths`` then accepts ``name``."""
+    EXTRA_PATHS[name] = path
+    PATH_NAMES[name] = path.title
+
+
+async def quix(values: Sequence[bytes], column: Column) -> Sample:
+    """The pipeline path with the Quix Streams anchor in place of the worker, on topics of its own
+    (and the column's background load there too)."""
+    label = f"lkq{column.rate:.0f}" + ("l" if column.load else "")
+    async with harness.topics(fresh_settings(label, 3)) as own:
+        argv = [str(QUIX_PYTHON), str(ROOT / "benchmarks" / "anchor_quix.py")]
+        process = harness.start(f"quix-{label}", argv, pipeline_env(own, PYTHONPATH=str(ROOT)))
+        stop = asyncio.Event()
+        load = asyncio.create_task(background(own, column.load, stop)) if column.load else None
+        try:
+            return await pipeline(own, values, column.rate, _nothing)
+        finally:
+            stop.set()
+            if load is not None:
+                await load
+            process.stop()
+
+
+async def _nothing() -> None:
+    return None
+
+
 # --- one run -------------------------------------------------------------------------------------
 
 
@@ -331,14 +390,22 @@ async def run(column: Column, seconds: float, paths: Sequence[str]) -> dict[str,
                 await wait_ready(base_url)
             for path, values in records.items():
                 stop = asyncio.Event()
-                load = asyncio.create_task(background(settings, column.load, stop)) if column.load else None
+                beside = column.load and path != "quix"  # quix runs on topics of its own, its load too
+                load = asyncio.create_task(background(settings, column.load, stop)) if beside else None
                 try:
                     if path == "pipeline":
                         out[path] = await pipeline(settings, values, column.rate, window.begin)
                     elif path == "client":
                         out[path] = await client(settings, values, column.rate, window.begin)
-                    else:
+                    elif path == "gateway":
                         out[path] = await gateway(base_url, values, column.rate, window.begin)
+                    elif path == "quix":  # the worker idles meanwhile: its window is not opened
+                        out[path] = await quix(values, column)
+                    else:
+                        extra = EXTRA_PATHS[path]
+                        if extra.rates is not None and column.rate not in extra.rates:
+                            continue
+                        out[path] = await extra.measure(settings, values, column.rate, window.begin)
                     await window.end()
                 finally:
                     stop.set()
@@ -487,6 +554,12 @@ def main(argv: list[str] | None = None) -> int:
         # One column, the one with everything in it: every path, and the background load.
         args.runs, args.seconds, args.rates, args.load_rate = 1, 0.5, "", 20.0
     paths = [p for p in args.paths.split(",") if p]
+    if "quix" in paths and not QUIX_PYTHON.exists():
+        console.print(f"{QUIX_PYTHON} is missing (`make bench-quix-venv`): the quix row is left out")
+        paths.remove("quix")
+    unknown = [p for p in paths if p not in PATH_NAMES]
+    if unknown:
+        parser.error(f"unknown --paths {unknown}: choose among {', '.join(PATH_NAMES)}")
     if "gateway" in paths and not gateway_available():
         console.print("`evidence-chain gateway` is not in this checkout: the gateway row is left out")
         paths.remove("gateway")
