@@ -6,10 +6,10 @@ this after B and C, on the texts whose citations all passed, in the same verdict
 (:meth:`streams.stations.guard.EvidenceGuard.judge`); the run page asks :func:`claims` which specific
 was found in which evidence item.
 
-Cost: a cited projection is put in normal form once per draft (and once per ``document_ids``
-narrowing), and indexed once — the distinct words of its text for identifiers, the aligned digit
-chains for numbers — so a text's specifics are set lookups, and only an identifier that is not a whole
-evidence word, or a quotation, searches the text itself.
+Cost: CPython's NFKC takes ~75 µs per KB of Chinese text with wide punctuation, more than the rest
+of the guard. So a specific is first looked for in the evidence as stored, where finding it proves
+it is in the normal form too (:func:`_raw_holds`); only what is not found so — an unsupported
+specific, mostly — puts the evidence in normal form, each cited item once per draft.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Literal
+from operator import itemgetter
+from typing import Any, Literal, NamedTuple
 
 from models.draft import DiagnosisDraft
 from models.verdict import Violation
@@ -47,27 +48,58 @@ _SPACE_CLASS = "[" + re.escape(WHITE_SPACE) + "]"
 _NOT_SPACE_CLASS = "[" + re.escape(WHITE_SPACE.replace(" ", "")) + "]"
 # Only the runs that change: two or more White_Space characters, or one that is not U+0020.
 _SPACES = re.compile(f"{_SPACE_CLASS}{{2,}}|{_NOT_SPACE_CLASS}")
+_OTHER_SPACE = re.compile(_NOT_SPACE_CLASS)
+_SEPARATORS = re.compile("[\x1c-\x1f]")
 _ASCII_LOWER = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ", b"abcdefghijklmnopqrstuvwxyz")
+# The compatibility characters of everyday Chinese text, each with its decomposition. Putting a
+# character's NFKD in its place never changes the NFKC of a text (NFKC is the composition of the
+# NFKD), and a text with only these is then often NFKC already: a quick check instead of CPython's
+# full normalization, which costs about 75 µs per KB of such text.
+_WIDE = tuple(
+    (c, unicodedata.normalize("NFKD", c)) for c in "，：；（）！？％～＋＝－．／［］｛｝＜＞＂＇…\u3000"
+)
+
+
+def nfkc(text: str) -> str:
+    """``unicodedata.normalize("NFKC", text)``, faster for text that is NFKC but for wide punctuation."""
+    if text.isascii() or unicodedata.is_normalized("NFKC", text):
+        return text
+    for wide, narrow in _WIDE:
+        if wide in text:
+            text = text.replace(wide, narrow)
+    return text if unicodedata.is_normalized("NFKC", text) else unicodedata.normalize("NFKC", text)
+
+
+def _lowered(text: str) -> str:
+    """``text`` with ASCII A-Z lowered and nothing else."""
+    if text.isascii():
+        return text.lower()
+    # A-Z are single bytes in UTF-8 and no other character's bytes are ASCII: exactly they change
+    return text.encode("utf-8", "surrogatepass").translate(_ASCII_LOWER).decode("utf-8", "surrogatepass")
 
 
 def normal_form(text: str) -> str:
     """N(s): NFKC, ASCII A-Z lowered (nothing else), White_Space runs as one space, stripped."""
-    text = unicodedata.normalize("NFKC", text)
-    # A-Z are single bytes in UTF-8 and no other character's bytes are ASCII, so this lowers exactly them.
-    text = text.encode("utf-8", "surrogatepass").translate(_ASCII_LOWER).decode("utf-8", "surrogatepass")
-    return _SPACES.sub(" ", text).strip(" ")
+    return _spaced(_lowered(nfkc(text)))
+
+
+def _spaced(text: str) -> str:
+    """``text`` with every run of White_Space as one space, stripped."""
+    if "  " in text or _OTHER_SPACE.search(text) is not None:
+        if _SEPARATORS.search(text) is None:  # str.split also splits at U+001C-U+001F, not White_Space
+            return " ".join(text.split())
+        text = _SPACES.sub(" ", text)
+    return text.strip(" ")
 
 
 # -- specifics -------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Specific:
-    """One number, identifier or quotation a text states, at its offset in NFKC(text)."""
+class Specific(NamedTuple):
+    """One number, identifier or quotation a text states."""
 
     kind: SpecificKind
     value: str
-    offset: int
 
 
 _CLOSERS = {"“": "”", "「": "」", "『": "』", '"': '"', "`": "`"}
@@ -79,24 +111,25 @@ _WITH_UNIT = re.compile(r"([0-9]+(?:\.[0-9]+)?)[A-Za-z]+")
 _IDENTIFIER = re.compile(r"[0-9_]|[A-Za-z0-9]/[A-Za-z]|[A-Za-z]/[A-Za-z0-9]|[A-Za-z0-9]{2}\.[A-Za-z0-9]{2}")
 
 
-def _quotations(text: str) -> tuple[list[Specific], str]:
-    """The quotations of ``text`` (already NFKC) and the text with every enclosed span blanked."""
-    found: list[Specific] = []
+def _quotations(text: str) -> tuple[list[tuple[int, Specific]], str]:
+    """The quotations of ``text`` (already NFKC) at their offsets, and the text with every enclosed span
+    (delimiters included) replaced by spaces."""
+    found: list[tuple[int, Specific]] = []
     parts: list[str] = []
     kept = 0
     position = 0
-    closed_out: set[str] = set()  # openers with no closer left after some point: none after any later one
+    closed_out: set[str] = set()  # openers with no closer after some point have none after a later one
     while (opener := _OPENER.search(text, position)) is not None:
         start = opener.start()
         mark = text[start]
         end = -1 if mark in closed_out else text.find(_CLOSERS[mark], start + 1)
-        if end < 0:
+        if end < 0:  # an opener with no closer is an ordinary character
             closed_out.add(mark)
             position = start + 1
             continue
         value = normal_form(text[start + 1 : end])
         if len(value) >= 2:
-            found.append(Specific("quote", value, start))
+            found.append((start, Specific("quote", value)))
         parts.append(text[kept:start])
         parts.append(" " * (end + 1 - start))
         kept = position = end + 1
@@ -104,18 +137,21 @@ def _quotations(text: str) -> tuple[list[Specific], str]:
     return found, "".join(parts)
 
 
-@lru_cache(maxsize=4096)
-def _word_specific(word: str) -> tuple[SpecificKind, str] | None:
-    """What one word (already stripped of ``./:-`` at its ends) states, if anything."""
+@lru_cache(maxsize=8192)
+def _word_specific(run: str) -> Specific | None:
+    """What one maximal run of word characters states, if anything."""
+    word = run.strip(_WORD_EDGES)
+    if not word:
+        return None
     if _NUMBER.fullmatch(word):
-        return ("number", word) if len(word) > 1 else None
+        return Specific("number", word) if len(word) > 1 else None
     with_unit = _WITH_UNIT.fullmatch(word)
     if with_unit:
         value = with_unit.group(1)
-        return ("number", value) if len(value) > 1 else None
+        return Specific("number", value) if len(value) > 1 else None
     if _IDENTIFIER.search(word):
         value = word.lower()
-        return None if value in COMMON_TERMS else ("identifier", value)
+        return None if value in COMMON_TERMS else Specific("identifier", value)
     return None
 
 
@@ -123,160 +159,213 @@ def specifics(text: str) -> list[Specific]:
     """The specifics of ``text`` (SPEC 4.2): each (kind, value) once, at its first offset, in offset order."""
     if not text:
         return []
-    found, rest = _quotations(unicodedata.normalize("NFKC", text))
-    for match in _WORD.finditer(rest):
-        word = match.group().strip(_WORD_EDGES)
-        said = _word_specific(word) if word else None
-        if said is not None:
-            found.append(Specific(said[0], said[1], match.start()))
-    found.sort(key=lambda s: s.offset)
-    seen: set[tuple[str, str]] = set()
-    out = []
-    for specific in found:
-        key = (specific.kind, specific.value)
-        if key not in seen:
-            seen.add(key)
-            out.append(specific)
-    return out
+    text = nfkc(text)
+    said: list[Specific | None]
+    if _OPENER.search(text) is None:
+        said = [_word_specific(run) for run in _WORD.findall(text)]
+    else:
+        quotes, text = _quotations(text)
+        words = [(m.start(), _word_specific(m.group())) for m in _WORD.finditer(text)]
+        said = [specific for _, specific in sorted([*quotes, *words], key=lambda pair: pair[0])]
+    return list(dict.fromkeys(s for s in said if s is not None))
 
 
-def holds_in(specific: Specific, text: str) -> bool:
-    """Whether ``text`` (in normal form) supports ``specific``: a number with no digit directly beside it,
-    an identifier or a quotation as a substring."""
-    if specific.kind != "number":
-        return specific.value in text
+# -- evidence --------------------------------------------------------------------------------------
+
+_ITEM_FIELDS = ("document_id", "source", "title", "breadcrumb", "excerpt")
+_ITEM_VALUES = itemgetter(*_ITEM_FIELDS)
+
+
+@lru_cache(maxsize=8192)
+def _splits(character: str) -> bool:
+    """Whether NFKC may be taken on either side of ``character`` apart: it starts a text as it starts
+    a normalization segment (its decomposition begins with a starter that composes with nothing before
+    it: not a mark, not a conjoining Hangul jamo)."""
+    first = unicodedata.normalize("NFKD", character)[:1] or character
+    return all(
+        unicodedata.combining(c) == 0 and unicodedata.category(c)[0] != "M" and not "\u1100" <= c <= "\u11ff"
+        for c in (character, first)
+    )
+
+
+@lru_cache(maxsize=8192)
+def _digitless(character: str) -> bool:
+    """Whether ``character`` puts no ASCII digit into the normal form (so a number beside it stays apart)."""
+    return not any("0" <= c <= "9" for c in unicodedata.normalize("NFKC", character))
+
+
+def _raw_holds(specific: Specific, raw: str) -> bool:
+    """A sufficient test on the text before normal form: True only if N(raw) supports ``specific``.
+
+    An ASCII word found as is, with a character after it that NFKC cannot join to it, is in N(raw)
+    too (lowering keeps a lowercase word; NFKC keeps ASCII and splits before it); a number needs, in
+    addition, neighbours whose normal form holds no digit. A quotation needs its value to be NFKC
+    already and to start and end where NFKC splits. False means "not known": ask N(raw).
+    """
     value = specific.value
+    at = raw.find(value)
+    while at >= 0:
+        end = at + len(value)
+        after = raw[end] if end < len(raw) else ""
+        if specific.kind == "number":
+            before = raw[at - 1] if at else ""
+            if (not before or (not "0" <= before <= "9" and _digitless(before))) and (
+                not after or (not "0" <= after <= "9" and _digitless(after))
+            ):
+                return True
+        elif not after or after.isascii() or _splits(after):
+            if specific.kind == "identifier" or (
+                _splits(value[0]) and unicodedata.is_normalized("NFKC", value)
+            ):
+                return True
+        at = raw.find(value, at + 1)
+    return False
+
+
+@lru_cache(maxsize=1024)
+def _quote_pattern(value: str) -> re.Pattern[str]:
+    """A quotation's value with each space matching a run of White_Space: it is in N(text) exactly when
+    this is found in ``text`` lowered (the value starts and ends with no space, so a run it matches
+    is a whole run)."""
+    return re.compile(f"{_SPACE_CLASS}+".join(re.escape(word) for word in value.split(" ")))
+
+
+def _number_in(value: str, text: str) -> bool:
+    """Whether ``value`` occurs in ``text`` with no ASCII digit directly before or after it."""
     at = text.find(value)
     while at >= 0:
         end = at + len(value)
-        if (at == 0 or not "0" <= text[at - 1] <= "9") and (end == len(text) or not "0" <= text[end] <= "9"):
+        if (not at or not "0" <= text[at - 1] <= "9") and (end == len(text) or not "0" <= text[end] <= "9"):
             return True
         at = text.find(value, at + 1)
     return False
 
 
-# -- evidence --------------------------------------------------------------------------------------
-
-_CHAIN = re.compile(r"[0-9]+(?:[./:-][0-9]+)*")
-_CHAIN_SEPARATOR = re.compile(r"[./:-]")
-_INDEXED_RUNS = 12
-"""Digit chains of at most this many runs are indexed whole; longer ones (rare) are searched."""
-_ITEM_FIELDS = ("document_id", "source", "title", "breadcrumb", "excerpt")
+def holds_in(specific: Specific, text: str) -> bool:
+    """Whether ``text`` (in normal form) supports ``specific``: a number with no digit directly beside it,
+    an identifier or a quotation as a substring."""
+    if specific.kind == "number":
+        return _number_in(specific.value, text)
+    return specific.value in text
 
 
 @dataclass(slots=True, eq=False)
-class _Part:
-    """One stretch of evidence in normal form: a projection's header, one of its items, or the names."""
+class _Source:
+    """The evidence of one cited projection (with one narrowing), or the names a text may use.
 
-    text: str
+    ``raw`` is its strings as stored, joined with newlines: its tool_call_id and query, then per item
+    its document_id, source, title, breadcrumb and excerpt (nulls skipped). N(raw) is made only when
+    a specific is not found in ``raw`` as it is (an unsupported one, mostly), and only as far as the
+    specific needs: a number is judged on NFKC(raw) (lowering and spacing change no digit and no
+    digit's neighbour into a digit), an identifier on that lowered (it holds no space), and a
+    quotation on that with each of its spaces matching a run of White_Space (:func:`_quote_pattern`),
+    which is what being in the spaced text means.
+    """
+
+    raw: str
     tool_call_id: str | None = None
-    document_id: str | None = None
-    _numbers: tuple[frozenset[str], tuple[str, ...]] | None = None
-    _words: frozenset[str] | None = None
-
-    def numbers(self) -> tuple[frozenset[str], tuple[str, ...]]:
-        """Every number this text holds with no digit beside it (from chains of few runs), and the
-        chains too long to index."""
-        if self._numbers is None:
-            indexed: set[str] = set()
-            long: list[str] = []
-            for chain in set(_CHAIN.findall(self.text)):
-                runs = _CHAIN_SEPARATOR.split(chain)
-                if len(runs) == 1:
-                    indexed.add(chain)
-                elif len(runs) > _INDEXED_RUNS:
-                    long.append(chain)
-                else:
-                    # a number sits in a chain from the start of one digit run to the end of another
-                    starts = [0]
-                    for run in runs[:-1]:
-                        starts.append(starts[-1] + len(run) + 1)
-                    ends = [s + len(r) for s, r in zip(starts, runs, strict=True)]
-                    indexed.update(chain[s:e] for i, s in enumerate(starts) for e in ends[i:])
-            self._numbers = frozenset(indexed), tuple(long)
-        return self._numbers
-
-    def words(self) -> frozenset[str]:
-        """The distinct maximal runs of word characters."""
-        if self._words is None:
-            self._words = frozenset(_WORD.findall(self.text))
-        return self._words
+    items: tuple[Mapping[str, Any], ...] = ()
+    _nfkc: str | None = None
+    _lowered: str | None = None
 
     def holds(self, specific: Specific) -> bool:
-        if not self.text:
-            return False
+        """Whether N(raw) supports a number or an identifier."""
         if specific.kind == "number":
-            indexed, long = self.numbers()
-            return specific.value in indexed or any(holds_in(specific, chain) for chain in long)
-        # an identifier is most often a whole evidence word; else a substring of one (or of the text)
-        return specific.value in self.words() or specific.value in self.text
+            return _number_in(specific.value, self.nfkc())
+        return specific.value in self.lowered()
+
+    def nfkc(self) -> str:
+        if self._nfkc is None:
+            self._nfkc = nfkc(self.raw)
+        return self._nfkc
+
+    def lowered(self) -> str:
+        if self._lowered is None:
+            self._lowered = _lowered(self.nfkc())
+        return self._lowered
 
 
-@dataclass(frozen=True, slots=True)
-class Evidence:
-    """What one reviewed text may state: its parts in evidence order, E being their texts joined."""
-
-    parts: tuple[_Part, ...]
-
-    def text(self) -> str:
-        """E: the evidence in normal form (what a quotation must be a substring of)."""
-        return " ".join(part.text for part in self.parts if part.text)
-
-    def supports(self, specific: Specific) -> bool:
-        """SPEC 4.2's support test against E."""
-        if specific.kind == "quote":  # a quotation may run across two parts; the others cannot
-            return specific.value in self.text()
-        return any(part.holds(specific) for part in self.parts)
-
-    def found_in(self, specific: Specific) -> tuple[str | None, str | None]:
-        """``(tool_call_id, document_id)`` of the first evidence item that alone supports ``specific``."""
-        for part in self.parts:
-            if part.document_id is not None and holds_in(specific, part.text):
-                return part.tool_call_id, part.document_id
-        return None, None
+def _item_strings(item: Mapping[str, Any]) -> list[str]:
+    return [v for name in _ITEM_FIELDS if isinstance(v := item.get(name), str)]
 
 
-def _joined(values: Sequence[Any]) -> str:
-    return normal_form("\n".join(v for v in values if isinstance(v, str)))
+_Key = tuple[str, frozenset[str] | None]
+"""A cited projection and the document_ids it is narrowed to (None: all its items)."""
 
 
 @dataclass(slots=True)
 class _Projections:
-    """The cited projections of one draft, each put in normal form once (and each narrowing once)."""
+    """The cited projections of one draft, each joined once per narrowing (and normalized once, if at all)."""
 
     projections: Mapping[str, Mapping[str, Any]]
-    _heads: dict[str, _Part] = field(default_factory=dict)
-    _items: dict[str, list[_Part]] = field(default_factory=dict)
-    _evidence: dict[tuple[str, frozenset[str] | None], tuple[_Part, ...]] = field(default_factory=dict)
+    _sources: dict[_Key, _Source] = field(default_factory=dict)
 
-    def parts(self, tool_call_id: str, documents: frozenset[str] | None) -> tuple[_Part, ...]:
-        """A projection's parts: its tool_call_id and query, then its items (those in ``documents``)."""
-        key = (tool_call_id, documents)
-        cached = self._evidence.get(key)
-        if cached is not None:
-            return cached
-        projection = self.projections.get(tool_call_id) or {}
-        head = self._heads.get(tool_call_id)
-        if head is None:
-            head = self._heads[tool_call_id] = _Part(_joined([tool_call_id, projection.get("query")]))
-        items = self._items.get(tool_call_id)
-        if items is None:
-            items = []
+    def source(self, key: _Key) -> _Source:
+        """A projection's tool_call_id and query, then its items (only those in the narrowing, if any)."""
+        found = self._sources.get(key)
+        if found is None:
+            tool_call_id, documents = key
+            projection = self.projections.get(tool_call_id) or {}
+            query = projection.get("query")
+            strings = [tool_call_id, query] if isinstance(query, str) else [tool_call_id]
+            items: tuple[Mapping[str, Any], ...] = ()
             if projection.get("evidence_status") == EvidenceStatus.EVIDENCE_FOUND:
-                for item in projection.get("evidence") or []:
+                items = tuple(
+                    item
+                    for item in projection.get("evidence") or []
+                    if documents is None or item.get("document_id") in documents
+                )
+                try:
+                    strings += [v for item in items for v in _ITEM_VALUES(item) if isinstance(v, str)]
+                except KeyError:  # not a RagToolResult's item (the run page's view of one, say)
+                    strings += [v for item in items for v in _item_strings(item)]
+            found = self._sources[key] = _Source("\n".join(strings), tool_call_id, items)
+        return found
+
+
+@dataclass(slots=True)
+class Evidence:
+    """What one reviewed text may state: the projections it cites (made into sources only when a
+    specific is asked about) and the names; E is N of their strings joined."""
+
+    keys: tuple[_Key, ...]
+    projections: _Projections
+    named: _Source
+    _sources: tuple[_Source, ...] | None = None
+    _lowered: str | None = None
+
+    def sources(self) -> tuple[_Source, ...]:
+        if self._sources is None:
+            self._sources = (*(self.projections.source(key) for key in self.keys), self.named)
+        return self._sources
+
+    def lowered(self) -> str:
+        """E before its White_Space runs are made single spaces (NFKC, A-Z lowered)."""
+        if self._lowered is None:
+            self._lowered = "\n".join([source.lowered() for source in self.sources()])
+        return self._lowered
+
+    def supports(self, specific: Specific) -> bool:
+        """SPEC 4.2's support test against E."""
+        sources = self.sources()
+        if any(_raw_holds(specific, source.raw) for source in sources):
+            return True
+        if specific.kind == "quote":  # a quotation may run across two sources; the others cannot
+            return _quote_pattern(specific.value).search(self.lowered()) is not None
+        return any(source.holds(specific) for source in sources)
+
+    def found_in(self, specific: Specific) -> tuple[str | None, str | None]:
+        """``(tool_call_id, document_id)`` of the first evidence item whose normal form alone supports
+        ``specific`` (None, None when there is none: not supported, or only by a query or the names)."""
+        for source in self.sources():
+            for item in source.items:
+                if holds_in(specific, normal_form("\n".join(_item_strings(item)))):
                     document_id = item.get("document_id")
-                    text = _joined([item.get(name) for name in _ITEM_FIELDS])
-                    items.append(
-                        _Part(text, tool_call_id, document_id if isinstance(document_id, str) else "")
-                    )
-            self._items[tool_call_id] = items
-        chosen = items if documents is None else [p for p in items if p.document_id in documents]
-        parts = self._evidence[key] = (head, *chosen)
-        return parts
+                    return source.tool_call_id, document_id if isinstance(document_id, str) else None
+        return None, None
 
 
-@dataclass(frozen=True, slots=True)
-class ReviewedText:
+class ReviewedText(NamedTuple):
     """One text under review: where it is, what it says, and the evidence it is judged on."""
 
     path: str
@@ -296,30 +385,28 @@ def reviewed_texts(
     citation that passed C, by tool call id. Every text may also name the draft's ``run_id`` and the
     ``id`` of any analysis or action item.
     """
-    analysis = list(draft.get("analysis") or [])
-    actions = list(draft.get("action_plan") or [])
+    analysis = draft.get("analysis") or []
+    actions = draft.get("action_plan") or []
     names = [draft.get("run_id"), *(i.get("id") for i in analysis), *(a.get("id") for a in actions)]
-    named = _Part(_joined(names))
+    named = _Source("\n".join(n for n in names if isinstance(n, str)))
     cache = _Projections(projections)
-    evidence: dict[str, tuple[_Part, ...]] = {}  # of each reviewed analysis id (its first item)
+    cites: dict[str, tuple[_Key, ...]] = {}  # of each reviewed analysis id (its first item)
     for index, item in enumerate(analysis):
         if index >= len(reviewed) or not reviewed[index]:
-            evidence.setdefault(item.get("id"), ())
+            cites.setdefault(item.get("id"), ())
             continue
         documents = frozenset(item.get("document_ids") or []) or None
-        parts = tuple(
-            part
-            for tcid in dict.fromkeys(item.get("tool_call_ids") or [])
-            for part in cache.parts(tcid, documents)
+        keys = tuple((tcid, documents) for tcid in dict.fromkeys(item.get("tool_call_ids") or []))
+        cites.setdefault(item.get("id"), keys)
+        yield ReviewedText(
+            f"analysis[{index}].content", item.get("content") or "", Evidence(keys, cache, named)
         )
-        evidence.setdefault(item.get("id"), parts)
-        yield ReviewedText(f"analysis[{index}].content", item.get("content") or "", Evidence((*parts, named)))
 
     def built_on(refs: Sequence[str] | None) -> Evidence | None:
-        if not refs or not all(evidence.get(ref) for ref in refs):
+        if not refs or not all(cites.get(ref) for ref in refs):
             return None
-        parts = dict.fromkeys(part for ref in dict.fromkeys(refs) for part in evidence[ref])
-        return Evidence((*parts, named))
+        keys = tuple(dict.fromkeys(key for ref in dict.fromkeys(refs) for key in cites[ref]))
+        return Evidence(keys, cache, named)
 
     conclusion = draft.get("conclusion")
     if conclusion is not None:
