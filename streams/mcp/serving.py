@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import hmac
 import logging
+import socket
 from typing import Any
 
 from streams.client import EvidenceChainClient
 from streams.client.gateway import bearer_token
 from streams.client.repair import Language
+from streams.errors import ConfigurationError
 from streams.mcp.run import McpRun
 from streams.mcp.server import build_server
 from streams.retry import RetryPolicy, hold
@@ -94,13 +96,37 @@ async def serve_http(settings: Settings, host: str, port: int, *, language: Lang
 
     token = bearer_token(settings, host)  # refuse before connecting to anything
     run = McpRun.start(settings.mcp_run_id)
+    listening = _listen(host, port)
     client = await _started_client(settings)
-    server = build_server(client, run, language=language)
-    app = BearerAuth(server.streamable_http_app(host=host), token)
-    auth = "bearer token required" if token is not None else "no token: loopback only"
-    shown = f"[{host}]" if ":" in host else host
-    print(f"mcp: run {run.run_id} at http://{shown}:{port}/mcp ({auth}; Ctrl-C stops)", flush=True)
     try:
-        await uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).serve()
+        server = build_server(client, run, language=language)
+        app = BearerAuth(server.streamable_http_app(host=host), token)
+        auth = "bearer token required" if token is not None else "no token: loopback only"
+        shown = f"[{host}]" if ":" in host else host
+        bound = listening.getsockname()[1]
+        print(f"mcp: run {run.run_id} at http://{shown}:{bound}/mcp ({auth}; Ctrl-C stops)", flush=True)
+        config = uvicorn.Config(app, log_level="warning", lifespan="on")
+        await uvicorn.Server(config).serve(sockets=[listening])
     finally:
+        listening.close()
         await client.close()
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port`` (port 0: one the system picks, printed once bound).
+
+    Raises:
+        ConfigurationError: the address cannot be bound.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listening = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listening.bind((host, port))
+        listening.listen(128)
+    except OSError as exc:
+        listening.close()
+        raise ConfigurationError(
+            f"cannot listen on {host}:{port} ({exc.strerror}); choose another with --port or EC_MCP_PORT"
+        ) from exc
+    return listening

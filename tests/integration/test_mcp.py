@@ -17,10 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, TextContent
 
 from models.vocab import VerdictKind
@@ -279,3 +281,44 @@ async def test_v1_search_with_py_rag_down_is_502_retriable_and_ledgers_nothing(s
         validate_answer("Error", answer)
         assert answer["error"]["reason"] == "SEARCH_UNAVAILABLE" and answer["error"]["retriable"] is True
         assert await ledger.entry(run_id, "c1") is None
+
+
+async def test_mcp_over_streamable_http_needs_the_bearer_token(
+    stack: Stack, pyrag: tuple[FakePyRag, str]
+) -> None:
+    _, url = pyrag
+    token = f"mcp-{uuid.uuid4().hex}"
+    env = {**stack.env, "EC_PYRAG_URL": url, "EC_GATEWAY_TOKEN": token, "EC_GATEWAY_TIMEOUT_MS": "60000"}
+    process = await asyncio.create_subprocess_exec(
+        CLI,
+        "mcp",
+        "--http",
+        "--port",
+        "0",
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert process.stdout is not None
+        line = (await asyncio.wait_for(process.stdout.readline(), 60)).decode()
+        found = re.search(r"run (\S+) at (http://\S+/mcp)", line)
+        assert found is not None and "bearer token required" in line, line
+        run_id, endpoint = found.group(1), found.group(2)
+        async with httpx2.AsyncClient() as anonymous:
+            refused = await anonymous.post(endpoint, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        assert refused.status_code == 401 and refused.headers["www-authenticate"].startswith("Bearer")
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as authorized,
+            Client(streamable_http_client(endpoint, http_client=authorized)) as mcp,
+            EvidenceChainClient(stack.settings) as ledger,
+        ):
+            found_text = text_of(await mcp.call_tool("lookup_knowledge", {"query": FOUND}))[0]
+            tool_call_id = codec.loads(found_text)["tool_call_id"]
+            assert found_text == reference(run_id, tool_call_id, ANSWERS[FOUND])
+            stored = await ledger.entry(run_id, tool_call_id)
+            assert stored is not None and stored.projection == found_text
+    finally:
+        process.terminate()
+        _, errors = await process.communicate()
+        assert token.encode() not in errors
