@@ -63,6 +63,11 @@ class BearerAuth:
 
 
 async def _started_client(settings: Settings) -> EvidenceChainClient:
+    if not settings.pyrag_url:
+        log.warning(
+            "EC_PYRAG_URL is not set: lookup_knowledge will fail until it is (check_diagnosis and "
+            "get_evidence work without it)"
+        )
     client = EvidenceChainClient(settings)
     what = f"connecting to Kafka at {settings.kafka_bootstrap}"
     await hold(client.start, what=what, policy=RetryPolicy.for_startup(settings))
