@@ -174,3 +174,18 @@ def test_mcp_over_http_refuses_an_exposed_address_without_a_token() -> None:
     )
     assert done.returncode == 2, done.stderr
     assert b"refusing to listen on 0.0.0.0 without a token" in done.stderr
+
+
+def test_mcp_refuses_a_setting_that_cannot_work_without_printing_a_secret() -> None:
+    secret = "S3CR3T-pyrag"
+    done = subprocess.run(  # noqa: S603 - our own console script
+        [CLI, "mcp"],
+        env=clean_env(EC_REDIS_URL=f"http://:{secret}@127.0.0.1:1/0", EC_PYRAG_TOKEN=secret),
+        capture_output=True,
+        timeout=60,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2, done.stderr
+    assert b"EC_REDIS_URL" in done.stderr
+    assert secret.encode() not in done.stdout + done.stderr
