@@ -231,6 +231,8 @@ bench: install up bench-quix-venv $(BENCH_STAMP)
 	$(VENV_PY) benchmarks/stream.py --profile
 	$(VENV_PY) benchmarks/lookup.py
 	$(VENV_PY) benchmarks/mcp_lookup.py
+	$(VENV_PY) benchmarks/trickle.py --rates 20,100,500
+	$(VENV_PY) benchmarks/kafka_floor.py --write
 
 clean:
 	$(STACK) clean

@@ -23,6 +23,7 @@ from __future__ import annotations
 import traceback
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Any, TypeAlias
 
 from models.events import Origin, Rejection
@@ -186,7 +187,7 @@ def internal_error(exc: BaseException) -> Rejection:
     return rejection(DeadLetterReason.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}{where}")
 
 
-_EMPTY_AUDIT: dict[Station, AuditFields] = {
+_NO_FIGURES: dict[Station, dict[str, object]] = {
     Station.POSTPROCESS: {"status": RecordStatus.FAILED},
     Station.PROJECT: {"status": None},
     Station.LEDGER: {"status": None, "outcome": None, "key": None},
@@ -194,9 +195,13 @@ _EMPTY_AUDIT: dict[Station, AuditFields] = {
         "draft_id": None,
         "attempt": None,
         "verdict": None,
-        "violation_codes": [],
-        "cited_tool_call_ids": [],
+        "violation_codes": (),
+        "cited_tool_call_ids": (),
     },
+}
+_EMPTY_AUDIT: dict[Station, AuditFields] = {
+    station: MappingProxyType(fields)  # shared by every outcome without figures: read-only
+    for station, fields in _NO_FIGURES.items()
 }
 
 
