@@ -12,6 +12,7 @@ import asyncio
 import logging.config
 import sys
 
+from streams.cli.runtime import freeze_start_up
 from streams.errors import ConfigurationError
 from streams.observe.logs import logging_config
 from streams.settings import get_settings, load_settings
@@ -53,11 +54,19 @@ def run_mcp(args: argparse.Namespace) -> int:
     overrides = {name: value for name, value in given if value is not None}
     settings = load_settings(**overrides) if overrides else get_settings()
     logging.config.dictConfig(logging_config(settings.log_format, args.loglevel))
+    freeze_start_up()
+    if args.http:
+        serving = serve_http(settings, settings.mcp_host, settings.mcp_port, language=args.language)
+    else:
+        serving = serve_stdio(settings, language=args.language)
     try:
-        if args.http:
-            asyncio.run(serve_http(settings, settings.mcp_host, settings.mcp_port, language=args.language))
+        if settings.event_loop == "uvloop":  # as the gateway: large records move with less CPU
+            import uvloop
+
+            with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+                runner.run(serving)
         else:
-            asyncio.run(serve_stdio(settings, language=args.language))
+            asyncio.run(serving)
     except KeyboardInterrupt:
         pass
     print("mcp: stopped", file=sys.stderr)
