@@ -215,7 +215,7 @@ def _next_start() -> int:
 
 # --- paths added by other benchmarks ----------------------------------------------------------------
 
-Path = Callable[["Settings", Sequence[bytes], float, "Begin"], Awaitable["Sample"]]
+Measure = Callable[["Settings", Sequence[bytes], float, "Begin"], Awaitable["Sample"]]
 """A path measured on a running worker: ``(settings, values, rate, begin) -> Sample``; it calls
 ``begin()`` once its warm-up is done (the worker's CPU and batches are read from then on) and issues
 ``values`` at ``rate`` per second, open loop (:func:`open_loop`), latency from each scheduled time."""
@@ -226,7 +226,7 @@ class ExtraPath:
     """A lookup path measured beside the others (its own row), on the same worker and load."""
 
     title: str
-    measure: Path
+    measure: Measure
     rates: tuple[float, ...] | None = None
     """Only at these offered rates (None: at every column's)."""
 
