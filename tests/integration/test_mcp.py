@@ -25,7 +25,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, TextContent
 
-from models.vocab import VerdictKind
+from models.vocab import Topic, VerdictKind
 from streams import codec
 from streams.cli.offline import pipe_line
 from streams.client import EvidenceChainClient
@@ -33,7 +33,7 @@ from streams.client.gateway import create_gateway
 from streams.kafka import ensure_topics
 from streams.search import PyRagSearch, raw_hits_record
 from streams.settings import Settings
-from tests.integration.helpers import CLI, Worker, worker_env
+from tests.integration.helpers import CLI, Worker, read_topic, worker_env
 from tests.openapi_contract import validate_answer
 from tests.pyrag import FakePyRag, recorded_answers
 
@@ -197,7 +197,16 @@ async def test_mcp_lookups_show_the_ledgers_bytes_and_the_loop_repairs_to_pass(
         judged = codec.loads(verdict)
         assert judged["verdict"] == VerdictKind.PASS, judged
         assert (judged["attempt"], judged["draft_id"]) == (2, codec.loads(text_of(rejected)[0])["draft_id"])
-        assert published == f"PASS: published as report publish:{judged['event_id'].split(':', 1)[1]}"
+        report_id = f"publish:{judged['event_id'].split(':', 1)[1]}"
+        assert published == f"PASS: published as report {report_id}"
+        on_topic = await read_topic(
+            stack.settings.kafka_bootstrap,
+            stack.settings.topic(Topic.REPORTS),
+            until=lambda values: any(report_id.encode() in v for v in values),
+        )
+        reports = [codec.loads(v) for v in on_topic]
+        [report] = [r for r in reports if r["event_id"] == report_id]
+        assert (report["verdict"], report["verdict_event_id"]) == ("PASS", judged["event_id"])
 
 
 async def test_mcp_lookup_with_py_rag_down_is_a_tool_error_and_ledgers_nothing(stack: Stack) -> None:
