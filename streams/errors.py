@@ -162,7 +162,7 @@ class SearchRefused(EvidenceChainError):
 
 
 class SearchUnavailable(EvidenceChainError):
-    """py-rag could not be reached, timed out or kept failing (5xx); nothing was produced, a retry may work."""
+    """py-rag could not be reached, timed out or kept failing (5xx); nothing produced, a retry may work."""
 
     retriable = True
 

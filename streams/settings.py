@@ -222,20 +222,24 @@ class Settings(BaseSettings):
 
     # The knowledge tool: py-rag behind KnowledgeSearchPort, and the MCP server (streams/search, streams/mcp)
     pyrag_url: str | None = Field(
-        None, description="py-rag's search endpoint, POSTed {query, mode, filters} (lookup_knowledge, /v1/search)."
+        None,
+        description="py-rag's search endpoint, POSTed {query, mode, filters} (lookup_knowledge, /v1/search).",
     )
     pyrag_token: SecretStr | None = Field(
         None, description="Bearer token sent to py-rag, if it needs one; never printed."
     )
     pyrag_timeout_ms: int = Field(5_000, ge=1, description="How long one py-rag request may take.")
     pyrag_attempts: int = Field(
-        3, ge=1, description="Tries of one search on a connection error, a timeout or a 5xx (backoff between)."
+        3,
+        ge=1,
+        description="Tries of one search on a connection error, a timeout or a 5xx (backoff between).",
     )
     mcp_run_id: str | None = Field(
         None, description="The run of `evidence-chain mcp` (one server process, one run); unset: generated."
     )
     mcp_host: str = Field(
-        "127.0.0.1", description="Address of `evidence-chain mcp --http`; not loopback needs EC_GATEWAY_TOKEN."
+        "127.0.0.1",
+        description="Address of `evidence-chain mcp --http`; not loopback needs EC_GATEWAY_TOKEN.",
     )
     mcp_port: int = Field(8081, ge=0, le=65535, description="Port of `evidence-chain mcp --http`.")
 
