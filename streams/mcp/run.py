@@ -73,7 +73,3 @@ class McpRun:
         if verdict in (VerdictKind.PASS, VerdictKind.FALLBACK):
             self.drafts += 1
             self.attempt = 0
-
-    def withdraw(self) -> None:
-        """A stamped draft got no verdict (a timeout, Kafka down): its attempt number is used again."""
-        self.attempt = max(self.attempt - 1, 0)

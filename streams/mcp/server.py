@@ -28,11 +28,14 @@ from models.vocab import LedgerStatus, Topic, VerdictKind
 from streams import codec
 from streams.client import EvidenceChainClient, repair_prompt
 from streams.client.repair import Language
-from streams.errors import EvidenceChainError, InvalidId
+from streams.errors import ConfigurationError, EvidenceChainError, InvalidId, SearchRefused, SearchUnavailable
 from streams.mcp.run import STAMPED, McpRun
 from streams.stations.publish import PUBLISH
 
 log = logging.getLogger(__name__)
+
+NOTHING_PRODUCED = (SearchUnavailable, SearchRefused, ConfigurationError, InvalidId)
+"""The lookup failures that produce no raw-hits record (py-rag gave nothing to govern)."""
 
 RULES = """Rules for every diagnosis (the evidence check enforces them):
 - Base every statement only on the excerpts lookup_knowledge returned in this run; the excerpt is the
@@ -120,9 +123,12 @@ class EvidenceTools:
             reply = await self.client.lookup_knowledge(self.run.run_id, tool_call_id, query, filters)
         except EvidenceChainError as exc:
             retry = " (trying again may work)" if exc.retriable else ""
+            ledgered = (
+                "Nothing was ledgered under it" if isinstance(exc, NOTHING_PRODUCED) else "It has no entry"
+            )
             raise ToolError(
-                f"lookup {tool_call_id} failed: {type(exc).__name__}: {exc}{retry}. Nothing was ledgered "
-                "under it: do not cite it."
+                f"lookup {tool_call_id} failed: {type(exc).__name__}: {exc}{retry}. "
+                f"{ledgered}: do not cite it."
             ) from exc
         if reply.status != LedgerStatus.READY or reply.projection is None:
             raise ToolError(
@@ -132,12 +138,16 @@ class EvidenceTools:
         return _text(reply.projection)
 
     async def check_diagnosis(self, draft: dict[str, Any]) -> CallToolResult:
+        # An attempt that gets no verdict still counts: its draft may have been judged already, and
+        # another draft under the same (run_id, draft_id, attempt) would be a conflict in the receipts.
         stamped = self.run.stamp(draft)
         try:
             reply = await self.client.check(stamped)
         except EvidenceChainError as exc:
-            self.run.withdraw()
-            raise ToolError(f"the draft was not checked: {type(exc).__name__}: {exc}") from exc
+            raise ToolError(
+                f"attempt {stamped['attempt']} got no verdict: {type(exc).__name__}: {exc}. Call "
+                "check_diagnosis again with the draft (it is checked as the next attempt)."
+            ) from exc
         self.run.judged(reply.kind)
         verdict = reply.raw.decode("utf-8")
         if reply.kind == VerdictKind.REJECT:

@@ -139,8 +139,6 @@ def test_the_mcp_run_names_tool_calls_and_stamps_drafts_over_the_models_values()
     assert stamped == {"run_id": "run-1", "draft_id": run.draft_id, "attempt": 1, "analysis": []}
     run.judged("REJECT")
     assert run.stamp({})["attempt"] == 2
-    run.withdraw()
-    assert run.stamp({})["attempt"] == 2
     draft_id = run.draft_id
     run.judged("PASS")
     assert run.draft_id != draft_id and run.stamp({})["attempt"] == 1
