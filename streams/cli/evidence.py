@@ -20,8 +20,12 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from models.draft import DIAGNOSIS_DRAFT_ADAPTER
+from models.ids import is_valid_id
+from models.validation import ContractError, validate
 from streams import codec
 from streams.audit.store import VERDICT_OUTCOMES, StoredEntry
+from streams.stations.review import claims, reviewed_texts
 from streams.trust import TrustedKeys, check_entry
 
 _ITEM_FIELDS = ("document_id", "source", "title", "breadcrumb", "excerpt")
@@ -175,15 +179,58 @@ def _cited(
     return out
 
 
+def _claims(
+    verdict: Mapping[str, Any] | None, doc: Mapping[str, Any], entries: Mapping[str, Mapping[str, Any]]
+) -> dict[str, list[dict[str, Any]]]:
+    """Per reviewed text's path (``analysis[0].content`` …), its specifics and where each was found
+    (:func:`streams.stations.review.claims`): the texts the guard reviewed, judged again on the stored
+    entries. An item is reviewed when its citations got no violation in the verdict and each cited
+    entry is stored here; a draft the guard could not read, or whose run_id failed, has none."""
+    if verdict is None or not is_valid_id(doc.get("run_id")):
+        return {}
+    try:
+        draft = validate(DIAGNOSIS_DRAFT_ADAPTER, doc)
+    except ContractError:
+        return {}
+    faulted = {str(v.get("path") or "") for v in verdict.get("violations") or [] if isinstance(v, dict)}
+    reviewed = []
+    for index, item in enumerate(draft.get("analysis") or []):
+        cited = item.get("tool_call_ids") or []
+        prefixes = (f"analysis[{index}].tool_call_ids[", f"analysis[{index}].document_ids[")
+        reviewed.append(
+            bool(cited)
+            and all(t in entries for t in cited)
+            and not any(path.startswith(prefixes) for path in faulted)
+        )
+    projections = {
+        tool_call_id: {
+            "tool_call_id": tool_call_id,
+            "query": entry.get("query"),
+            "evidence_status": entry.get("evidence_status"),
+            "evidence": entry.get("items") or [],
+        }
+        for tool_call_id, entry in entries.items()
+    }
+    return {
+        text.path: claims(text.content, text.evidence)
+        for text in reviewed_texts(draft, reviewed, projections)
+    }
+
+
 def draft_view(
     verdict: Mapping[str, Any] | None,
     draft: bytes | None,
     entries: Mapping[str, Mapping[str, Any]],
     trusted: TrustedKeys | None,
     report: Mapping[str, Any] | None = None,
+    *,
+    review: bool = True,
 ) -> dict[str, Any]:
     """One verdict's draft, item by item, with the evidence each item cites and the violations inside it,
-    and ``report``: what was published for that verdict (the ``reports`` event, or None)."""
+    and ``report``: what was published for that verdict (the ``reports`` event, or None). Each analysis
+    item, the conclusion and each action has ``specifics``: every number, identifier and quotation of a
+    reviewed text with ``kind``, ``value``, ``supported`` and the ``tool_call_id``/``document_id`` it
+    was found in (SPEC 4.2); an empty list when the text is not reviewed or ``review`` is off."""
     violations = [dict(v) for v in (verdict or {}).get("violations") or [] if isinstance(v, dict)]
     placed: set[int] = set()
 
@@ -202,6 +249,7 @@ def draft_view(
         except codec.JSONDecodeError:
             doc = None
     doc = doc if isinstance(doc, dict) else {}
+    specifics = _claims(verdict, doc, entries) if review else {}
     analysis = []
     for index, item in enumerate(doc.get("analysis") if isinstance(doc.get("analysis"), list) else []):
         item = item if isinstance(item, dict) else {}
@@ -215,6 +263,7 @@ def draft_view(
                 "tool_call_ids": tool_call_ids,
                 "document_ids": document_ids,
                 "cites": _cited(tool_call_ids, document_ids, entries),
+                "specifics": specifics.get(f"analysis[{index}].content", []),
                 "violations": at(f"analysis[{index}]"),
             }
         )
@@ -223,6 +272,7 @@ def draft_view(
         {
             "content": conclusion.get("content"),
             "based_on_analysis_ids": _strings(conclusion.get("based_on_analysis_ids")),
+            "specifics": specifics.get("conclusion.content", []),
             "violations": at("conclusion"),
         }
         if isinstance(conclusion, dict)
@@ -237,6 +287,7 @@ def draft_view(
                 "id": action.get("id"),
                 "content": action.get("content"),
                 "based_on_analysis_ids": _strings(action.get("based_on_analysis_ids")),
+                "specifics": specifics.get(f"action_plan[{index}].content", []),
                 "violations": at(f"action_plan[{index}]"),
             }
         )
@@ -318,12 +369,15 @@ def evidence_document(
     trusted: TrustedKeys | None,
     max_excerpt_chars: int,
     reports: Sequence[Mapping[str, Any]] = (),
+    *,
+    review: bool = True,
 ) -> dict[str, Any]:
     """The evidence part of a run's document: ``entries`` by tool call, ``drafts`` by verdict event id,
     ``chain``, and whether signatures were checked. ``records`` are the run's station audit records
     (:meth:`AuditStore.station_records`): they tell a refused write from the one the ledger kept;
     ``reports`` the run's published reports (:meth:`AuditStore.stored_reports`), each shown with the
-    verdict it names (``verdict_event_id``)."""
+    verdict it names (``verdict_event_id``). ``review``: whether the guard reviews claims
+    (``guard.review`` is ``enforce``), so the drafts' texts show their specifics."""
     grouped = by_origin(records)
     conflicts = refused_writes(grouped)
     entries = {
@@ -347,7 +401,9 @@ def evidence_document(
         judged = by_event.get(event)
         sha = judged.get("draft_sha256") if judged else None
         report = published.get(event)
-        view = draft_view(judged, drafts.get(sha) if isinstance(sha, str) else None, entries, trusted, report)
+        view = draft_view(
+            judged, drafts.get(sha) if isinstance(sha, str) else None, entries, trusted, report, review=review
+        )
         view["attempts"] = sorted(set(attempts.get(str(row.get("draft_id")), [])))
         views[event] = view
     return {

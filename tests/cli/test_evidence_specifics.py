@@ -1,0 +1,86 @@
+"""The run page's view of a draft marks each specific of a reviewed text (SPEC 4.2, issue 31 item 4):
+``specifics`` on every analysis item, the conclusion and every action, from the stored entries."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from models.limits import GuardSettings
+from streams import codec
+from streams.audit.store import StoredEntry
+from streams.cli.evidence import draft_view, entry_view
+from tests.golden import GOLDEN
+from tests.support import memory_ledger, verdict_of
+
+GUARD = GOLDEN / "guard"
+
+
+def golden(draft_id: str) -> tuple[bytes, dict[str, Any], dict[str, dict[str, Any]]]:
+    """A golden draft, its verdict, and its run's entries as the run page holds them."""
+    ledger_lines = [codec.loads(line) for line in GUARD.joinpath("ledger.jsonl").read_bytes().splitlines()]
+    (raw,) = [
+        line
+        for line in GUARD.joinpath("drafts.jsonl").read_bytes().splitlines()
+        if f'"{draft_id}"'.encode() in line
+    ]
+    verdict = verdict_of(raw, memory_ledger(ledger_lines), GuardSettings())
+    entries = {
+        e["tool_call_id"]: entry_view(StoredEntry(e["tool_call_id"], e, False, "ledger[0]@0"), (), None, 1200)
+        for e in ledger_lines
+        if e["run_id"] == "run-g"
+    }
+    return raw, dict(verdict), entries
+
+
+def marks(view_part: dict[str, Any]) -> list[tuple[str, str, bool, str | None, str | None]]:
+    return [
+        (s["kind"], s["value"], s["supported"], s["tool_call_id"], s["document_id"])
+        for s in view_part["specifics"]
+    ]
+
+
+def test_each_reviewed_text_has_its_specifics_with_where_they_were_found() -> None:
+    raw, verdict, entries = golden("d-review")
+    view = draft_view(verdict, raw, entries, None)
+    doc = "e2e-gateway-b9c1fa12-md-34223174#chunk-1"
+    assert marks(view["analysis"][0]) == [
+        ("identifier", "proxy_read_timeout", True, "call_x1", doc),
+        ("number", "30", False, None, None),
+        ("number", "504", True, "call_x1", doc),
+    ]
+    assert marks(view["analysis"][1]) == [
+        ("quote", "证书过期", True, None, None),
+        ("number", "2025", False, None, None),
+    ]
+    assert marks(view["conclusion"]) == [
+        ("identifier", "proxy_connect_timeout", False, None, None),
+        ("number", "120", False, None, None),
+    ]
+    assert marks(view["action_plan"][0]) == [("quote", "systemctl restart nginx", False, None, None)]
+    # the page agrees with the verdict: what it marks unsupported is what the guard reported
+    unsupported = {
+        (p, s["value"]) for p, part in _parts(view) for s in part["specifics"] if not s["supported"]
+    }
+    reported = {(v["path"], v["message"].split("'")[1]) for v in verdict["violations"]}
+    assert unsupported == reported
+
+
+def _parts(view: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    parts = [(f"analysis[{i}].content", a) for i, a in enumerate(view["analysis"])]
+    parts += [("conclusion.content", view["conclusion"])] if view["conclusion"] else []
+    return parts + [(f"action_plan[{i}].content", a) for i, a in enumerate(view["action_plan"])]
+
+
+def test_texts_that_were_not_reviewed_have_none() -> None:
+    raw, verdict, entries = golden("d-skip")  # a1 cites a FAILED call; the conclusion builds on a1
+    view = draft_view(verdict, raw, entries, None)
+    assert view["analysis"][0]["specifics"] == []
+    assert marks(view["analysis"][1]) == [("number", "45", False, None, None)]
+    assert view["conclusion"]["specifics"] == []
+    assert marks(view["action_plan"][0]) == [("number", "90", False, None, None)]
+
+
+def test_review_off_shows_no_specifics() -> None:
+    raw, verdict, entries = golden("d-review")
+    view = draft_view(verdict, raw, entries, None, review=False)
+    assert all(part["specifics"] == [] for _, part in _parts(view))
