@@ -9,6 +9,7 @@ from models.limits import GuardSettings
 from streams import codec
 from streams.audit.store import StoredEntry
 from streams.cli.evidence import draft_view, entry_view
+from tests.console import Command, Console, clean_env
 from tests.golden import GOLDEN
 from tests.support import memory_ledger, verdict_of
 
@@ -84,3 +85,19 @@ def test_review_off_shows_no_specifics() -> None:
     raw, verdict, entries = golden("d-review")
     view = draft_view(verdict, raw, entries, None, review=False)
     assert all(part["specifics"] == [] for _, part in _parts(view))
+
+
+def test_verify_with_review_off_and_with_a_bad_review_setting(script: Console) -> None:
+    """EC_GUARD__REVIEW=off gives the verdicts of A-C alone; any other value than enforce/off is a
+    configuration error that names the variable (exit 2, no traceback)."""
+    drafts = GUARD.joinpath("drafts.jsonl").read_bytes()
+    args = ("verify", "--ledger", str(GUARD / "ledger.jsonl"))
+    (off,) = script.run(Command(args, clean_env(EC_GUARD__REVIEW="off"), stdin=drafts, timeout=60))
+    verdicts = [codec.loads(line) for line in off.stdout.splitlines()]
+    assert off.returncode == 0 and len(verdicts) == len(drafts.splitlines())
+    assert not [v for verdict in verdicts for v in verdict["violations"] if v["code"].startswith("CLAIM_")]
+    assert {v["draft_id"]: v["verdict"] for v in verdicts}["d-review"] == "PASS"
+    (bad,) = script.run(Command(args, clean_env(EC_GUARD__REVIEW="warn"), stdin=drafts, timeout=60))
+    assert bad.returncode == 2 and bad.stdout == b""
+    assert b"EC_GUARD__REVIEW" in bad.stderr and b"'enforce' or 'off'" in bad.stderr
+    assert b"Traceback" not in bad.stderr
