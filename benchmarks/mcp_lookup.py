@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import statistics
 import sys
 import uuid
@@ -56,6 +57,10 @@ PATHS = {
     "gateway": "gateway: `POST /v1/lookups`",
     "mcp": "MCP: `lookup_knowledge` over stdio (py-rag stand-in in-process)",
 }
+
+
+LOADS: list[float] = []
+"""The machine's 1-minute load average, read before and after each run."""
 
 
 def queries(values: Sequence[bytes], answers: dict[str, bytes]) -> list[str]:
@@ -134,6 +139,13 @@ def markdown(runs: list[dict[str, Sample]], rate: float, seconds: float) -> str:
         lines.append(f"| {title} | {lookup.cell([r[path] for r in runs if path in r])} |")
     complete = [r for r in runs if all(r.get(p) is not None and r[p].latencies for p in PATHS)]
     if complete:
+        each = ", ".join(ms(p50(r["mcp"]) - p50(r["pipeline"])) for r in complete)
+        lines += [
+            "",
+            f"Machine: {os.cpu_count()} cores shared with the broker, Redis and any other work; the 1-minute "
+            f"load average during the runs was {min(LOADS, default=0):.1f}–{max(LOADS, default=0):.1f}. "
+            f"Added at p50 in each run (ms): {each}.",
+        ]
         added = statistics.median(p50(r["mcp"]) - p50(r["pipeline"]) for r in complete)
         over_gateway = statistics.median(p50(r["mcp"]) - p50(r["gateway"]) for r in complete)
         met = "met" if added <= 5 else "missed"
@@ -164,7 +176,12 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("aiokafka").setLevel(logging.ERROR)
 
     async def collect() -> list[dict[str, Sample]]:
-        return [await run(args.rate, args.seconds) for _ in range(args.runs)]
+        runs = []
+        for _ in range(args.runs):
+            LOADS.append(lookup.load_average())
+            runs.append(await run(args.rate, args.seconds))
+            LOADS.append(lookup.load_average())
+        return runs
 
     runs = asyncio.run(collect())
     text = markdown(runs, args.rate, args.seconds)
