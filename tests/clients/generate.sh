@@ -20,7 +20,8 @@ done
 
 if [ ! -f "$GENERATOR_JAR" ]; then
     echo "[clients] downloading org.openapitools:openapi-generator-cli:$GENERATOR_VERSION (Maven Central)"
-    mvn -q -B dependency:copy -Dartifact="org.openapitools:openapi-generator-cli:$GENERATOR_VERSION" \
+    mvn -q -B org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy \
+        -Dartifact="org.openapitools:openapi-generator-cli:$GENERATOR_VERSION" \
         -DoutputDirectory="$OUT"
 fi
 
