@@ -34,6 +34,13 @@ from streams.stations.publish import PUBLISH
 
 log = logging.getLogger(__name__)
 
+AGAIN = {
+    "en": "Call check_diagnosis again with the whole corrected draft; the server sets run_id, draft_id "
+    "and attempt.",
+    "zh": "修正后用完整草稿再次调用 check_diagnosis；run_id、draft_id 和 attempt 由服务器填写。",
+}
+"""After a REJECT's repair prompt: how to send the next attempt through this server."""
+
 NOTHING_PRODUCED = (SearchUnavailable, SearchRefused, ConfigurationError, InvalidId)
 """The lookup failures that produce no raw-hits record (py-rag gave nothing to govern)."""
 
@@ -151,7 +158,8 @@ class EvidenceTools:
         self.run.judged(reply.kind)
         verdict = reply.raw.decode("utf-8")
         if reply.kind == VerdictKind.REJECT:
-            return _text(verdict, repair_prompt(reply.verdict, self.language) or "")
+            repair = repair_prompt(reply.verdict, self.language) or ""
+            return _text(verdict, f"{repair}\n{AGAIN[self.language]}")
         if reply.kind == VerdictKind.FALLBACK:
             fixed = repair_prompt(reply.verdict, self.language) or ""
             return _text(verdict, f"FALLBACK: publish this fixed report instead of the draft: {fixed}")
