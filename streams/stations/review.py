@@ -9,7 +9,8 @@ was found in which evidence item.
 Cost: CPython's NFKC takes ~75 µs per KB of Chinese text with wide punctuation, more than the rest
 of the guard. So a specific is first looked for in the evidence as stored, where finding it proves
 it is in the normal form too (:func:`_raw_holds`); only what is not found so — an unsupported
-specific, mostly — puts the evidence in normal form, each cited item once per draft.
+specific, mostly — puts the evidence in normal form, each cited projection (and narrowing) once
+per draft.
 """
 
 from __future__ import annotations
@@ -267,6 +268,7 @@ class _Source:
     items: tuple[Mapping[str, Any], ...] = ()
     _nfkc: str | None = None
     _lowered: str | None = None
+    _items_normal: tuple[str, ...] | None = None
 
     def holds(self, specific: Specific) -> bool:
         """Whether N(raw) supports a number or an identifier."""
@@ -283,6 +285,12 @@ class _Source:
         if self._lowered is None:
             self._lowered = _lowered(self.nfkc())
         return self._lowered
+
+    def items_normal(self) -> tuple[str, ...]:
+        """N of each item's strings, in item order (for the run page)."""
+        if self._items_normal is None:
+            self._items_normal = tuple(normal_form("\n".join(_item_strings(item))) for item in self.items)
+        return self._items_normal
 
 
 def _item_strings(item: Mapping[str, Any]) -> list[str]:
@@ -358,8 +366,8 @@ class Evidence:
         """``(tool_call_id, document_id)`` of the first evidence item whose normal form alone supports
         ``specific`` (None, None when there is none: not supported, or only by a query or the names)."""
         for source in self.sources():
-            for item in source.items:
-                if holds_in(specific, normal_form("\n".join(_item_strings(item)))):
+            for item, text in zip(source.items, source.items_normal(), strict=True):
+                if holds_in(specific, text):
                     document_id = item.get("document_id")
                     return source.tool_call_id, document_id if isinstance(document_id, str) else None
         return None, None
