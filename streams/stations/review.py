@@ -20,6 +20,7 @@ import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import chain
 from operator import itemgetter
 from typing import Any, Literal, NamedTuple
 
@@ -315,19 +316,20 @@ class _Projections:
             tool_call_id, documents = key
             projection = self.projections.get(tool_call_id) or {}
             query = projection.get("query")
-            strings = [tool_call_id, query] if isinstance(query, str) else [tool_call_id]
+            head = f"{tool_call_id}\n{query}" if isinstance(query, str) else tool_call_id
             items: tuple[Mapping[str, Any], ...] = ()
+            raw = head
             if projection.get("evidence_status") == EvidenceStatus.EVIDENCE_FOUND:
                 items = tuple(
                     item
                     for item in projection.get("evidence") or []
                     if documents is None or item.get("document_id") in documents
                 )
-                try:
-                    strings += [v for item in items for v in _ITEM_VALUES(item) if isinstance(v, str)]
-                except KeyError:  # not a RagToolResult's item (the run page's view of one, say)
-                    strings += [v for item in items for v in _item_strings(item)]
-            found = self._sources[key] = _Source("\n".join(strings), tool_call_id, items)
+                try:  # a re-read item has the five fields, each a string or null ("" joins as nothing)
+                    raw = "\n".join(filter(None, chain((head,), *map(_ITEM_VALUES, items))))
+                except (KeyError, TypeError):  # another shape (the run page's view of one, say)
+                    raw = "\n".join([head, *(v for item in items for v in _item_strings(item))])
+            found = self._sources[key] = _Source(raw, tool_call_id, items)
         return found
 
 
