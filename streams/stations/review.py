@@ -343,6 +343,8 @@ class Evidence:
     named: _Source
     _sources: tuple[_Source, ...] | None = None
     _lowered: str | None = None
+    _misses: int = 0
+    _index: _Index | None = None
 
     def sources(self) -> tuple[_Source, ...]:
         if self._sources is None:
@@ -357,9 +359,15 @@ class Evidence:
 
     def supports(self, specific: Specific) -> bool:
         """SPEC 4.2's support test against E."""
+        if self._index is not None:
+            return self._index.supports(specific)
         sources = self.sources()
         if any(_raw_holds(specific, source.raw) for source in sources):
             return True
+        self._misses += 1
+        if self._misses > _INDEX_AFTER:  # many a specific not found as stored: index E once instead
+            self._index = _Index.of(sources, self.lowered())
+            return self._index.supports(specific)
         if specific.kind == "quote":  # a quotation may run across two sources; the others cannot
             return _quote_pattern(specific.value).search(self.lowered()) is not None
         return any(source.holds(specific) for source in sources)
@@ -373,6 +381,57 @@ class Evidence:
                     document_id = item.get("document_id")
                     return source.tool_call_id, document_id if isinstance(document_id, str) else None
         return None, None
+
+
+_INDEX_AFTER = 16
+"""Specifics of one text not found in the evidence as stored after which E is indexed (:class:`_Index`)."""
+_CHAIN = re.compile(r"[0-9]+(?:[./:-][0-9]+)*")
+_CHAIN_SEPARATOR = re.compile(r"[./:-]")
+_INDEXED_RUNS = 12
+"""Digit chains of at most this many runs are indexed whole; a longer one (rare) is searched."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Index:
+    """E indexed, for a text with many specifics that are not in the evidence as stored (an unsupported
+    list of numbers or keys, mostly, or a hostile draft): a set lookup or one search of a short text
+    each, instead of a search of every source. The answers are the same as :meth:`Evidence.supports`'s.
+
+    A number sits in E with no digit beside it exactly when it runs, in one maximal chain of digit runs
+    joined by single ``./:-``, from the start of one run to the end of another; an identifier is a
+    substring of E exactly when it is one of a maximal run of word characters (it has only those).
+    """
+
+    numbers: frozenset[str]
+    long_chains: tuple[str, ...]
+    words: frozenset[str]
+    words_text: str
+    spaced: str
+
+    @classmethod
+    def of(cls, sources: Sequence[_Source], lowered: str) -> _Index:
+        numbers: set[str] = set()
+        long_chains: list[str] = []
+        for chain_text in {c for source in sources for c in _CHAIN.findall(source.nfkc())}:
+            runs = _CHAIN_SEPARATOR.split(chain_text)
+            if len(runs) > _INDEXED_RUNS:
+                long_chains.append(chain_text)
+                continue
+            starts = [0]
+            for run in runs[:-1]:
+                starts.append(starts[-1] + len(run) + 1)
+            ends = [start + len(run) for start, run in zip(starts, runs, strict=True)]
+            numbers.update(chain_text[s:e] for i, s in enumerate(starts) for e in ends[i:])
+        words = frozenset(_WORD.findall(lowered))
+        return cls(frozenset(numbers), tuple(long_chains), words, "\n".join(words), _spaced(lowered))
+
+    def supports(self, specific: Specific) -> bool:
+        value = specific.value
+        if specific.kind == "number":
+            return value in self.numbers or any(_number_in(value, c) for c in self.long_chains)
+        if specific.kind == "identifier":
+            return value in self.words or value in self.words_text
+        return value in self.spaced
 
 
 class ReviewedText(NamedTuple):

@@ -22,6 +22,7 @@ from models.limits import GuardSettings
 from streams import codec
 from streams.stations.blank import WHITE_SPACE
 from streams.stations.review import (
+    CODES,
     COMMON_TERMS,
     Specific,
     claims,
@@ -588,3 +589,34 @@ def test_claims_name_the_evidence_item_each_specific_was_found_in() -> None:
         {"kind": "number", "value": "300", "supported": False, "tool_call_id": None, "document_id": None},
     ]
     assert claims("默认 60", None) == []
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(tricky, min_size=1, max_size=3),
+    st.lists(
+        st.one_of(
+            tricky,
+            st.integers(10, 999).map(str),
+            st.integers(0, 99).map(lambda n: f"K{n}_X"),
+            st.sampled_from(["“默认 ６０”", "「超时　网关」", "ＰＲＯＸＹ_1", "1.5", "2.0.1"]),
+        ),
+        min_size=20,
+        max_size=60,
+    ),
+)
+def test_a_text_with_many_specifics_not_found_as_stored_is_judged_the_same(
+    excerpts: list[str], words: list[str]
+) -> None:
+    """Past a number of specifics not found in the evidence as stored the station indexes E; the answers
+    stay the SPEC's, in the same order."""
+    content = " ".join(words)
+    strings = ["call_x1", "网关超时怎么排查"]
+    for k, excerpt in enumerate(excerpts):
+        strings += [f"doc-{k}#chunk-{k}", f"doc-{k}", "网关超时排查", excerpt]
+    evidence = spec_n("\n".join([*strings, "run-g", "a1"]))
+    expected = [(k, v) for k, v in spec_specifics(content) if not spec_supports(k, v, evidence)]
+    found = one_text(content, *excerpts)
+    assert [code for code, _, _ in found] == [CODES[kind] for kind, _ in expected]  # type: ignore[index]
+    for (_, _, message), (kind, value) in zip(found, expected, strict=True):
+        assert message.startswith(f"{kind} {repr(value)[:60]}")
