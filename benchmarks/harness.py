@@ -13,6 +13,7 @@ import contextlib
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -21,6 +22,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import aiohttp
 import orjson
 import redis.asyncio as aioredis
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
@@ -248,6 +250,25 @@ def worker_argv(agents: str | None = None) -> list[str]:
     """The evidence-chain worker, as users start it."""
     argv = [str(Path(sys.executable).with_name("evidence-chain")), "worker", "--loglevel", "warning"]
     return argv + (["--agents", agents] if agents else [])
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on right now (for a worker's /metrics)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def worker_metrics(port: int) -> dict[str, float]:
+    """Every ``evidence_chain_*`` sample of a worker's ``/metrics``, by its full name with labels."""
+    async with aiohttp.ClientSession() as session, session.get(f"http://127.0.0.1:{port}/metrics") as answer:
+        text = await answer.text()
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        if line.startswith("evidence_chain_"):
+            name, _, value = line.rpartition(" ")
+            out[name] = float(value)
+    return out
 
 
 def percentile(values: Sequence[float], q: float) -> float:

@@ -316,13 +316,7 @@ def free_port() -> int:
 
 async def batch_totals(port: int) -> dict[str, tuple[float, float, float]]:
     """Per agent, from the worker's /metrics: (records, batches, seconds spent in batches)."""
-    async with aiohttp.ClientSession() as session, session.get(f"http://127.0.0.1:{port}/metrics") as answer:
-        text = await answer.text()
-    values: dict[str, float] = {}
-    for line in text.splitlines():
-        if line.startswith("evidence_chain_"):
-            name, _, value = line.rpartition(" ")
-            values[name] = float(value)
+    values = await harness.worker_metrics(port)
     out = {}
     for agent in AGENTS:
         records = sum(

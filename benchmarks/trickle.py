@@ -30,7 +30,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import aiohttp
 import orjson
 from rich.console import Console
 
@@ -78,17 +77,6 @@ class Figures:
         return self.cpu_seconds * 1000 / batches if batches else float("nan")
 
 
-async def scrape(port: int) -> dict[str, float]:
-    async with aiohttp.ClientSession() as session, session.get(f"http://127.0.0.1:{port}/metrics") as answer:
-        text = await answer.text()
-    out: dict[str, float] = {}
-    for line in text.splitlines():
-        if line.startswith("evidence_chain_"):
-            name, _, value = line.rpartition(" ")
-            out[name] = float(value)
-    return out
-
-
 def agent_figures(before: dict[str, float], after: dict[str, float]) -> tuple[dict, dict]:
     def delta(name: str) -> float:
         return after.get(name, 0.0) - before.get(name, 0.0)
@@ -115,7 +103,7 @@ async def measure(rate: float, seconds: float, profile: str | None, env_extra: d
     values = corpus.records(warm + count, seed=41, start=start)
     label = f"tr{rate:.0f}"
     async with harness.topics(fresh_settings(label, 3)) as settings:
-        port = harness_port()
+        port = harness.free_port()
         env = pipeline_env(settings, EC_WEB_ENABLED="true", EC_WEB_PORT=str(port), **env_extra)
         worker = harness.start(f"worker-{label}", harness.worker_argv(), env)
         sampler: subprocess.Popen[bytes] | None = None
@@ -127,7 +115,8 @@ async def measure(rate: float, seconds: float, profile: str | None, env_extra: d
                 await harness.offer(settings, values[:warm], rate)
                 await watcher.until(len(primer) + warm, 30)
                 measured = values[warm:]
-                before, cpu0, wall0 = await scrape(port), worker.cpu_seconds(), time.monotonic()
+                before = await harness.worker_metrics(port)
+                cpu0, wall0 = worker.cpu_seconds(), time.monotonic()
                 out = LOGS / f"profile-{label}.txt"
                 if profile == "py-spy":
                     sampler = flames.record(worker.pid, max(1.0, count / rate), out, gil=True)
@@ -136,7 +125,8 @@ async def measure(rate: float, seconds: float, profile: str | None, env_extra: d
                 sent = await harness.offer(settings, measured, rate)
                 total = len(primer) + warm + len(measured)
                 await watcher.until(total, 30)
-                cpu1, wall1, after = worker.cpu_seconds(), time.monotonic(), await scrape(port)
+                cpu1, wall1 = worker.cpu_seconds(), time.monotonic()
+                after = await harness.worker_metrics(port)
                 arrived = dict(zip(watcher.events.tool_call_ids, watcher.events.timestamps, strict=True))
         finally:
             if sampler is not None:
@@ -174,14 +164,6 @@ def perf_summary(path: Path, top: int = 14) -> list[str]:
         if len(parts) >= 2 and parts[0].endswith("%"):
             lines.append(f"| `{parts[-1]}` | {parts[0]} |")
     return lines[: top + 2]
-
-
-def harness_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def ms(value: float) -> str:
