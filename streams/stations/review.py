@@ -361,9 +361,13 @@ class Evidence:
         """SPEC 4.2's support test against E."""
         if self._index is not None:
             return self._index.supports(specific)
-        sources = self.sources()
-        if any(_raw_holds(specific, source.raw) for source in sources):
+        # one source at a time: a specific is most often in the first projection cited, and the others
+        # need not be joined at all
+        if any(_raw_holds(specific, self.projections.source(key).raw) for key in self.keys):
             return True
+        if _raw_holds(specific, self.named.raw):
+            return True
+        sources = self.sources()
         self._misses += 1
         if self._misses > _INDEX_AFTER:  # many a specific not found as stored: index E once instead
             self._index = _Index.of(sources, self.lowered())
