@@ -33,7 +33,6 @@ connection cap and one per peer, each ``EC_GATEWAY_*``); a request head aiohttp 
 from __future__ import annotations
 
 import asyncio
-import hmac
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -71,12 +70,13 @@ from streams.http import (
     CachedProbe,
     ErrorShape,
     Limits,
-    cross_site,
     host_name,
     is_loopback,
     listening,
     read_bounded,
+    refuse_pages,
 )
+from streams.http.bearer import bearer_refusal
 from streams.http.body import CLIENT_GONE
 from streams.http.probe import PROBE_SECONDS
 from streams.observe.metrics import CONTENT_TYPE_LATEST, GatewayMetrics
@@ -261,61 +261,22 @@ def bearer_token(settings: Settings, host: str | None = None) -> bytes | None:
     return secret.encode("ascii")
 
 
-def _unauthorized(message: str, *, invalid: bool) -> Refusal:
-    challenge = 'Bearer realm="evidence-chain"' + (', error="invalid_token"' if invalid else "")
-    return Refusal(Problem(401, ErrorReason.UNAUTHORIZED, message, headers={"WWW-Authenticate": challenge}))
-
-
 def authorize(request: web.Request, token: bytes | None) -> None:
     """Let a ``/v1`` request through, or refuse it.
 
     Raises:
-        Refusal: 401 without the right bearer token (one ``Authorization`` header, scheme Bearer);
-            with no token set, 403 for a non-loopback ``Host`` or a request a web page sent, and 415
-            for a POST not labelled ``application/json``.
-        RequestRefused: 400 for an unreadable ``Host``.
+        Refusal: 401 without the right bearer token (one ``Authorization`` header, scheme Bearer).
+        RequestRefused: with no token set (:func:`streams.http.refuse_pages`), 400 for an unreadable
+            ``Host``, 403 for a non-loopback one or a request a web page sent, 415 for a POST not
+            labelled ``application/json``.
     """
     if token is None:
-        if not is_loopback(host_name(request.headers)):
-            raise Refusal(
-                Problem(
-                    403,
-                    ErrorReason.HOST_NOT_LOOPBACK,
-                    "a gateway without EC_GATEWAY_TOKEN answers only requests to localhost, 127.0.0.1 "
-                    "or [::1]",
-                )
-            )
-        page = cross_site(request.headers)
-        if page is not None:
-            raise Refusal(
-                Problem(
-                    403,
-                    ErrorReason.CROSS_ORIGIN,
-                    f"a gateway without EC_GATEWAY_TOKEN answers no request a web page sent ({page}); "
-                    "call it from a process, or set EC_GATEWAY_TOKEN",
-                )
-            )
-        labelled = "Content-Type" in request.headers and request.content_type == JSON
-        if request.method == "POST" and not labelled:
-            given = request.headers.get("Content-Type", "none")[:60]
-            raise Refusal(
-                Problem(
-                    415,
-                    ErrorReason.UNSUPPORTED_MEDIA_TYPE,
-                    f"send the body as Content-Type: {JSON}, not {given}",
-                )
-            )
+        refuse_pages(request.method, request.headers, "a gateway without EC_GATEWAY_TOKEN")
         return
-    headers = request.headers.getall("Authorization", [])
-    if not headers:
-        raise _unauthorized("this route needs Authorization: Bearer <EC_GATEWAY_TOKEN>", invalid=False)
-    if len(headers) > 1:
-        raise _unauthorized("send one Authorization header, not several", invalid=True)
-    scheme, _, given = headers[0].partition(" ")
-    if scheme.lower() != "bearer" or not hmac.compare_digest(
-        given.strip().encode("utf-8", "surrogateescape"), token
-    ):
-        raise _unauthorized("the bearer token is not this gateway's EC_GATEWAY_TOKEN", invalid=True)
+    refused = bearer_refusal(request.headers.getall("Authorization", []), token)
+    if refused is not None:
+        challenge = {"WWW-Authenticate": refused.challenge}
+        raise Refusal(Problem(401, ErrorReason.UNAUTHORIZED, refused.message, headers=challenge))
 
 
 # --- the application ----------------------------------------------------------------------------

@@ -9,13 +9,16 @@ the worker's readiness probe (:mod:`streams.worker.health`, whose port is Faust'
   aiohttp cannot parse answered in the server's own error shape and logged without their bytes;
   :func:`serve_until_signal`.
 - :mod:`streams.http.hosts` — the ``Host`` a request names (400 when unreadable), whether it is this
-  machine, and whether a browser page sent it (``Origin``, ``Sec-Fetch-Site``).
+  machine, and whether a browser page sent it (``Origin``, ``Sec-Fetch-Site``); :func:`refuse_pages`,
+  the doors of a server without a token (the gateway's ``/v1`` and the MCP server over HTTP).
+- :mod:`streams.http.asgi` — the same doors and limits for an ASGI app under uvicorn (the MCP
+  server's streamable HTTP); imported on its own, so the aiohttp servers never load uvicorn.
 - :mod:`streams.http.body` — a body read within a size and a time, a client gone mid-body told apart.
 - :mod:`streams.http.probe` — a readiness probe answered at most once per interval.
 """
 
 from streams.http.body import read_bounded
-from streams.http.hosts import cross_site, host_name, is_loopback, loopback_or_allowed
+from streams.http.hosts import cross_site, host_name, is_loopback, loopback_or_allowed, refuse_pages
 from streams.http.listener import ErrorShape, Limits, listening, serve_until_signal
 from streams.http.probe import CachedProbe
 
@@ -29,5 +32,6 @@ __all__ = [
     "listening",
     "loopback_or_allowed",
     "read_bounded",
+    "refuse_pages",
     "serve_until_signal",
 ]

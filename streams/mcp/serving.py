@@ -1,19 +1,27 @@
 """Run the MCP server: over stdio (what an agent host spawns), or over streamable HTTP behind a bearer token.
 
-Over HTTP the access rule is the gateway's: with ``EC_GATEWAY_TOKEN`` every request needs
-``Authorization: Bearer <token>`` (compared in constant time); without one the server listens on
-loopback only and refuses to start on any other address. Either way one server process is one run.
+Over HTTP the doors are the gateway's (:class:`streams.http.asgi.Doors`): with ``EC_GATEWAY_TOKEN``
+every request needs ``Authorization: Bearer <token>`` (compared in constant time); without one the
+server listens on loopback only, refuses to start on any other address, and answers no web page: 403
+for a ``Host`` that is not loopback (DNS rebinding) or a request carrying ``Origin`` or a cross-site
+``Sec-Fetch-Site``, 415 for a POST not labelled ``application/json`` (the one rule,
+:func:`streams.http.refuse_pages`). The SDK's own DNS-rebinding check (``TransportSecuritySettings``)
+is set to the same rule behind ours (it cannot read ``Sec-Fetch-Site`` nor see all of 127/8, and
+lets loopback origins through by default). The connection limits are the gateway's ``EC_GATEWAY_*``
+ones, through uvicorn (:func:`streams.http.asgi.uvicorn_config`). One server process is one run.
 """
 
 from __future__ import annotations
 
-import hmac
 import logging
 import socket
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
 
 from streams.client import EvidenceChainClient
-from streams.client.gateway import bearer_token
+from streams.client.gateway import bearer_token, limits_of
 from streams.client.repair import Language
 from streams.errors import ConfigurationError
 from streams.mcp.run import McpRun
@@ -21,45 +29,13 @@ from streams.mcp.server import build_server
 from streams.retry import RetryPolicy, hold
 from streams.settings import Settings
 
+if TYPE_CHECKING:
+    from streams.http.asgi import Doors
+
 log = logging.getLogger(__name__)
 
-Scope = dict[str, Any]
-Receive = Any
-Send = Any
-
-
-class BearerAuth:
-    """ASGI middleware: HTTP requests without the right ``Authorization: Bearer`` are answered 401."""
-
-    def __init__(self, app: Any, token: bytes | None) -> None:
-        self.app = app
-        self.token = token
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and self.token is not None and not self._authorized(scope):
-            body = b'{"error":{"reason":"UNAUTHORIZED","message":"this server needs Authorization: Bearer <EC_GATEWAY_TOKEN>","retriable":false}}'  # noqa: E501
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 401,
-                    "headers": [
-                        (b"content-type", b"application/json"),
-                        (b"www-authenticate", b'Bearer realm="evidence-chain"'),
-                    ],
-                }
-            )
-            await send({"type": "http.response.body", "body": body})
-            return
-        await self.app(scope, receive, send)
-
-    def _authorized(self, scope: Scope) -> bool:
-        header = next((value for name, value in scope.get("headers", []) if name == b"authorization"), b"")
-        scheme, _, given = header.partition(b" ")
-        return (
-            scheme.lower() == b"bearer"
-            and self.token is not None
-            and hmac.compare_digest(given.strip(), self.token)
-        )
+MAX_BODY_BYTES = DEFAULT_MAX_REQUEST_BODY_SIZE
+"""The largest request body (the SDK's default, 4 MiB), read whole within EC_GATEWAY_BODY_TIMEOUT_SECONDS."""
 
 
 async def _started_client(settings: Settings) -> EvidenceChainClient:
@@ -99,22 +75,48 @@ async def serve_http(settings: Settings, host: str, port: int, *, language: Lang
     """
     import uvicorn  # the SDK's own HTTP server; only this transport needs it
 
+    from streams.http.asgi import uvicorn_config
+
     token = bearer_token(settings, host)  # refuse before connecting to anything
     run = McpRun.start(settings.mcp_run_id)
     listening = _listen(host, port)
     client = await _started_client(settings)
     try:
-        server = build_server(client, run, language=language)
-        app = BearerAuth(server.streamable_http_app(host=host), token)
+        app = http_app(build_server(client, run, language=language), host, token, settings)
         auth = "bearer token required" if token is not None else "no token: loopback only"
         shown = f"[{host}]" if ":" in host else host
         bound = listening.getsockname()[1]
         print(f"mcp: run {run.run_id} at http://{shown}:{bound}/mcp ({auth}; Ctrl-C stops)", flush=True)
-        config = uvicorn.Config(app, log_level="warning", lifespan="on")
+        config = uvicorn_config(app, limits_of(settings), log_level="warning", lifespan="on")
         await uvicorn.Server(config).serve(sockets=[listening])
     finally:
         listening.close()
         await client.close()
+
+
+def http_app(server: MCPServer[Any], host: str, token: bytes | None, settings: Settings) -> Doors:
+    """The SDK's streamable-HTTP app of ``server`` at ``/mcp``, behind the gateway's doors (the SDK's
+    own check set to the same rule behind them, :func:`sdk_security`)."""
+    from streams.http.asgi import Doors  # uvicorn loads only for this transport
+
+    mcp = server.streamable_http_app(
+        host=host, transport_security=sdk_security(host, token), max_request_body_size=MAX_BODY_BYTES
+    )
+    return Doors(mcp, token, limits_of(settings), MAX_BODY_BYTES, "the MCP server")
+
+
+def sdk_security(host: str, token: bytes | None) -> TransportSecuritySettings:
+    """The SDK's DNS-rebinding check, set to the gateway's rule: with a token, off (the token is the
+    door, as on the gateway); without one, a loopback ``Host`` (the SDK matches spellings: the usual
+    three and the listening address, each with or without a port) and no ``Origin`` at all."""
+    if token is not None:
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    names = sorted({"127.0.0.1", "localhost", "[::1]", f"[{host}]" if ":" in host else host})
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[*names, *(f"{name}:*" for name in names)],
+        allowed_origins=[],
+    )
 
 
 def _listen(host: str, port: int) -> socket.socket:

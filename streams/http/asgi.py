@@ -1,0 +1,179 @@
+"""The gateway's doors and limits for an ASGI app served by uvicorn (the MCP server's streamable HTTP).
+
+:class:`Doors` wraps the app: every request needs a readable ``Host`` (400); with a token, one
+``Authorization: Bearer <token>`` (401, :func:`~streams.http.bearer.bearer_refusal`); without one, the
+gateway's no-token rule (:func:`~streams.http.hosts.refuse_pages`: 403 for a non-loopback ``Host`` or a
+request a web page sent, 415 for a POST not labelled JSON). A POST body is read whole within a size
+(413) and a time (408) before the app sees it. Refusals have the gateway's error shape.
+
+:func:`uvicorn_config` gives uvicorn the listener's :class:`~streams.http.Limits` where uvicorn has a
+setting for them (``timeout_keep_alive``, ``limit_concurrency``, ``h11_max_incomplete_event_size``)
+and adds the one it lacks, a deadline for a request head, in its h11 protocol. uvicorn has no cap per
+peer address: ``max_connections_per_peer`` is not applied here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+from multidict import CIMultiDict
+from uvicorn import Config
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from streams.errors import RequestRefused
+from streams.http.bearer import bearer_refusal
+from streams.http.hosts import host_name, refuse_pages
+from streams.http.listener import Limits
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+App = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+MAX_HEAD_BYTES = 16 * 1024
+"""The largest request head (line and headers) uvicorn's h11 buffers; a larger one is answered 400."""
+
+
+def error_body(reason: str, message: str, *, retriable: bool = False) -> bytes:
+    """The gateway's error object: ``{"error": {"reason", "message", "retriable"}}``."""
+    error = {"reason": reason, "message": message, "retriable": retriable}
+    return json.dumps({"error": error}, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+class Doors:
+    """ASGI middleware: the gateway's access rule, and a POST body read within ``max_body`` bytes and
+    ``limits.body_timeout_seconds`` (``server`` names the server in the messages)."""
+
+    def __init__(self, app: App, token: bytes | None, limits: Limits, max_body: int, server: str) -> None:
+        self.app = app
+        self.token = token
+        self.limits = limits
+        self.max_body = max_body
+        self.server = server
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = CIMultiDict(
+            (name.decode("latin-1"), value.decode("latin-1")) for name, value in scope.get("headers", [])
+        )
+        try:
+            host_name(headers)
+            if self.token is None:
+                refuse_pages(scope["method"], headers, f"{self.server} without EC_GATEWAY_TOKEN")
+        except RequestRefused as exc:
+            await _refuse(send, exc.status, exc.reason, str(exc))
+            return
+        if self.token is not None:
+            refused = bearer_refusal(headers.getall("Authorization", []), self.token, self.server)
+            if refused is not None:
+                challenge = [(b"www-authenticate", refused.challenge.encode("ascii"))]
+                await _refuse(send, 401, "UNAUTHORIZED", refused.message, challenge)
+                return
+        if scope["method"] == "POST":
+            replay = await self._whole_body(headers, receive, send)
+            if replay is None:
+                return
+            receive = replay
+        await self.app(scope, receive, send)
+
+    async def _whole_body(self, headers: CIMultiDict[str], receive: Receive, send: Send) -> Receive | None:
+        """A ``receive`` that hands the app the whole body at once, or None when the request is answered
+        here (413, 408) or its client left."""
+        too_large = f"a request body may be at most {self.max_body} bytes"
+        declared = headers.get("Content-Length", "")
+        if declared.isdigit() and int(declared) > self.max_body:
+            await _refuse(send, 413, "OVERSIZED", f"{too_large}; this one is {declared}")
+            return None
+        chunks: list[bytes] = []
+        size = 0
+        seconds = self.limits.body_timeout_seconds
+        try:
+            async with asyncio.timeout(seconds):
+                while True:
+                    message = await receive()
+                    if message["type"] != "http.request":
+                        return None  # the client left mid-body: no one to answer
+                    chunk = message.get("body", b"")
+                    size += len(chunk)
+                    if size > self.max_body:
+                        await _refuse(send, 413, "OVERSIZED", f"{too_large}; this one is longer")
+                        return None
+                    chunks.append(chunk)
+                    if not message.get("more_body", False):
+                        break
+        except TimeoutError:
+            await _refuse(
+                send, 408, "BAD_REQUEST", f"the body did not arrive within {seconds:g}s; send it whole"
+            )
+            return None
+        whole: list[Message] = [{"type": "http.request", "body": b"".join(chunks), "more_body": False}]
+
+        async def replay() -> Message:
+            return whole.pop() if whole else await receive()
+
+        return replay
+
+
+async def _refuse(
+    send: Send, status: int, reason: str, message: str, extra: list[tuple[bytes, bytes]] | None = None
+) -> None:
+    body = error_body(reason, message)
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode("ascii")),
+        (b"cache-control", b"no-store"),
+        (b"x-content-type-options", b"nosniff"),
+        *(extra or []),
+    ]
+    if status in (408, 413):  # the rest of the body is not waited for
+        headers.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def head_timed(header_timeout_seconds: float, keepalive_timeout_seconds: float) -> type[H11Protocol]:
+    """uvicorn's h11 protocol, closing a connection whose first request head is not whole within
+    ``header_timeout_seconds``, or whose next one not within ``keepalive_timeout_seconds`` of the last
+    answer (uvicorn's own keepalive stops counting at the first byte of a head)."""
+
+    class HeadTimed(H11Protocol):
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._await_head(header_timeout_seconds)
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self._await_head(keepalive_timeout_seconds)
+
+        def _await_head(self, seconds: float) -> None:
+            waiting = self.cycle
+
+            def late() -> None:
+                idle = self.cycle is waiting and (waiting is None or waiting.response_complete)
+                if idle and not self.transport.is_closing():
+                    self.transport.close()
+
+            self.loop.call_later(seconds, late)
+
+    return HeadTimed
+
+
+def uvicorn_config(app: App, limits: Limits, **options: Any) -> Config:
+    """A uvicorn configuration serving ``app`` within ``limits``: keepalive timeout, connection cap
+    (``limit_concurrency``, which counts running requests too and answers 503 past it), the largest
+    request head, and a head deadline (:func:`head_timed`)."""
+    return Config(
+        app,
+        http=head_timed(limits.header_timeout_seconds, limits.keepalive_timeout_seconds),
+        timeout_keep_alive=max(1, math.ceil(limits.keepalive_timeout_seconds)),
+        limit_concurrency=limits.max_connections,
+        h11_max_incomplete_event_size=MAX_HEAD_BYTES,
+        **options,
+    )
