@@ -292,18 +292,17 @@ async def test_v1_search_with_py_rag_down_is_502_retriable_and_ledgers_nothing(s
         assert await ledger.entry(run_id, "c1") is None
 
 
-async def test_mcp_over_streamable_http_needs_the_bearer_token(
-    stack: Stack, pyrag: tuple[FakePyRag, str]
-) -> None:
-    _, url = pyrag
-    token = f"mcp-{uuid.uuid4().hex}"
-    env = {**stack.env, "EC_PYRAG_URL": url, "EC_GATEWAY_TOKEN": token, "EC_GATEWAY_TIMEOUT_MS": "60000"}
+@asynccontextmanager
+async def mcp_over_http(env: dict[str, str], *args: str) -> AsyncIterator[tuple[str, str, str]]:
+    """``evidence-chain mcp --http --port 0 *args``; yields its run id, ``/mcp`` URL and first line.
+    Its stderr is read when it stops: the token is in no line of it."""
     process = await asyncio.create_subprocess_exec(
         CLI,
         "mcp",
         "--http",
         "--port",
         "0",
+        *args,
         env=env,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -312,8 +311,23 @@ async def test_mcp_over_streamable_http_needs_the_bearer_token(
         assert process.stdout is not None
         line = (await asyncio.wait_for(process.stdout.readline(), 60)).decode()
         found = re.search(r"run (\S+) at (http://\S+/mcp)", line)
-        assert found is not None and "bearer token required" in line, line
-        run_id, endpoint = found.group(1), found.group(2)
+        assert found is not None, line
+        yield found.group(1), found.group(2), line
+    finally:
+        process.terminate()
+        _, errors = await process.communicate()
+        token = env.get("EC_GATEWAY_TOKEN")
+        assert not token or token.encode() not in errors
+
+
+async def test_mcp_over_streamable_http_needs_the_bearer_token(
+    stack: Stack, pyrag: tuple[FakePyRag, str]
+) -> None:
+    _, url = pyrag
+    token = f"mcp-{uuid.uuid4().hex}"
+    env = {**stack.env, "EC_PYRAG_URL": url, "EC_GATEWAY_TOKEN": token, "EC_GATEWAY_TIMEOUT_MS": "60000"}
+    async with mcp_over_http(env) as (run_id, endpoint, line):
+        assert "bearer token required" in line, line
         async with httpx2.AsyncClient() as anonymous:
             refused = await anonymous.post(endpoint, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
         assert refused.status_code == 401 and refused.headers["www-authenticate"].startswith("Bearer")
@@ -327,7 +341,47 @@ async def test_mcp_over_streamable_http_needs_the_bearer_token(
             assert found_text == reference(run_id, tool_call_id, ANSWERS[FOUND])
             stored = await ledger.entry(run_id, tool_call_id)
             assert stored is not None and stored.projection == found_text
-    finally:
-        process.terminate()
-        _, errors = await process.communicate()
-        assert token.encode() not in errors
+
+
+async def test_mcp_over_streamable_http_without_a_token_answers_no_web_page(
+    stack: Stack, pyrag: tuple[FakePyRag, str]
+) -> None:
+    """On 127.0.0.2 (loopback, so allowed without a token) the SDK's own check stays off by default."""
+    _, url = pyrag
+    env = {**stack.env, "EC_PYRAG_URL": url, "EC_GATEWAY_TIMEOUT_MS": "60000"}
+    env.pop("EC_GATEWAY_TOKEN", None)
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "p", "version": "1"},
+        },
+    }
+    json_body = codec.dumps(initialize)
+    accept = {"Accept": "application/json, text/event-stream"}
+    pages = [
+        ({"Content-Type": "application/json", "Origin": "http://evil.example"}, 403, "CROSS_ORIGIN"),
+        ({"Content-Type": "application/json", "Sec-Fetch-Site": "cross-site"}, 403, "CROSS_ORIGIN"),
+        ({"Content-Type": "application/json", "Host": "evil.example"}, 403, "HOST_NOT_LOOPBACK"),
+        ({"Content-Type": "text/plain"}, 415, "UNSUPPORTED_MEDIA_TYPE"),
+        ({}, 415, "UNSUPPORTED_MEDIA_TYPE"),
+    ]
+    async with mcp_over_http(env, "--host", "127.0.0.2") as (run_id, endpoint, line):
+        assert "no token: loopback only" in line, line
+        async with httpx2.AsyncClient(timeout=60) as page:
+            for headers, status, reason in pages:
+                refused = await page.post(endpoint, content=json_body, headers={**accept, **headers})
+                assert refused.status_code == status, (headers, refused.text)
+                assert refused.json()["error"]["reason"] == reason, refused.text
+        async with (
+            Client(streamable_http_client(endpoint)) as mcp,
+            EvidenceChainClient(stack.settings) as ledger,
+        ):
+            found_text = text_of(await mcp.call_tool("lookup_knowledge", {"query": FOUND}))[0]
+            tool_call_id = codec.loads(found_text)["tool_call_id"]
+            assert found_text == reference(run_id, tool_call_id, ANSWERS[FOUND])
+            stored = await ledger.entry(run_id, tool_call_id)
+            assert stored is not None and stored.projection == found_text
