@@ -144,6 +144,8 @@ def head_timed(header_timeout_seconds: float, keepalive_timeout_seconds: float) 
     answer (uvicorn's own keepalive stops counting at the first byte of a head)."""
 
     class HeadTimed(H11Protocol):
+        head_due: asyncio.TimerHandle | None = None
+
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             self._await_head(header_timeout_seconds)
@@ -152,7 +154,13 @@ def head_timed(header_timeout_seconds: float, keepalive_timeout_seconds: float) 
             super().on_response_complete()
             self._await_head(keepalive_timeout_seconds)
 
+        def connection_lost(self, exc: Exception | None) -> None:
+            if self.head_due is not None:
+                self.head_due.cancel()
+            super().connection_lost(exc)
+
         def _await_head(self, seconds: float) -> None:
+            """Close the connection in ``seconds`` unless a request has begun by then (or is running)."""
             waiting = self.cycle
 
             def late() -> None:
@@ -160,7 +168,9 @@ def head_timed(header_timeout_seconds: float, keepalive_timeout_seconds: float) 
                 if idle and not self.transport.is_closing():
                     self.transport.close()
 
-            self.loop.call_later(seconds, late)
+            if self.head_due is not None:
+                self.head_due.cancel()
+            self.head_due = self.loop.call_later(seconds, late)
 
     return HeadTimed
 
