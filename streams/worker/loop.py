@@ -54,6 +54,9 @@ SETTLE_SECONDS = 0.05
 """Longest an agent with a batch in flight waits for it before taking a thin next batch (see
 :meth:`AgentLoop.settle`)."""
 
+SETTLE_ON_STOP_SECONDS = 5.0
+"""Longest a stopping agent waits for its batches in flight before it commits and drops the rest."""
+
 POSITION_PROBE_SECONDS = 0.5
 """How long ``/livez`` waits for the consumer's position of a partition the agent has taken nothing
 from (the consumer asks the broker for it; a dead broker must not hang the probe)."""
@@ -271,7 +274,7 @@ class AgentLoop:
         not committed, so they are read again)."""
         pending = [task for task in in_flight if not task.done()]
         if pending:
-            await asyncio.wait(pending, timeout=5.0)
+            await asyncio.wait(pending, timeout=SETTLE_ON_STOP_SECONDS)
             for task in pending:
                 task.cancel()
         for task in in_flight:  # retrieved: a failure was already reported by _finish_failed
@@ -284,7 +287,15 @@ class AgentLoop:
             self.on_crash(exc, f"{self.station} committer")
 
     async def commit_on_the_way_out(self) -> None:
-        """Commit what is finished (best effort: not committing only means repeats, never a loss)."""
+        """Commit what is finished (best effort: not committing only means repeats, never a loss).
+
+        The batches in flight get a moment to finish first: a batch whose outputs the broker has
+        acknowledged (so a reader already sees them) but whose acks the worker has not yet taken in
+        would otherwise be left out of the last commit and judged again by the next worker.
+        """
+        pending = [task for task in self._in_flight if not task.done()]
+        if pending:
+            await asyncio.wait(pending, timeout=SETTLE_ON_STOP_SECONDS)
         try:
             await asyncio.wait_for(self.committer.commit_now(), 5.0)
         except Exception as exc:  # noqa: BLE001 - the records are read again after a restart

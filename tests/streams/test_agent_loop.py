@@ -346,3 +346,27 @@ async def test_one_batch_in_flight_is_one_batch_at_a_time(app: Any) -> None:
         consuming.cancel()
         with pytest.raises(asyncio.CancelledError):
             await consuming
+
+
+async def test_the_commit_on_stop_waits_for_a_batch_whose_acks_are_on_their_way(app: Any) -> None:
+    """SIGTERM right after the broker acknowledged a batch (a reader already sees its outputs) but before
+    the worker took the acks in: the worker's last commit waits for that batch instead of leaving it to
+    be judged again by the next worker."""
+    sink = HeldAcks()
+    fixture = pipelined(app, sink, in_flight=2)
+    stream = app.stream(app.channel())
+    for offset in range(2):
+        stream.channel.queue.put_nowait(event(app, offset, RAW[offset]))
+    consuming = asyncio.ensure_future(fixture.loop.consume(stream))
+    try:
+        await until(lambda: len(sink.submitted) == 1)
+        stopping = asyncio.ensure_future(fixture.loop.commit_on_the_way_out())  # the app's on_stop
+        await asyncio.sleep(0.05)
+        assert not stopping.done(), "the last commit did not wait for the batch in flight"
+        sink.release[0].set()
+        await asyncio.wait_for(stopping, 5)
+        assert fixture.commits and fixture.commits[-1] == {(TOPIC, 0): 2}
+    finally:
+        consuming.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await consuming
