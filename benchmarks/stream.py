@@ -38,10 +38,12 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import orjson
 from rich.console import Console
@@ -55,6 +57,7 @@ import flames  # noqa: E402
 import harness  # noqa: E402
 from harness import ROOT, Events, Process, Watcher, fresh_settings, pipeline_env, start, topics  # noqa: E402
 
+from models.limits import GuardSettings  # noqa: E402
 from models.vocab import Station, Topic  # noqa: E402
 from streams.kafka import group_members  # noqa: E402
 from streams.ledger.redis import RedisLedgerStore  # noqa: E402
@@ -305,36 +308,127 @@ def _children_cpu() -> float:
 # --- P3: the guard ------------------------------------------------------------------------------
 
 
+def _projections(raws: list[bytes]) -> dict[str, dict[str, Any]]:
+    """The projection the chain makes of each raw-hits record, by tool call id (what the guard re-reads)."""
+    rules = StationRules.from_settings(Settings())
+    out: dict[str, dict[str, Any]] = {}
+    for i, raw in enumerate(raws):
+        step = chain(Record("raw-hits", 0, i, None, None, raw), rules, tuple(Station)[:3])
+        if isinstance(step, PendingWrite) and step.entry["projection"] is not None:
+            out[step.entry["tool_call_id"]] = orjson.loads(step.entry["projection"])
+    return out
+
+
+def _absent_number(near: int, evidence: str) -> str:
+    """A number next to ``near`` that ``evidence`` holds nowhere (with no digit beside it)."""
+    value = near + 7
+    while re.search(rf"(?<![0-9]){value}(?![0-9])", evidence):
+        value += 1
+    return str(value)
+
+
+def _absent_key(key: str, evidence: str) -> str:
+    """A key an agent might write for ``key`` (first word dropped, or a suffix) that ``evidence`` lacks."""
+    for wrong in (key.split("_", 1)[-1], f"{key}_max", f"{key}_limit_v2"):
+        if wrong != key and "_" in wrong and wrong not in evidence.lower():
+            return wrong
+    raise ValueError(f"no absent key for {key}")
+
+
+P3_UNSUPPORTED_EVERY = 4
+"""One draft in this many states a number or a key its evidence does not hold (alternately)."""
+
+
+def guard_draft(
+    run: int, d: int, cited: list[str], projections: dict[str, dict[str, Any]], unsupported: str | None
+) -> bytes:
+    """An agent's draft citing ``cited`` (one or two tool calls per analysis item): each item names the
+    config key, its default and advised value, the config file and a quoted rule from the first evidence
+    item of each call it cites; the conclusion and the actions repeat the key, the values and the path on
+    the items they build on. ``unsupported``: "number" or "key" makes the conclusion state a default or
+    the first action a key that its evidence does not hold (a REJECT with 21 or 22); None: a PASS."""
+    groups = [cited[i : i + 2] for i in range(0, len(cited), 2)]
+    analysis = []
+    first: tuple[str, ...] = ()
+    evidence_text = ""
+    for g, calls in enumerate(groups):
+        sentences = []
+        documents = []
+        for k, tcid in enumerate(calls):
+            item = projections[tcid]["evidence"][0]
+            documents.append(item["document_id"])
+            key, default, unit, advised, path, quote = corpus.runbook_facts(item["excerpt"])
+            if g == 0 and k == 0:
+                first = (key, default, unit, advised, path)
+                evidence_text = "\n".join(orjson.dumps(projections[c]).decode() for c in calls)
+            if k == 0:
+                sentences.append(
+                    f"{tcid} 的 runbook 指出 {key} 默认 {default}{unit}（见 {path}），高峰期可调到 "
+                    f"{advised}{unit}；文档写明“{quote}”。"
+                )
+            else:
+                sentences.append(f"另一份文档 {item['document_id']} 给出 {key} 默认 {default}{unit}。")
+        analysis.append(
+            {
+                "id": f"a{g + 1}",
+                "kind": "NORMAL",
+                "content": "".join(sentences),
+                "tool_call_ids": calls,
+                # a realistic share of agents narrow to the passages they read: every other item
+                **({"document_ids": documents} if g % 2 == 0 else {}),
+            }
+        )
+    key, default, unit, advised, path = first
+    if unsupported == "number":
+        default = _absent_number(int(default), evidence_text)
+    conclusion = {
+        "content": f"网关超时的根因是 {key} 偏小：默认 {default}{unit}，高峰期上游响应更慢。",
+        "based_on_analysis_ids": ["a1"],
+    }
+    shown_key = _absent_key(key, evidence_text) if unsupported == "key" else key
+    actions = [
+        {
+            "id": "p1",
+            "content": f"在 {path} 中把 {shown_key} 调到 {advised}{unit}，然后 reload。",
+            "based_on_analysis_ids": ["a1"],
+        },
+        {
+            "id": "p2",
+            "content": "观察 p99 延迟十五分钟，确认告警消失后再处理其余节点。",
+            "based_on_analysis_ids": [a["id"] for a in analysis[:2]],
+        },
+    ]
+    return orjson.dumps(
+        {
+            "run_id": f"run-{run}",
+            "draft_id": f"draft-{d}",
+            "analysis": analysis,
+            "conclusion": conclusion,
+            "action_plan": actions,
+            "limitations": ["只看了最近一小时的日志"],
+        }
+    )
+
+
 def guard_corpus(tool_calls: int, citations: int, drafts: int) -> tuple[list[bytes], list[bytes]]:
-    """Raw-hits records grouped 20 tool calls to a run, and drafts citing ``citations`` of a run."""
+    """Runbook raw-hits records (:func:`corpus.runbook_records`) grouped 20 tool calls to a run, and
+    drafts citing ``citations`` of a run (:func:`guard_draft`): three in four name only what their
+    evidence holds, one in four a number or a key it does not, as an agent's drafts would."""
     raws = []
-    for raw in corpus.records(tool_calls, seed=11):
+    for raw in corpus.runbook_records(tool_calls, seed=11):
         doc = orjson.loads(raw)
         n = int(doc["tool_call_id"].split("-")[1])
         doc["run_id"] = f"run-{n // 20}"
         raws.append(orjson.dumps(doc))
+    projections = _projections(raws)
     runs = tool_calls // 20
     out = []
     for d in range(drafts):
         run = d % runs
         cited = [f"call-{run * 20 + (d + i) % 20}" for i in range(citations)]
-        out.append(
-            orjson.dumps(
-                {
-                    "run_id": f"run-{run}",
-                    "draft_id": f"draft-{d}",
-                    "analysis": [
-                        {
-                            "id": "a1",
-                            "kind": "NORMAL",
-                            "content": "网关超时：检查 upstream。",
-                            "tool_call_ids": cited,
-                        }
-                    ],
-                    "limitations": ["只看了最近一小时的日志"],
-                }
-            )
-        )
+        slot = d % (2 * P3_UNSUPPORTED_EVERY)
+        unsupported = {P3_UNSUPPORTED_EVERY - 1: "number", 2 * P3_UNSUPPORTED_EVERY - 1: "key"}.get(slot)
+        out.append(guard_draft(run, d, cited, projections, unsupported))
     return raws, out
 
 
@@ -355,14 +449,25 @@ async def write_ledger(settings: Settings, raws: list[bytes]) -> None:
 
 
 class NullSink:
+    """Drops what a batch runner sends, counting the verdicts by kind."""
+
+    def __init__(self) -> None:
+        self.verdicts: Counter[str] = Counter()
+
     async def send_all(self, messages: Sequence[Output]) -> None:
-        return None
+        for m in messages:
+            if m.topic is Topic.VERDICTS:
+                self.verdicts[orjson.loads(m.value)["verdict"]] += 1
 
 
-async def guard_round_trips(settings: Settings, drafts: list[bytes], batch: int) -> float:
-    """Redis round trips per guard batch of ``batch`` drafts (the store counts its own)."""
+async def guard_round_trips(
+    settings: Settings, drafts: list[bytes], batch: int
+) -> tuple[float, Counter[str]]:
+    """Redis round trips per guard batch of ``batch`` drafts (the store counts its own), and the
+    verdicts by kind."""
     store = RedisLedgerStore.from_settings(settings)
-    runner = BatchRunner(Station.GUARD, settings, NullSink(), store)
+    sink = NullSink()
+    runner = BatchRunner(Station.GUARD, settings, sink, store)
     batches = 0
     try:
         for i in range(0, len(drafts), batch):
@@ -371,17 +476,31 @@ async def guard_round_trips(settings: Settings, drafts: list[bytes], batch: int)
             batches += 1
     finally:
         await store.close()
-    return store.round_trips / batches
+    return store.round_trips / batches, sink.verdicts
 
 
-async def guard_rate(citations: int, drafts: int, patience: float) -> tuple[float, float]:
-    async with topics(fresh_settings(f"p3c{citations}", 3)) as settings:
+P3_REVIEW = ("off", "enforce")
+"""P3 runs the guard with the review of claims (SPEC 4.2) off and on, alternately first."""
+
+
+@dataclass(frozen=True)
+class GuardRun:
+    rate: float
+    round_trips: float
+    verdicts: Counter[str]
+
+
+async def guard_rate(citations: int, drafts: int, patience: float, review: str) -> GuardRun:
+    """Drafts/s of a worker with only the guard agent, ``EC_GUARD__REVIEW=review``."""
+    async with topics(
+        fresh_settings(f"p3c{citations}", 3).model_copy(update={"guard": GuardSettings(review=review)})
+    ) as settings:
         raws, values = guard_corpus(100, citations, drafts)
         await write_ledger(settings, raws)
-        trips = await guard_round_trips(settings, values[:1000], 500)
+        trips, verdicts = await guard_round_trips(settings, values[:1000], 500)
         await harness.preload(settings, values, Topic.DIAGNOSIS_DRAFTS)
-        env = pipeline_env(settings)
-        process = start("worker-guard", harness.worker_argv("guard"), env)
+        env = pipeline_env(settings, EC_GUARD__REVIEW=review)
+        process = start(f"worker-guard-{review}", harness.worker_argv("guard"), env)
         try:
             async with Watcher(settings, Topic.VERDICTS) as watcher:
                 events = await watcher.until(drafts, patience)
@@ -389,7 +508,7 @@ async def guard_rate(citations: int, drafts: int, patience: float) -> tuple[floa
             process.stop()
         if len(events.timestamps) < drafts:
             raise RuntimeError(f"guard: {len(events.timestamps)} of {drafts} verdicts in {patience:.0f} s")
-        return events.rate, trips
+        return GuardRun(events.rate, trips, verdicts)
 
 
 # --- P4: latency ---------------------------------------------------------------------------------
@@ -502,7 +621,8 @@ class Figures:
     """P2 again on ``--large-records`` preloaded records: does CPU per record stay flat?"""
     pipe_ms_large: list[float] = field(default_factory=list)
     pipe_ms: list[float] = field(default_factory=list)
-    p3: dict[int, list[tuple[float, float]]] = field(default_factory=dict)
+    p3: dict[tuple[int, str], list[GuardRun]] = field(default_factory=dict)
+    """Per (citations per draft, EC_GUARD__REVIEW): each run's guard figures."""
     p4: dict[tuple[str, float], list[list[float]]] = field(default_factory=dict)
     """Per (pipeline, fraction of its sustained rate offered): each run's latencies (ms)."""
     p5: list[tuple[int, int]] | None = None
@@ -605,20 +725,40 @@ def markdown(f: Figures) -> str:
             "",
         ]
     if f.p3:
+        mix = Counter[str]()
+        for (_, review), runs in f.p3.items():
+            mix.update(runs[0].verdicts if review == "enforce" else {})
+        shown_mix = ", ".join(
+            f"{kind} {count / max(1, mix.total()):.0%}" for kind, count in sorted(mix.items())
+        )
         lines += [
             "## P3 guard",
             "",
-            f"{a.drafts:,} drafts preloaded, a worker with only the guard agent, the ledger written first.",
+            f"{a.drafts:,} drafts preloaded, a worker with only the guard agent, the ledger written first;",
+            "each citation count runs with the review of claims (SPEC 4.2) off and on, back to back,",
+            "alternately first. The evidence is runbook text (`corpus.runbook_records`: config keys with",
+            "defaults and advised values, paths, versions, error codes), the drafts name the key, the",
+            "values, the file and a quoted rule of what they cite, one or two calls per analysis item,",
+            "with a conclusion and two actions built on them; one in four states a default or a key its",
+            f"evidence does not hold (verdicts in-process with the review on: {shown_mix}).",
             "Round trips: the guard's batch runner in-process over batches of 500 drafts (the store counts).",
             "",
-            "| citations per draft | drafts/s | Redis round trips per batch |",
-            "| --- | --- | --- |",
+            "| citations per draft | review | drafts/s | Redis round trips per batch |",
+            "| --- | --- | --- | --- |",
         ]
-        for n, runs in f.p3.items():
+        for (n, review), runs in f.p3.items():
             lines.append(
-                f"| {n} | {spread([r for r, _ in runs])} | {spread([t for _, t in runs], '{:.1f}')} |"
+                f"| {n} | {review} | {spread([r.rate for r in runs])} | "
+                f"{spread([r.round_trips for r in runs], '{:.1f}')} |"
             )
         lines.append("")
+        for n in dict.fromkeys(n for n, _ in f.p3):
+            if (n, "off") in f.p3 and (n, "enforce") in f.p3:
+                on = statistics.median(r.rate for r in f.p3[(n, "enforce")])
+                off = statistics.median(r.rate for r in f.p3[(n, "off")])
+                target = " (target ≥ 0.90×, issue 31)" if n == 5 else ""
+                lines.append(f"Review on ÷ off, {n} citations (medians): **{on / off:.2f}×**{target}.")
+                lines.append("")
     if f.p4:
         ramp = ramp_seconds(a.latency_seconds)
         lines += [
@@ -807,11 +947,15 @@ async def collect(args: argparse.Namespace) -> Figures:
             figures.pipe_ms_large.append(pipe_cpu_ms(large))
             del large
         if "p3" in only:
-            task = progress.add_task("P3 guard", total=args.runs * 3)
-            for _ in range(args.runs):
-                for n in (1, 5, 20):
-                    figures.p3.setdefault(n, []).append(await guard_rate(n, args.drafts, args.timeout))
-                    progress.advance(task)
+            sizes = [int(n) for n in args.p3_citations.split(",")]
+            task = progress.add_task("P3 guard", total=args.runs * len(sizes) * len(P3_REVIEW))
+            for run in range(args.runs):
+                for n in sizes:
+                    # off and on back to back, alternately first, so a busier minute weighs on both
+                    for review in P3_REVIEW[:: 1 if run % 2 == 0 else -1]:
+                        measured_ = await guard_rate(n, args.drafts, args.timeout, review)
+                        figures.p3.setdefault((n, review), []).append(measured_)
+                        progress.advance(task)
         if "p4" in only:
             targets = [k for k in ("worker", "quix") if k in figures.p2]
             shares = (0.5,) if args.latency_rate else P4_SHARES  # a fixed rate (the smoke run): once
@@ -859,6 +1003,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--large-records", type=int, default=20_000, help="P2's second, larger preload (p2l)")
     parser.add_argument("--timeout", type=float, default=300.0, help="longest wait for one pipeline's events")
     parser.add_argument("--only", default="p2,p2l,p3,p4,p5,scale")
+    parser.add_argument(
+        "--p3-citations", default=None, help="P3's citations per draft (default: 1,5,20; the smoke run: 5)"
+    )
     parser.add_argument("--pipelines", default=None, help=f"some of {','.join(PIPELINES)} (default: all)")
     parser.add_argument("--out", type=Path, default=ROOT / "BENCHMARKS.md")
     parser.add_argument("--profile", action="store_true", help="sample the worker with py-spy during P2")
@@ -866,6 +1013,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.pipelines is None:  # the smoke run skips the worker's variants: they start the same code
         args.pipelines = "worker,aiokafka,aiokafka-3hop,quix" if args.smoke else ",".join(PIPELINES)
+    if args.p3_citations is None:  # the smoke run: the acceptance's size, review off and on
+        args.p3_citations = "5" if args.smoke else "1,5,20"
     if args.smoke:
         args.runs, args.records, args.drafts = 1, 60, 60
         args.latency_seconds, args.memory_records, args.timeout = 2.0, 400, 120.0
