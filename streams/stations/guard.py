@@ -73,6 +73,8 @@ class _Cited:
     violations: list[Violation]
     reviewed: list[bool]
     projections: dict[str, RagToolResult]
+    digests: dict[str, str]
+    """Each re-read projection's ``projection_sha256`` (C checked it against the stored bytes)."""
 
 
 _ITEM_PATH = re.compile(r"analysis\[(\d+)\](?:\.tool_call_ids\[(\d+)\])?")
@@ -308,7 +310,7 @@ class EvidenceGuard:
             cited = self._citations(plan.draft, plan.run_id, lookups, snapshot)
             violations += cited.violations
             if self.settings.review == "enforce":  # D after A-C, in the same verdict (SPEC 4.2)
-                violations += review(plan.draft, cited.reviewed, cited.projections)
+                violations += review(plan.draft, cited.reviewed, cited.projections, cited.digests)
         limit = self.settings.max_violations
         if not violations:
             verdict = VerdictKind.PASS
@@ -385,7 +387,8 @@ class EvidenceGuard:
             # every violation added above is B or C at one of this item's citations or document_ids
             reviewed.append(bool(item.get("tool_call_ids")) and len(out) == before)
         projections = {tcid: c.result for tcid, c in cache.items() if c.result is not None}
-        return _Cited(out, reviewed, projections)
+        digests = {tcid: c.sha256 for tcid, c in cache.items() if c.result is not None}
+        return _Cited(out, reviewed, projections, digests)
 
 
 def _check_citation(

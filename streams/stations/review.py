@@ -11,6 +11,12 @@ of the guard. So a specific is first looked for in the evidence as stored, where
 it is in the normal form too (:func:`_raw_holds`); only what is not found so — an unsupported
 specific, mostly — puts the evidence in normal form, each cited projection (and narrowing) once
 per draft.
+
+Drafts of a run cite the same tool calls again and again (attempt 2 re-cites attempt 1's, and repeats
+the texts that passed), so two answers are kept across drafts, bounded: a short text's specifics
+(:func:`specifics`), and a cited projection's strings with what was found in them, keyed by the
+entry's ``projection_sha256`` (which C checked against the stored bytes) and the narrowing. Both are
+pure functions of their keys, so no verdict changes.
 """
 
 from __future__ import annotations
@@ -157,10 +163,25 @@ def _word_specific(run: str) -> Specific | None:
     return None
 
 
+_CACHED_TEXT_CHARS = 2048
+"""Texts up to this long keep their specifics across drafts (:func:`_cached_specifics`)."""
+
+
 def specifics(text: str) -> list[Specific]:
     """The specifics of ``text`` (SPEC 4.2): each (kind, value) once, at its first offset, in offset order."""
     if not text:
         return []
+    if len(text) <= _CACHED_TEXT_CHARS:
+        return list(_cached_specifics(text))
+    return _specifics(text)
+
+
+@lru_cache(maxsize=2048)
+def _cached_specifics(text: str) -> tuple[Specific, ...]:
+    return tuple(_specifics(text))
+
+
+def _specifics(text: str) -> list[Specific]:
     text = nfkc(text)
     said: list[Specific | None]
     if _OPENER.search(text) is None:
@@ -270,12 +291,29 @@ class _Source:
     _nfkc: str | None = None
     _lowered: str | None = None
     _items_normal: tuple[str, ...] | None = None
+    _raw_answers: dict[Specific, bool] = field(default_factory=dict)
+    _answers: dict[Specific, bool] = field(default_factory=dict)
+
+    def raw_holds(self, specific: Specific) -> bool:
+        """:func:`_raw_holds` on ``raw``, remembered (a source may serve many drafts)."""
+        answer = self._raw_answers.get(specific)
+        if answer is None:
+            answer = _raw_holds(specific, self.raw)
+            if len(self._raw_answers) < _ANSWERS_KEPT:
+                self._raw_answers[specific] = answer
+        return answer
 
     def holds(self, specific: Specific) -> bool:
-        """Whether N(raw) supports a number or an identifier."""
-        if specific.kind == "number":
-            return _number_in(specific.value, self.nfkc())
-        return specific.value in self.lowered()
+        """Whether N(raw) supports a number or an identifier (remembered)."""
+        answer = self._answers.get(specific)
+        if answer is None:
+            if specific.kind == "number":
+                answer = _number_in(specific.value, self.nfkc())
+            else:
+                answer = specific.value in self.lowered()
+            if len(self._answers) < _ANSWERS_KEPT:
+                self._answers[specific] = answer
+        return answer
 
     def nfkc(self) -> str:
         if self._nfkc is None:
@@ -301,18 +339,42 @@ def _item_strings(item: Mapping[str, Any]) -> list[str]:
 _Key = tuple[str, frozenset[str] | None]
 """A cited projection and the document_ids it is narrowed to (None: all its items)."""
 
+_ANSWERS_KEPT = 512
+"""Answers a source remembers (a hostile draft's thousands of specifics are not all kept)."""
+_SOURCES_KEPT = 1024
+"""Sources kept across drafts (:data:`_SHARED`), the oldest dropped first: a guard batch's citations."""
+_SHARED: dict[tuple[str, _Key], _Source] = {}
+"""Sources by (projection_sha256, key): the same stored bytes and narrowing give the same strings."""
+
+
+def _share(digest: str, key: _Key, source: _Source) -> None:
+    while len(_SHARED) >= _SOURCES_KEPT:
+        try:
+            del _SHARED[next(iter(_SHARED))]
+        except (KeyError, RuntimeError, StopIteration):  # another thread changed it meanwhile
+            break
+    _SHARED[(digest, key)] = source
+
 
 @dataclass(slots=True)
 class _Projections:
-    """The cited projections of one draft, each joined once per narrowing (and normalized once, if at all)."""
+    """The cited projections of one draft, each joined once per narrowing (and normalized once, if at all);
+    with ``digests`` (each cited tool call's ``projection_sha256``), joined once across drafts."""
 
     projections: Mapping[str, Mapping[str, Any]]
+    digests: Mapping[str, str] | None = None
     _sources: dict[_Key, _Source] = field(default_factory=dict)
 
     def source(self, key: _Key) -> _Source:
         """A projection's tool_call_id and query, then its items (only those in the narrowing, if any)."""
         found = self._sources.get(key)
         if found is None:
+            digest = self.digests.get(key[0]) if self.digests is not None else None
+            if digest is not None:
+                found = _SHARED.get((digest, key))
+                if found is not None:
+                    self._sources[key] = found
+                    return found
             tool_call_id, documents = key
             projection = self.projections.get(tool_call_id) or {}
             query = projection.get("query")
@@ -330,6 +392,8 @@ class _Projections:
                 except (KeyError, TypeError):  # another shape (the run page's view of one, say)
                     raw = "\n".join([head, *(v for item in items for v in _item_strings(item))])
             found = self._sources[key] = _Source(raw, tool_call_id, items)
+            if digest is not None:
+                _share(digest, key, found)
         return found
 
 
@@ -363,9 +427,10 @@ class Evidence:
             return self._index.supports(specific)
         # one source at a time: a specific is most often in the first projection cited, and the others
         # need not be joined at all
-        if any(_raw_holds(specific, self.projections.source(key).raw) for key in self.keys):
-            return True
-        if _raw_holds(specific, self.named.raw):
+        for key in self.keys:
+            if self.projections.source(key).raw_holds(specific):
+                return True
+        if self.named.raw_holds(specific):
             return True
         sources = self.sources()
         self._misses += 1
@@ -450,19 +515,21 @@ def reviewed_texts(
     draft: DiagnosisDraft | Mapping[str, Any],
     reviewed: Sequence[bool],
     projections: Mapping[str, Mapping[str, Any]],
+    digests: Mapping[str, str] | None = None,
 ) -> Iterator[ReviewedText]:
     """The texts D reviews, in order (analysis items, conclusion, actions), each with its evidence.
 
     ``reviewed[i]`` says whether analysis item ``i`` cites a tool call and none of its citations or
     ``document_ids`` got a B or C violation; ``projections`` holds the re-read projection of every
     citation that passed C, by tool call id. Every text may also name the draft's ``run_id`` and the
-    ``id`` of any analysis or action item.
+    ``id`` of any analysis or action item. ``digests``, each projection's ``projection_sha256`` as C
+    checked it, lets drafts share the work on a projection they cite alike.
     """
     analysis = draft.get("analysis") or []
     actions = draft.get("action_plan") or []
     names = [draft.get("run_id"), *(i.get("id") for i in analysis), *(a.get("id") for a in actions)]
     named = _Source("\n".join(n for n in names if isinstance(n, str)))
-    cache = _Projections(projections)
+    cache = _Projections(projections, digests)
     cites: dict[str, tuple[_Key, ...]] = {}  # of each reviewed analysis id (its first item)
     for index, item in enumerate(analysis):
         if index >= len(reviewed) or not reviewed[index]:
@@ -504,10 +571,11 @@ def review(
     draft: DiagnosisDraft | Mapping[str, Any],
     reviewed: Sequence[bool],
     projections: Mapping[str, Mapping[str, Any]],
+    digests: Mapping[str, str] | None = None,
 ) -> list[Violation]:
     """D's violations (codes 21-23): per reviewed text in order, each unsupported specific in order."""
     out: list[Violation] = []
-    for text in reviewed_texts(draft, reviewed, projections):
+    for text in reviewed_texts(draft, reviewed, projections, digests):
         for specific in specifics(text.content):
             if not text.evidence.supports(specific):
                 message = f"{specific.kind} {_shown(specific.value)} is in none of the cited evidence"

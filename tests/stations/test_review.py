@@ -620,3 +620,35 @@ def test_a_text_with_many_specifics_not_found_as_stored_is_judged_the_same(
     assert [code for code, _, _ in found] == [CODES[kind] for kind, _ in expected]  # type: ignore[index]
     for (_, _, message), (kind, value) in zip(found, expected, strict=True):
         assert message.startswith(f"{kind} {repr(value)[:60]}")
+
+
+# =============================================================================================
+# Drafts share the work on a projection they cite alike (keyed by its digest and narrowing)
+# =============================================================================================
+
+
+def _codes_with_digests(content: str, call: dict[str, Any], digest: str, **more: Any) -> list[str]:
+    draft = {
+        "run_id": "run-g",
+        "analysis": [
+            {"id": "a1", "kind": "NORMAL", "content": content, "tool_call_ids": ["call_x1"], **more}
+        ],
+    }
+    return [v["code"] for v in review(draft, [True], {"call_x1": call}, {"call_x1": digest})]
+
+
+def test_a_remembered_projection_is_judged_by_its_digest_and_its_narrowing() -> None:
+    """The same tool call re-cited with another narrowing, or holding other bytes (another digest), is
+    judged on its own evidence, whatever an earlier draft left behind; the same digest and narrowing
+    give the same answers again."""
+    call = projection(
+        "call_x1", "proxy_read_timeout 默认 60s", "max_connections 默认 512", docs=["doc-a", "doc-b"]
+    )
+    text = "max_connections 默认 512"
+    for _ in range(2):  # the second round meets every source remembered
+        assert _codes_with_digests(text, call, "d" * 64) == []
+        assert _codes_with_digests(text, call, "d" * 64, document_ids=["doc-a"]) == [IDENTIFIER, NUMBER]
+        assert _codes_with_digests(text, call, "d" * 64, document_ids=["doc-b"]) == []
+    other = projection("call_x1", "proxy_read_timeout 默认 60s", docs=["doc-a"])  # same call, other bytes
+    assert _codes_with_digests(text, other, "e" * 64) == [IDENTIFIER, NUMBER]
+    assert _codes_with_digests(text, call, "d" * 64) == []

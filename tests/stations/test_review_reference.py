@@ -628,3 +628,8 @@ def test_review_of_whole_drafts_agrees(
     expected = reference.review_violations(draft, reviewed, projections)
     found = review.review(draft, reviewed, projections)
     assert [(v["code"], v["path"]) for v in found] == [(CODE_OF[k], p) for p, k, _ in expected]
+    # The guard passes each projection's digest, and drafts then share the work on a projection across
+    # the bounded cache: the answers are the same when its sources are new and when they are remembered.
+    digests = {call: hashlib.sha256(codec.dumps(p)).hexdigest() for call, p in projections.items()}
+    for _ in range(2):
+        assert review.review(draft, reviewed, projections, digests) == found
