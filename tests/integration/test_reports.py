@@ -1,6 +1,7 @@
 """Publish (SPEC 4.3) on the real broker and Redis: a guard worker turns the golden drafts into exactly
 one ``reports`` event per PASS or FALLBACK verdict and none for a REJECT, the report holds only the
-reviewed fields, it is signed when the guard signs, and a replay of the drafts repeats its bytes."""
+reviewed fields, it is signed when the guard signs, and a replay of the drafts repeats its bytes and the
+verdicts' bytes, the review's CLAIM_* violations among them (issue 31, acceptance 2)."""
 
 from __future__ import annotations
 
@@ -63,6 +64,12 @@ async def test_one_report_per_pass_or_fallback_and_a_replay_repeats_its_bytes(
             )
         ]
         assert len(verdicts) == len(drafts), worker.log_tail()
+        codes = {x["code"] for v in verdicts for x in v["violations"]}
+        assert {
+            "CLAIM_NUMBER_UNSUPPORTED",
+            "CLAIM_IDENTIFIER_UNSUPPORTED",
+            "CLAIM_QUOTE_UNSUPPORTED",
+        } <= codes
         publishing = [v for v in verdicts if v["verdict"] in ("PASS", "FALLBACK")]
         assert {v["verdict"] for v in publishing} == {"PASS", "FALLBACK"}
         assert any(v["verdict"] == "REJECT" for v in verdicts)
@@ -105,7 +112,8 @@ async def test_one_report_per_pass_or_fallback_and_a_replay_repeats_its_bytes(
     for name in (b"internal_notes", b"confidence", b"raw_prompt", b"owner"):
         assert name not in codec.dumps(extra_report)
 
-    # Replay the drafts (the workers stopped, their offsets moved back to 0): the same reports, byte for byte.
+    # Replay the drafts (the workers stopped, their offsets moved back to 0): the same reports and the same
+    # verdicts, byte for byte, those rejected for an unsupported number, key or quotation included.
     done = await asyncio.to_thread(
         subprocess.run,  # our own console script
         [CLI, "replay", "--topic", "diagnosis-drafts", "--mode", "reset", "--from-offset", "0", "--yes"],
@@ -123,8 +131,18 @@ async def test_one_report_per_pass_or_fallback_and_a_replay_repeats_its_bytes(
             until=lambda v: len(v) >= 2 * len(publishing),
             settle=2.0,
         )
+        judged_twice = await read_topic(
+            kafka_bootstrap, settings.topic("verdicts"), until=lambda v: len(v) >= 2 * len(drafts), settle=2.0
+        )
     finally:
         again.stop()
+    twice: dict[str, list[bytes]] = defaultdict(list)
+    for value in judged_twice:
+        twice[codec.loads(value)["event_id"]].append(value)
+    assert len(judged_twice) == 2 * len(drafts), again.log_tail()
+    assert all(len(values) == 2 and values[0] == values[1] for values in twice.values())
+    claimed = [v for v in twice.values() if b'"CLAIM_NUMBER_UNSUPPORTED"' in v[0]]
+    assert claimed and all(codec.loads(v[0])["verdict"] != "PASS" for v in claimed)
     copies: dict[str, list[bytes]] = defaultdict(list)
     for value in both:
         copies[codec.loads(value)["event_id"]].append(value)
