@@ -20,7 +20,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     gateway = sub.add_parser(
         "gateway",
         help="lookups, checks and ledger reads over HTTP/JSON, for agents in any language",
-        description="Serve POST /v1/lookups (a raw-hits record -> its ledger entry), POST /v1/drafts "
+        description="Serve POST /v1/lookups (a raw-hits record -> its ledger entry), POST /v1/search "
+        "(a query -> py-rag asked at EC_PYRAG_URL, its answer's ledger entry), POST /v1/drafts "
         "(a draft -> its verdict) and GET /v1/ledger/RUN_ID/TOOL_CALL_ID, with /livez, /readyz, "
         "/metrics and /openapi.yaml. Every /v1 request needs Authorization: Bearer <EC_GATEWAY_TOKEN> "
         "when the token is set; without one it listens on loopback only.",

@@ -435,7 +435,8 @@ class EvidenceChainClient:
         Raises:
             InvalidId: an id is not valid (nothing is asked or produced).
             SearchUnavailable: py-rag cannot be reached or kept failing; nothing was produced (retriable).
-            SearchRefused: py-rag refused (4xx) or answered more than a raw-hits record may hold.
+            SearchRefused: py-rag refused (3xx, 4xx) or answered more than a raw-hits record may hold
+                (its answer, or the record it makes: nothing is produced).
             ConfigurationError: no ``EC_PYRAG_URL`` and no search port was given.
             LookupTimeout, LedgerIntegrityError, KafkaUnavailable, RedisUnavailable: as :meth:`lookup`.
         """
@@ -445,7 +446,9 @@ class EvidenceChainClient:
         if self._search is None:
             self._search = PyRagSearch(self.settings)
         answer = await self._search.search(query, filters, mode)
-        return await self.lookup(raw_hits_record(run_id, tool_call_id, answer), timeout_ms=timeout_ms)
+        cap = self.settings.input.max_message_bytes
+        record = raw_hits_record(run_id, tool_call_id, answer, max_bytes=cap)
+        return await self.lookup(record, timeout_ms=timeout_ms)
 
     async def check(
         self,

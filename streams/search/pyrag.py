@@ -3,9 +3,10 @@
 ``POST $EC_PYRAG_URL`` with ``{"query", "mode", "filters"}``, an optional ``Authorization: Bearer
 $EC_PYRAG_TOKEN``, each try bounded by ``EC_PYRAG_TIMEOUT_MS``. A search is a read, so a connection
 error, a timeout or a 5xx is tried again (``EC_PYRAG_ATTEMPTS`` tries, the backoff of
-:class:`~streams.retry.RetryPolicy`); a 4xx, or an answer larger than a raw-hits record may be
-(``EC_INPUT__MAX_MESSAGE_BYTES``), fails at once: asking again would get the same. aiohttp's errors
-are translated here, once.
+:class:`~streams.retry.RetryPolicy`); a 4xx, a 3xx (a redirect is never followed: the query, its
+filters and the bearer token go to ``EC_PYRAG_URL`` and nowhere else), or an answer larger than a
+raw-hits record may be (``EC_INPUT__MAX_MESSAGE_BYTES``), fails at once: asking again would get the
+same. aiohttp's errors are translated here, once.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ class PyRagSearch:
 
         Raises:
             SearchUnavailable: every try failed with a connection error, a timeout or a 5xx.
-            SearchRefused: py-rag answered 4xx, or more than ``EC_INPUT__MAX_MESSAGE_BYTES``.
+            SearchRefused: py-rag answered 3xx or 4xx, or more than ``EC_INPUT__MAX_MESSAGE_BYTES``.
         """
         body = codec.dumps({"query": query, "mode": mode, "filters": dict(filters or {})})
         delays = self.policy.delays()
@@ -87,13 +88,21 @@ class PyRagSearch:
 
         Raises:
             SearchUnavailable: a connection error, a timeout or a 5xx (retriable).
-            SearchRefused: a 4xx, or an answer over the size cap.
+            SearchRefused: a 3xx or 4xx, or an answer over the size cap.
         """
         session = self._session_for_use()
         try:
-            async with session.post(self.url, data=body, headers=self._headers) as response:
+            async with session.post(
+                self.url, data=body, headers=self._headers, allow_redirects=False
+            ) as response:
                 if response.status >= 500:
                     raise SearchUnavailable(f"py-rag at {self.url} answered {response.status}")
+                if 300 <= response.status < 400:
+                    raise SearchRefused(
+                        f"py-rag at {self.url} answered a redirect ({response.status}), which is not "
+                        "followed (the query and the token go to EC_PYRAG_URL only); set EC_PYRAG_URL "
+                        "to the address py-rag answers at"
+                    )
                 if response.status >= 400:
                     raise SearchRefused(
                         f"py-rag at {self.url} refused the search ({response.status}); check "

@@ -14,6 +14,22 @@ MAX_QUERY_CHARS = 8_192
 """The longest query taken; py-rag's own limit is lower, this one only bounds what is forwarded."""
 
 
+def check_query(query: object) -> str:
+    """``query`` if it is a question py-rag may be asked: a string, not blank, of at most 8,192 characters.
+
+    The one rule for every door that takes a query (``POST /v1/search``, the MCP ``lookup_knowledge``).
+
+    Raises:
+        SchemaViolation: it is not.
+    """
+    if not isinstance(query, str) or not query.strip() or len(query) > MAX_QUERY_CHARS:
+        raise SchemaViolation(
+            f"query: must be a non-empty string of at most {MAX_QUERY_CHARS:,} characters; ask one "
+            "question, in words"
+        )
+    return query
+
+
 @dataclass(frozen=True, slots=True)
 class SearchRequest:
     """One knowledge lookup: the tool call's ids and what to ask py-rag."""
@@ -44,9 +60,7 @@ def parse_search_request(raw: bytes) -> SearchRequest:
     for name, value in (("run_id", run_id), ("tool_call_id", tool_call_id)):
         if not is_valid_id(value):
             raise InvalidId(f"bad {name}: must be 1-128 characters of [A-Za-z0-9._-]")
-    query, filters, mode = doc.get("query"), doc.get("filters"), doc.get("mode")
-    if not isinstance(query, str) or not query.strip() or len(query) > MAX_QUERY_CHARS:
-        raise SchemaViolation(f"query: must be a non-empty string of at most {MAX_QUERY_CHARS} characters")
+    query, filters, mode = check_query(doc.get("query")), doc.get("filters"), doc.get("mode")
     if filters is not None and not isinstance(filters, dict):
         raise SchemaViolation("filters: must be a JSON object (py-rag's filters) or absent")
     if mode is not None and (not isinstance(mode, str) or not mode):

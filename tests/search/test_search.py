@@ -7,18 +7,21 @@ import subprocess
 from collections.abc import AsyncIterator
 
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestServer
 from pydantic import SecretStr
 
 from models.schemas import topic_schema
 from models.vocab import Topic
 from streams import codec
+from streams.cli import build_parser
 from streams.cli.offline import pipe_line
+from streams.client import EvidenceChainClient
 from streams.errors import InvalidId, MalformedJson, SchemaViolation, SearchRefused, SearchUnavailable
 from streams.mcp.run import McpRun
 from streams.mcp.server import draft_input_schema, report_id
 from streams.search import KnowledgeSearchPort, PyRagSearch, raw_hits_record
-from streams.search.request import parse_search_request
+from streams.search.request import MAX_QUERY_CHARS, check_query, parse_search_request
 from streams.settings import Settings
 from tests.console import CLI, clean_env
 from tests.pyrag import FakePyRag, recorded_answers
@@ -187,3 +190,75 @@ def test_mcp_refuses_a_setting_that_cannot_work_without_printing_a_secret() -> N
     assert done.returncode == 2, done.stderr
     assert b"EC_REDIS_URL" in done.stderr
     assert secret.encode() not in done.stdout + done.stderr
+
+
+def test_an_escaped_answer_over_the_raw_hits_cap_is_refused_not_built() -> None:
+    """1,000 control bytes escape to ~6,000 (``\\u0000`` each): the record would be refused on its way
+    in, so no record is made (the adapter's own cap checks only the answer's bytes)."""
+    answer = b"\x00" * 1000
+    assert len(raw_hits_record("r1", "c1", answer)) > 6000  # what escaping does to it
+    with pytest.raises(SearchRefused, match=r"over the cap of 2000 \(EC_INPUT__MAX_MESSAGE_BYTES"):
+        raw_hits_record("r1", "c1", answer, max_bytes=2000)
+    fits = raw_hits_record("r1", "c1", b"<html>502</html>", max_bytes=2000)
+    assert projection_of(fits)["dead_letter"]["reason"] == "SCHEMA_VIOLATION"  # type: ignore[index]
+
+
+class _Answers:
+    """A search port that answers every query with the same bytes."""
+
+    def __init__(self, answer: bytes) -> None:
+        self.answer = answer
+
+    async def search(self, query: str, filters: object = None, mode: str = "hybrid") -> bytes:
+        return self.answer
+
+    async def close(self) -> None:
+        return None
+
+
+async def test_the_client_refuses_a_search_whose_record_is_over_the_cap_and_produces_nothing() -> None:
+    settings = Settings()
+    settings = settings.model_copy(
+        update={"input": settings.input.model_copy(update={"max_message_bytes": 2000})}
+    )
+    client = EvidenceChainClient(settings, search=_Answers(b"\x01" * 1000))  # never started: no Kafka
+    with pytest.raises(SearchRefused, match="over the cap of 2000"):
+        await client.lookup_knowledge("r1", "c1", "q")
+
+
+async def test_a_redirect_from_py_rag_is_refused_not_followed(pyrag: tuple[FakePyRag, Settings]) -> None:
+    fake, settings = pyrag
+
+    async def moved(request: web.Request) -> web.Response:
+        raise web.HTTPTemporaryRedirect(settings.pyrag_url or "")
+
+    app = web.Application()
+    app.add_routes([web.post("/moved", moved)])
+    redirector = TestServer(app, host="127.0.0.1")
+    await redirector.start_server()
+    search = PyRagSearch(settings.model_copy(update={"pyrag_url": str(redirector.make_url("/moved"))}))
+    try:
+        with pytest.raises(SearchRefused, match=r"redirect \(307\), which is not followed"):
+            await search.search(FOUND)
+        assert fake.requests == []  # the query (and the token) never reached the other address
+    finally:
+        await search.close()
+        await redirector.close()
+
+
+@pytest.mark.parametrize("query", ["", "   \n", "x" * (MAX_QUERY_CHARS + 1)])
+def test_the_one_query_rule_refuses_blank_and_overlong_queries(query: str) -> None:
+    with pytest.raises(SchemaViolation, match="query: must be a non-empty string of at most 8,192"):
+        check_query(query)
+    body = codec.dumps({"run_id": "r", "tool_call_id": "c", "query": query})
+    with pytest.raises(SchemaViolation, match="query: must be a non-empty string of at most 8,192"):
+        parse_search_request(body)
+    assert check_query("x" * MAX_QUERY_CHARS) == "x" * MAX_QUERY_CHARS
+
+
+def test_gateway_help_lists_every_v1_route(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["gateway", "--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    for route in ("POST /v1/lookups", "POST /v1/search", "POST /v1/drafts", "GET /v1/ledger/"):
+        assert route in shown
