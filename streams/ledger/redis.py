@@ -194,8 +194,13 @@ def to_hash(entry: LedgerEntry) -> dict[str, str]:
     return out
 
 
+_INTEGER = re.compile(r"-?[0-9]+")
+
+
 def _int_or_none(text: str | None) -> int | None:
-    return int(text) if text and text.lstrip("-").isdigit() and len(text) <= 19 else None
+    """An integer field as stored, or None when it is not one (ASCII digits only: ``"²".isdigit()``
+    is true, and ``int("²")`` raises, so a rewritten entry must not reach ``int``)."""
+    return int(text) if text and len(text) <= 19 and _INTEGER.fullmatch(text) else None
 
 
 def from_hash(fields: Mapping[bytes, bytes] | Mapping[str, str]) -> LedgerEntry:

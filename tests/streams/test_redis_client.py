@@ -149,3 +149,14 @@ def test_a_refusal_says_what_to_change(error: str, says: str) -> None:
     advice = refusal_advice(error, "other")
     assert says in advice
     assert ("check the password" in advice) == error.startswith("WRONGPASS")
+
+
+def test_an_entry_with_a_non_ascii_digit_in_an_integer_field_reads_as_null_not_a_crash() -> None:
+    """``"²".isdigit()`` is true and ``int("²")`` raises: a rewritten (unsigned) timestamp field of an
+    entry must not turn every read of it — gateway, guard, inspect — into a 500 with a traceback."""
+    from streams.ledger.redis import from_hash
+
+    ids = {"run_id": "r1", "tool_call_id": "c1", "status": "READY"}
+    entry = from_hash({**ids, "source_timestamp": "²", "written_at": "-١٢"})
+    assert entry["source_timestamp"] is None
+    assert from_hash({**ids, "source_timestamp": "-12"})["source_timestamp"] == -12
