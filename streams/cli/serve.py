@@ -356,7 +356,10 @@ async def serve(
 def allowed_host_names(host: str) -> tuple[str, ...]:
     """The ``Host`` names ``serve`` answers besides loopback ones: the ``--host`` it binds, unless
     that is a wildcard (then only loopback names, and those the proxy in front sends must be given)."""
-    return () if host in ("", "0.0.0.0", "::") else (host,)  # noqa: S104 - compared, not bound
+    if host in ("", "0.0.0.0", "::"):  # noqa: S104 - compared, not bound
+        return ()
+    # an IPv6 address is written in brackets in a Host header (host_name keeps them)
+    return (f"[{host}]",) if ":" in host and not host.startswith("[") else (host,)
 
 
 def run_serve(args: argparse.Namespace) -> int:

@@ -135,3 +135,16 @@ def test_the_receipt_holds_the_first_verdict_of_a_triple() -> None:
     later = {"draft_id": "d-1", "attempt": 1, "verdict": "REJECT", "draft_sha256": "b" * 64}
     assert choose_verdict([first, later], "run-d", "d-1", 1) is first
     assert choose_verdict([first, later], "run-d", "d-1", None) is first
+
+
+def test_serve_bound_to_an_ipv6_address_answers_requests_to_that_address() -> None:
+    """A Host header writes an IPv6 address in brackets; ``serve --host fd00::5`` must allow ``[fd00::5]``."""
+    from multidict import CIMultiDict
+
+    from streams.cli.serve import allowed_host_names
+    from streams.http.hosts import host_name, loopback_or_allowed
+
+    allowed = allowed_host_names("fd00::5")
+    assert loopback_or_allowed(host_name(CIMultiDict(Host="[fd00::5]:8088")), allowed)
+    assert not loopback_or_allowed(host_name(CIMultiDict(Host="evil.example")), allowed)
+    assert allowed_host_names("audit.example") == ("audit.example",) and allowed_host_names("::") == ()
