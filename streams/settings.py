@@ -154,9 +154,9 @@ class Settings(BaseSettings):
         "for records of hundreds of KB).",
     )
     consumer_thread: bool = Field(
-        False,
-        description="Run Faust's Kafka consumer in a thread of its own (Faust's way) instead of on the "
-        "agents' event loop; the thread's hand-overs cost CPU per fetch and per commit.",
+        True,
+        description="Run Faust's Kafka consumer in a thread of its own (Faust's way); false runs it on the "
+        "agents' event loop (less CPU per fetch and commit, not yet the default: see docs/design.md).",
     )
     event_loop: Literal["uvloop", "asyncio"] = Field(
         "uvloop", description="The worker's event loop (uvloop moves large records with less CPU)."
