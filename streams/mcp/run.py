@@ -4,6 +4,12 @@ Pure bookkeeping, no I/O: the server names every tool call (the model never pick
 collide with another run's) and stamps every draft with ``run_id``, ``draft_id`` and ``attempt``
 (SPEC 1: only the harness writes drafts). A draft's attempts count up until its verdict is final
 (PASS or FALLBACK); the next draft starts again at attempt 1 under a new ``draft_id``.
+
+:class:`McpRuns` says which run a tool call belongs to: over stdio (one host, one session, one
+process) always the process's run; over streamable HTTP one run per MCP session (the SDK keeps one
+connection per ``Mcp-Session-Id``), and the process's run for requests that come in no session (the
+stateless 2026 protocol has none). With ``EC_MCP_RUN_ID`` every session runs under that id, each with
+tool call ids, draft ids and attempts of its own.
 """
 
 from __future__ import annotations
@@ -12,9 +18,11 @@ import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from models.ids import is_valid_id
 from models.vocab import VerdictKind
+from streams import codec
 from streams.errors import ConfigurationError
 
 STAMPED = ("run_id", "draft_id", "attempt")
@@ -65,6 +73,23 @@ class McpRun:
     def stamp(self, draft: Mapping[str, Any]) -> dict[str, Any]:
         """The draft as the guard is sent it: this run's ids and the next attempt first, then the rest."""
         self.attempt += 1
+        return self._stamped(draft)
+
+    def stamp_bytes(self, draft: Mapping[str, Any]) -> bytes:
+        """:meth:`stamp`'s draft as JSON bytes; the attempt counts only once the draft could be written.
+
+        Raises:
+            JSONEncodeError: the draft holds what JSON bytes cannot carry (an integer over 64 bits,
+                nesting deeper than 254 levels); no attempt was counted.
+        """
+        self.attempt += 1
+        try:
+            return codec.dumps(self._stamped(draft))
+        except codec.JSONEncodeError:
+            self.attempt -= 1
+            raise
+
+    def _stamped(self, draft: Mapping[str, Any]) -> dict[str, Any]:
         rest = {name: value for name, value in draft.items() if name not in STAMPED}
         return {"run_id": self.run_id, "draft_id": self.draft_id, "attempt": self.attempt, **rest}
 
@@ -73,3 +98,50 @@ class McpRun:
         if verdict in (VerdictKind.PASS, VerdictKind.FALLBACK):
             self.drafts += 1
             self.attempt = 0
+
+
+class McpRuns:
+    """The runs of one server process: the process's own, and one per MCP session when ``per_session``.
+
+    A session's run lives as long as the SDK's object for the session (a weak key): a session that
+    ends (closed, idle, discarded) takes its run with it.
+
+    Raises (at construction):
+        ConfigurationError: ``run_id`` (``EC_MCP_RUN_ID``) is not a valid id.
+    """
+
+    def __init__(self, run_id: str | None, *, per_session: bool = False) -> None:
+        self.shared = McpRun.start(run_id)
+        """Stdio's run; over HTTP the run of the requests that come in no session."""
+        self.given = self.shared.run_id if run_id else None
+        self.per_session = per_session
+        self._sessions: WeakKeyDictionary[object, McpRun] = WeakKeyDictionary()
+        self._tags = {self.shared.tag}
+        """Under a given run id, every tag handed out in this process: a tool call id is never repeated."""
+
+    @classmethod
+    def of_one(cls, run: McpRun) -> McpRuns:
+        """Every tool call in ``run``, session or not."""
+        runs = cls(run.run_id)
+        runs.shared = run
+        runs._tags = {run.tag}
+        return runs
+
+    def of(self, session: object | None) -> McpRun:
+        """The run of a tool call that came in ``session`` (``None``: in no session)."""
+        if not self.per_session or session is None:
+            return self.shared
+        run = self._sessions.get(session)
+        if run is None:
+            run = McpRun(self.given or new_run_id(), tag=self._new_tag())
+            self._sessions[session] = run
+        return run
+
+    def _new_tag(self) -> str:
+        tag = secrets.token_hex(3)
+        if self.given is None:  # a run id of its own: its ids cannot meet another run's
+            return tag
+        while tag in self._tags:
+            tag = secrets.token_hex(3)
+        self._tags.add(tag)
+        return tag

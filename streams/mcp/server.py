@@ -1,6 +1,7 @@
 """``evidence-chain mcp``: the knowledge tool and the draft check as MCP tools (the official Python SDK).
 
-Three tools over one :class:`~streams.client.EvidenceChainClient`, for one run (:class:`McpRun`):
+Three tools over one :class:`~streams.client.EvidenceChainClient`; each tool call belongs to the run
+of the MCP session it came in (:class:`McpRuns`: over stdio the process's run, over HTTP one per session):
 
 - ``lookup_knowledge(query, filters?)``: the server names the tool call, asks py-rag through the
   client (:meth:`~streams.client.EvidenceChainClient.lookup_knowledge`) and returns the ledger's
@@ -19,7 +20,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
@@ -28,8 +29,16 @@ from models.vocab import LedgerStatus, Topic, VerdictKind
 from streams import codec
 from streams.client import EvidenceChainClient, repair_prompt
 from streams.client.repair import Language
-from streams.errors import ConfigurationError, EvidenceChainError, InvalidId, SearchRefused, SearchUnavailable
-from streams.mcp.run import STAMPED, McpRun
+from streams.errors import (
+    ConfigurationError,
+    EvidenceChainError,
+    InvalidId,
+    SchemaViolation,
+    SearchRefused,
+    SearchUnavailable,
+)
+from streams.mcp.run import STAMPED, McpRun, McpRuns
+from streams.search.request import check_query
 from streams.stations.publish import PUBLISH
 
 log = logging.getLogger(__name__)
@@ -76,13 +85,25 @@ EVIDENCE_DESCRIPTION = """The ledger entry of one of this run's lookups, as stor
 its SHA-256, or the failure reason): to re-read exactly what a tool_call_id showed."""
 
 
-def instructions(run_id: str) -> str:
-    """The server's instructions to the model: the run and the rules."""
+def instructions(run_id: str | None) -> str:
+    """The server's instructions to the model: the run (``None``: one per MCP session) and the rules."""
+    run = f"run {run_id}" if run_id is not None else "a run of its own for each MCP session"
     return (
-        f"evidence-chain knowledge tools for run {run_id}. Call lookup_knowledge for evidence, write a "
+        f"evidence-chain knowledge tools for {run}. Call lookup_knowledge for evidence, write a "
         "DiagnosisDraft citing it, and call check_diagnosis until its verdict is PASS or FALLBACK.\n\n"
         f"{RULES}"
     )
+
+
+def session_of(ctx: Context | None) -> object | None:
+    """The MCP session a tool call came in: the SDK's connection of a stateful streamable-HTTP session
+    (one per ``Mcp-Session-Id``), or ``None`` when there is no session (a direct call, the stateless
+    2026 protocol). The SDK (2.3) builds a session object per request; the connection under it is
+    what lasts as long as the session, and it has no public name."""
+    if ctx is None:
+        return None
+    connection = getattr(ctx.request_context.session, "_connection", None)
+    return connection if getattr(connection, "session_id", None) else None
 
 
 def draft_input_schema() -> dict[str, Any]:
@@ -117,17 +138,26 @@ def _text(*parts: str) -> CallToolResult:
 
 
 class EvidenceTools:
-    """The three tools, over a started client and one run."""
+    """The three tools, over a started client; each call in the run of its session (:class:`McpRuns`)."""
 
-    def __init__(self, client: EvidenceChainClient, run: McpRun, language: Language = "en") -> None:
+    def __init__(self, client: EvidenceChainClient, runs: McpRuns, language: Language = "en") -> None:
         self.client = client
-        self.run = run
+        self.runs = runs
         self.language = language
 
-    async def lookup_knowledge(self, query: str, filters: dict[str, Any] | None = None) -> CallToolResult:
-        tool_call_id = self.run.next_tool_call_id()
+    async def lookup_knowledge(
+        self, query: str, filters: dict[str, Any] | None = None, ctx: Context | None = None
+    ) -> CallToolResult:
         try:
-            reply = await self.client.lookup_knowledge(self.run.run_id, tool_call_id, query, filters)
+            check_query(query)  # the rule of POST /v1/search
+        except SchemaViolation as exc:
+            raise ToolError(
+                f"no lookup was made: {exc}. Call lookup_knowledge again with one question."
+            ) from exc
+        run = self.runs.of(session_of(ctx))
+        tool_call_id = run.next_tool_call_id()
+        try:
+            reply = await self.client.lookup_knowledge(run.run_id, tool_call_id, query, filters)
         except EvidenceChainError as exc:
             retry = " (trying again may work)" if exc.retriable else ""
             ledgered = (
@@ -144,18 +174,28 @@ class EvidenceTools:
             )
         return _text(reply.projection)
 
-    async def check_diagnosis(self, draft: dict[str, Any]) -> CallToolResult:
-        # An attempt that gets no verdict still counts: its draft may have been judged already, and
-        # another draft under the same (run_id, draft_id, attempt) would be a conflict in the receipts.
-        stamped = self.run.stamp(draft)
+    async def check_diagnosis(self, draft: dict[str, Any], ctx: Context | None = None) -> CallToolResult:
+        run = self.runs.of(session_of(ctx))
+        # A draft that cannot be written as JSON is not sent and not counted (stamp_bytes). An attempt
+        # sent that gets no verdict still counts: its draft may have been judged already, and another
+        # draft under the same (run_id, draft_id, attempt) would be a conflict in the receipts.
+        try:
+            stamped = run.stamp_bytes(draft)
+        except codec.JSONEncodeError as exc:
+            raise ToolError(
+                f"the draft was not checked (no attempt counted): it cannot be written as JSON ({exc}); "
+                "numbers must fit in 64 bits (write a larger one as a string) and nesting must stay under "
+                "254 levels. Call check_diagnosis again with the corrected draft."
+            ) from exc
+        attempt = run.attempt
         try:
             reply = await self.client.check(stamped)
         except EvidenceChainError as exc:
             raise ToolError(
-                f"attempt {stamped['attempt']} got no verdict: {type(exc).__name__}: {exc}. Call "
+                f"attempt {attempt} got no verdict: {type(exc).__name__}: {exc}. Call "
                 "check_diagnosis again with the draft (it is checked as the next attempt)."
             ) from exc
-        self.run.judged(reply.kind)
+        run.judged(reply.kind)
         verdict = reply.raw.decode("utf-8")
         if reply.kind == VerdictKind.REJECT:
             repair = repair_prompt(reply.verdict, self.language) or ""
@@ -165,23 +205,30 @@ class EvidenceTools:
             return _text(verdict, f"FALLBACK: publish this fixed report instead of the draft: {fixed}")
         return _text(verdict, f"PASS: published as report {report_id(reply.verdict)}")
 
-    async def get_evidence(self, tool_call_id: str) -> CallToolResult:
+    async def get_evidence(self, tool_call_id: str, ctx: Context | None = None) -> CallToolResult:
+        run = self.runs.of(session_of(ctx))
         try:
-            reply = await self.client.entry(self.run.run_id, tool_call_id)
+            reply = await self.client.entry(run.run_id, tool_call_id)
         except InvalidId as exc:
             raise ToolError(f"{tool_call_id!r} is not a tool call id: {exc}") from exc
         except EvidenceChainError as exc:
             raise ToolError(f"the ledger could not be read: {type(exc).__name__}: {exc}") from exc
         if reply is None:
-            raise ToolError(f"this run ({self.run.run_id}) has no ledger entry for {tool_call_id}")
+            raise ToolError(f"this run ({run.run_id}) has no ledger entry for {tool_call_id}")
         return _text(codec.dumps(reply.entry).decode("utf-8"))
 
 
-def build_server(client: EvidenceChainClient, run: McpRun, *, language: Language = "en") -> MCPServer[Any]:
-    """The MCP server of one run over ``client``, which the caller starts and closes."""
-    tools = EvidenceTools(client, run, language)
+def build_server(
+    client: EvidenceChainClient, runs: McpRun | McpRuns, *, language: Language = "en"
+) -> MCPServer[Any]:
+    """The MCP server over ``client``, which the caller starts and closes: of one run (an
+    :class:`McpRun`, or :class:`McpRuns` over stdio), or of a run per MCP session (``per_session``)."""
+    if isinstance(runs, McpRun):
+        runs = McpRuns.of_one(runs)
+    tools = EvidenceTools(client, runs, language)
+    named = runs.given if runs.per_session else runs.shared.run_id
     server: MCPServer[Any] = MCPServer(
-        name="evidence-chain", title="evidence-chain knowledge tools", instructions=instructions(run.run_id)
+        name="evidence-chain", title="evidence-chain knowledge tools", instructions=instructions(named)
     )
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     server.add_tool(

@@ -8,7 +8,14 @@ for a ``Host`` that is not loopback (DNS rebinding) or a request carrying ``Orig
 :func:`streams.http.refuse_pages`). The SDK's own DNS-rebinding check (``TransportSecuritySettings``)
 is set to the same rule behind ours (it cannot read ``Sec-Fetch-Site`` nor see all of 127/8, and
 lets loopback origins through by default). The connection limits are the gateway's ``EC_GATEWAY_*``
-ones, through uvicorn (:func:`streams.http.asgi.uvicorn_config`). One server process is one run.
+ones, through uvicorn (:func:`streams.http.asgi.uvicorn_config`).
+
+Runs (:class:`~streams.mcp.run.McpRuns`): over stdio one host session is one process and one run. Over
+HTTP each MCP session (``Mcp-Session-Id``, the handshake protocols up to 2025-11-25) is a run of its
+own, with its own tool call ids and attempts; requests in no session (the stateless 2026-07-28
+protocol, which the SDK's ``Client`` speaks by default) share the process's run, the one printed at
+start. With ``EC_MCP_RUN_ID`` every session runs under that id, each with tool call ids, draft ids
+and attempts of its own.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from streams.client import EvidenceChainClient
 from streams.client.gateway import bearer_token, limits_of
 from streams.client.repair import Language
 from streams.errors import ConfigurationError
-from streams.mcp.run import McpRun
+from streams.mcp.run import McpRuns
 from streams.mcp.server import build_server
 from streams.retry import RetryPolicy, hold
 from streams.settings import Settings
@@ -57,11 +64,11 @@ async def serve_stdio(settings: Settings, *, language: Language = "en") -> None:
         ConfigurationError: ``EC_MCP_RUN_ID`` is not a valid id.
         HoldExpired: Kafka did not answer within ``EC_STARTUP_WAIT_SECONDS``.
     """
-    run = McpRun.start(settings.mcp_run_id)
+    runs = McpRuns(settings.mcp_run_id)
     client = await _started_client(settings)
     try:
-        log.info("mcp: run %s over stdio", run.run_id)
-        await build_server(client, run, language=language).run_stdio_async()
+        log.info("mcp: run %s over stdio", runs.shared.run_id)
+        await build_server(client, runs, language=language).run_stdio_async()
     finally:
         await client.close()
 
@@ -78,15 +85,22 @@ async def serve_http(settings: Settings, host: str, port: int, *, language: Lang
     from streams.http.asgi import uvicorn_config
 
     token = bearer_token(settings, host)  # refuse before connecting to anything
-    run = McpRun.start(settings.mcp_run_id)
+    runs = McpRuns(settings.mcp_run_id, per_session=True)
     listening = _listen(host, port)
     client = await _started_client(settings)
     try:
-        app = http_app(build_server(client, run, language=language), host, token, settings)
+        app = http_app(build_server(client, runs, language=language), host, token, settings)
         auth = "bearer token required" if token is not None else "no token: loopback only"
         shown = f"[{host}]" if ":" in host else host
         bound = listening.getsockname()[1]
-        print(f"mcp: run {run.run_id} at http://{shown}:{bound}/mcp ({auth}; Ctrl-C stops)", flush=True)
+        if runs.given:
+            each = "every MCP session in this run, with its own tool call ids and attempts"
+        else:
+            each = "each MCP session a run of its own, requests in no session in this one"
+        print(
+            f"mcp: run {runs.shared.run_id} at http://{shown}:{bound}/mcp ({auth}; {each}; Ctrl-C stops)",
+            flush=True,
+        )
         config = uvicorn_config(app, limits_of(settings), log_level="warning", lifespan="on")
         await uvicorn.Server(config).serve(sockets=[listening])
     finally:
