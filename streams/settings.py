@@ -235,7 +235,9 @@ class Settings(BaseSettings):
         description="Tries of one search on a connection error, a timeout or a 5xx (backoff between).",
     )
     mcp_run_id: str | None = Field(
-        None, description="The run of `evidence-chain mcp` (one server process, one run); unset: generated."
+        None,
+        description="The run of `evidence-chain mcp` (stdio: the process's run; --http: every session's, "
+        "each with its own ids and attempts); unset: generated (per session over --http).",
     )
     mcp_host: str = Field(
         "127.0.0.1",
