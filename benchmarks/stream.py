@@ -488,6 +488,9 @@ class GuardRun:
     rate: float
     round_trips: float
     verdicts: Counter[str]
+    cpu_ms: float = float("nan")
+    """The worker's CPU per draft from its first verdict to its last: on a shared machine the steadier
+    figure (another process's load slows the rate more than it adds to this)."""
 
 
 async def guard_rate(citations: int, drafts: int, patience: float, review: str) -> GuardRun:
@@ -501,14 +504,24 @@ async def guard_rate(citations: int, drafts: int, patience: float, review: str) 
         await harness.preload(settings, values, Topic.DIAGNOSIS_DRAFTS)
         env = pipeline_env(settings, EC_GUARD__REVIEW=review)
         process = start(f"worker-guard-{review}", harness.worker_argv("guard"), env)
+        first: list[tuple[float, int]] = []
+
+        def on_event(seen: int) -> None:
+            if seen and not first:
+                first.append((process.cpu_seconds(), seen))
+
         try:
             async with Watcher(settings, Topic.VERDICTS) as watcher:
-                events = await watcher.until(drafts, patience)
+                events = await watcher.until(drafts, patience, on_event)
+            cpu = process.cpu_seconds()
         finally:
             process.stop()
         if len(events.timestamps) < drafts:
             raise RuntimeError(f"guard: {len(events.timestamps)} of {drafts} verdicts in {patience:.0f} s")
-        return GuardRun(events.rate, trips, verdicts)
+        cpu0, counted = first[0][0], len(events.timestamps) - first[0][1]
+        return GuardRun(
+            events.rate, trips, verdicts, (cpu - cpu0) * 1000 / counted if counted else float("nan")
+        )
 
 
 # --- P4: latency ---------------------------------------------------------------------------------
@@ -743,12 +756,14 @@ def markdown(f: Figures) -> str:
             f"evidence does not hold (verdicts in-process with the review on: {shown_mix}).",
             "Round trips: the guard's batch runner in-process over batches of 500 drafts (the store counts).",
             "",
-            "| citations per draft | review | drafts/s | Redis round trips per batch |",
-            "| --- | --- | --- | --- |",
+            "| citations per draft | review | drafts/s | worker CPU ms per draft | Redis round trips per"
+            " batch |",
+            "| --- | --- | --- | --- | --- |",
         ]
         for (n, review), runs in f.p3.items():
             lines.append(
                 f"| {n} | {review} | {spread([r.rate for r in runs])} | "
+                f"{spread([r.cpu_ms for r in runs], '{:.3f}')} | "
                 f"{spread([r.round_trips for r in runs], '{:.1f}')} |"
             )
         lines.append("")
@@ -757,7 +772,17 @@ def markdown(f: Figures) -> str:
                 on = statistics.median(r.rate for r in f.p3[(n, "enforce")])
                 off = statistics.median(r.rate for r in f.p3[(n, "off")])
                 target = " (target ≥ 0.90×, issue 31)" if n == 5 else ""
-                lines.append(f"Review on ÷ off, {n} citations (medians): **{on / off:.2f}×**{target}.")
+                paired = [
+                    e.rate / o.rate for o, e in zip(f.p3[(n, "off")], f.p3[(n, "enforce")], strict=False)
+                ]
+                cpu_on = statistics.median(r.cpu_ms for r in f.p3[(n, "enforce")])
+                cpu_off = statistics.median(r.cpu_ms for r in f.p3[(n, "off")])
+                lines.append(
+                    f"Review on ÷ off, {n} citations (medians): **{on / off:.2f}×**{target}; each run's pair"
+                    f" (on and off back to back): {', '.join(f'{r:.2f}×' for r in paired)}; by the worker's"
+                    f" CPU per draft (off ÷ on, the throughput a busy core would give):"
+                    f" **{cpu_off / cpu_on:.2f}×**."
+                )
                 lines.append("")
     if f.p4:
         ramp = ramp_seconds(a.latency_seconds)
