@@ -739,8 +739,8 @@ def markdown(f: Figures) -> str:
         ]
     if f.p3:
         mix = Counter[str]()
-        for (_, review), runs in f.p3.items():
-            mix.update(runs[0].verdicts if review == "enforce" else {})
+        for (_, review), guard_runs in f.p3.items():
+            mix.update(guard_runs[0].verdicts if review == "enforce" else {})
         shown_mix = ", ".join(
             f"{kind} {count / max(1, mix.total()):.0%}" for kind, count in sorted(mix.items())
         )
@@ -760,11 +760,11 @@ def markdown(f: Figures) -> str:
             " batch |",
             "| --- | --- | --- | --- | --- |",
         ]
-        for (n, review), runs in f.p3.items():
+        for (n, review), guard_runs in f.p3.items():
             lines.append(
-                f"| {n} | {review} | {spread([r.rate for r in runs])} | "
-                f"{spread([r.cpu_ms for r in runs], '{:.3f}')} | "
-                f"{spread([r.round_trips for r in runs], '{:.1f}')} |"
+                f"| {n} | {review} | {spread([r.rate for r in guard_runs])} | "
+                f"{spread([r.cpu_ms for r in guard_runs], '{:.3f}')} | "
+                f"{spread([r.round_trips for r in guard_runs], '{:.1f}')} |"
             )
         lines.append("")
         for n in dict.fromkeys(n for n, _ in f.p3):
@@ -972,14 +972,14 @@ async def collect(args: argparse.Namespace) -> Figures:
             figures.pipe_ms_large.append(pipe_cpu_ms(large))
             del large
         if "p3" in only:
-            sizes = [int(n) for n in args.p3_citations.split(",")]
-            task = progress.add_task("P3 guard", total=args.runs * len(sizes) * len(P3_REVIEW))
-            for run in range(args.runs):
-                for n in sizes:
+            counts = [int(n) for n in args.p3_citations.split(",")]
+            task = progress.add_task("P3 guard", total=args.runs * len(counts) * len(P3_REVIEW))
+            for turn in range(args.runs):
+                for n in counts:
                     # off and on back to back, alternately first, so a busier minute weighs on both
-                    for review in P3_REVIEW[:: 1 if run % 2 == 0 else -1]:
-                        measured_ = await guard_rate(n, args.drafts, args.timeout, review)
-                        figures.p3.setdefault((n, review), []).append(measured_)
+                    for review in P3_REVIEW[:: 1 if turn % 2 == 0 else -1]:
+                        guarded = await guard_rate(n, args.drafts, args.timeout, review)
+                        figures.p3.setdefault((n, review), []).append(guarded)
                         progress.advance(task)
         if "p4" in only:
             targets = [k for k in ("worker", "quix") if k in figures.p2]
