@@ -294,15 +294,6 @@ class _Source:
     _raw_answers: dict[Specific, bool] = field(default_factory=dict)
     _answers: dict[Specific, bool] = field(default_factory=dict)
 
-    def raw_holds(self, specific: Specific) -> bool:
-        """:func:`_raw_holds` on ``raw``, remembered (a source may serve many drafts)."""
-        answer = self._raw_answers.get(specific)
-        if answer is None:
-            answer = _raw_holds(specific, self.raw)
-            if len(self._raw_answers) < _ANSWERS_KEPT:
-                self._raw_answers[specific] = answer
-        return answer
-
     def holds(self, specific: Specific) -> bool:
         """Whether N(raw) supports a number or an identifier (remembered)."""
         answer = self._answers.get(specific)
@@ -427,14 +418,19 @@ class Evidence:
         """SPEC 4.2's support test against E."""
         if self._index is not None:
             return self._index.supports(specific)
-        # one source at a time: a specific is most often in the first projection cited, and the others
-        # need not be joined at all
-        for key in self.keys:
-            if self.projections.source(key).raw_holds(specific):
-                return True
-        if self.named.raw_holds(specific):
-            return True
         sources = self.sources()
+        # as stored first (each source remembers its answers: most specifics are in the first source
+        # cited, and a projection cited by many drafts is asked the same things again); inlined, as
+        # this runs for every specific of every reviewed text
+        for source in sources:
+            answers = source._raw_answers
+            answer = answers.get(specific)
+            if answer is None:
+                answer = _raw_holds(specific, source.raw)
+                if len(answers) < _ANSWERS_KEPT:
+                    answers[specific] = answer
+            if answer:
+                return True
         self._misses += 1
         if self._misses > _INDEX_AFTER:  # many a specific not found as stored: index E once instead
             self._index = _Index.of(sources, self.lowered())
