@@ -68,7 +68,7 @@ class EvidenceChainApp(faust.App):
         """Start the probe server (with ``EC_WEB_ENABLED``) and the agents' producer before the agents."""
         await super().on_start()
         context = self.context
-        if context.settings.web_enabled:
+        if context.settings.web_enabled and self._probes is None:  # never bound twice
             probes = contextlib.AsyncExitStack()
             await probes.enter_async_context(serving(context.settings, context.health, context.metrics))
             self._probes = probes
