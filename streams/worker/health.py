@@ -126,8 +126,10 @@ class Health:
 def probe_app(health: Health, metrics: WorkerMetrics) -> web.Application:
     """``GET /metrics`` (Prometheus text), ``/livez`` and ``/readyz`` (JSON; 200 or 503).
 
-    A request without one readable ``Host``, an unknown path or another method is refused in the
-    listener's JSON error shape (:meth:`ErrorShape.json`), like a head the listener cannot parse.
+    A ``Host`` that cannot be read (two of them, a bare IPv6 literal), an unknown path or another method
+    is refused in the listener's JSON error shape (:meth:`ErrorShape.json`), like a head the listener
+    cannot parse. A request with no ``Host`` at all is answered: an HTTP/1.0 health checker sends none,
+    and the probes name no host of their own.
     """
     shape = ErrorShape.json()
 
@@ -140,7 +142,8 @@ def probe_app(health: Health, metrics: WorkerMetrics) -> web.Application:
     @web.middleware
     async def refusals(request: web.Request, handler: Handler) -> web.StreamResponse:
         try:
-            host_name(request.headers)
+            if "Host" in request.headers:
+                host_name(request.headers)
             return await handler(request)
         except RequestRefused as exc:
             return refusal(exc.status, str(exc))
