@@ -121,7 +121,7 @@ class Settings(BaseSettings):
     )
     ledger_retention_ms: int = Field(-1, description="retention.ms of the ledger topic (-1 = keep forever).")
     data_dir: str = Field(".local/faust", description="Where Faust keeps its per-app data directory.")
-    web_enabled: bool = Field(False, description="Run the worker's web server (metrics, health) on web_port.")
+    web_enabled: bool = Field(False, description="Serve the worker's /metrics, /livez, /readyz on web_port.")
     web_port: int = Field(6066, description="Web port when web_enabled.")
     log_format: Literal["text", "json"] = Field(
         "text", description="Log lines for people (text) or one JSON object per line (json)."

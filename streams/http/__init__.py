@@ -2,7 +2,7 @@
 
 Every server of the project is built on it: the gateway (:mod:`streams.client.gateway`), the audit
 pages (``serve``, :mod:`streams.cli.serve`), the audit sink's probes (:mod:`streams.audit.sink`) and
-the worker's readiness probe (:mod:`streams.worker.health`, whose port is Faust's own web server).
+the worker's probes (:mod:`streams.worker.health`; Faust's own web server stays off).
 
 - :mod:`streams.http.listener` — :class:`Limits` and :func:`listening`: a header-read timeout, a
   keepalive timeout, a connection cap and a cap per peer address (both answered 503), request heads

@@ -24,6 +24,7 @@ from aiohttp.typedefs import Handler, Middleware
 from aiohttp.web_protocol import RequestHandler
 from aiohttp.web_request import BaseRequest
 
+from streams import codec
 from streams.errors import ConfigurationError
 
 log = logging.getLogger(__name__)
@@ -74,6 +75,18 @@ class ErrorShape:
     @staticmethod
     def text() -> ErrorShape:
         return ErrorShape(lambda status, message: ((message + "\n").encode("utf-8"), "text/plain"))
+
+    @staticmethod
+    def json() -> ErrorShape:
+        """The project's JSON error object, ``{"error": {"reason", "message", "retriable"}}``: 503 is
+        ``UNAVAILABLE`` (retriable), anything else ``BAD_REQUEST``."""
+
+        def render(status: int, message: str) -> tuple[bytes, str]:
+            reason = "UNAVAILABLE" if status == 503 else "BAD_REQUEST"
+            error = {"reason": reason, "message": message, "retriable": status == 503}
+            return codec.dumps({"error": error}), "application/json"
+
+        return ErrorShape(render)
 
     def raw(self, status: int, phrase: str, message: str, extra: str = "") -> bytes:
         """A whole HTTP/1.1 answer that closes the connection (written before aiohttp has the socket)."""

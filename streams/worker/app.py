@@ -13,6 +13,7 @@ gets ``app`` from the module ``__getattr__``, which composes it from the environ
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 from collections.abc import Callable
@@ -33,7 +34,7 @@ from streams.worker.context import WorkerContext
 from streams.worker.crash import crash
 from streams.worker.credentials import broker_credentials, faust_brokers
 from streams.worker.drain import batch_drain
-from streams.worker.health import Health, add_web_routes
+from streams.worker.health import Health, serving
 from streams.worker.inline import inline_consumer
 from streams.worker.loop import AgentLoop
 from streams.worker.runner import BatchRunner
@@ -50,6 +51,7 @@ class EvidenceChainApp(faust.App):
 
     context: WorkerContext
     """The running parts; :func:`create_app` sets it before anything starts."""
+    _probes: contextlib.AsyncExitStack | None = None
 
     def _new_transport(self) -> Any:
         """Faust's transport, its consumer handing each fetched batch over in one step
@@ -63,13 +65,24 @@ class EvidenceChainApp(faust.App):
         return transport
 
     async def on_start(self) -> None:
-        """Start the agents' producer before the agents."""
+        """Start the probe server (with ``EC_WEB_ENABLED``) and the agents' producer before the agents."""
         await super().on_start()
-        await self.context.sink.start()
+        context = self.context
+        if context.settings.web_enabled and self._probes is None:  # never bound twice
+            probes = contextlib.AsyncExitStack()
+            await probes.enter_async_context(serving(context.settings, context.health, context.metrics))
+            self._probes = probes
+        await context.sink.start()
 
     async def on_shutdown(self) -> None:
-        """Close the agents' producer once the agents have stopped."""
-        await self.context.sink.stop()
+        """Close the agents' producer once the agents have stopped, then the probe server (which
+        answered while they drained)."""
+        try:
+            await self.context.sink.stop()
+        finally:
+            probes, self._probes = self._probes, None
+            if probes is not None:
+                await probes.aclose()
         await super().on_shutdown()
 
     async def on_stop(self) -> None:
@@ -96,8 +109,8 @@ def app_options(settings: Settings) -> dict[str, Any]:
         "value_serializer": "raw",
         "key_serializer": "raw",
         "datadir": os.path.join(settings.data_dir, "{conf.name}"),
-        "web_enabled": settings.web_enabled,
-        "web_port": settings.web_port,
+        # the probes are served by the project's one listener (streams.worker.health.serving), not Faust's
+        "web_enabled": False,
         "topic_partitions": settings.topic_partitions,
         "topic_replication_factor": settings.topic_replication_factor,
         "processing_guarantee": "at_least_once",
@@ -157,8 +170,6 @@ def create_app(
     async def assigned(sender: Any, *args: Any, **kwargs: Any) -> None:
         context.health.assigned = True
 
-    if settings.web_enabled:
-        add_web_routes(app, context.health, context.metrics)
     log.info(
         "evidence-chain agents: %s; topic prefix %r",
         ", ".join(sorted(settings.agents)),

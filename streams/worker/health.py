@@ -1,26 +1,39 @@
-"""What ``/livez`` and ``/readyz`` answer, and the worker's web routes (``/metrics`` too).
+"""What ``/livez`` and ``/readyz`` answer, and the worker's probe server (``/metrics`` too).
 
 The probes go through the edges (``KafkaSink.ping``, ``RedisLedgerStore.ping``), which map their
 clients' errors into the project's tree; nothing here knows an aiokafka or redis exception.
+
+The probe server is the project's one listener (:func:`streams.http.listening`, with its limits and
+connection gate), not Faust's own web server, which the worker leaves off (``web_enabled=False``).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 import faust
+from aiohttp import web
+from aiohttp.typedefs import Handler
 
 from models.vocab import Station
-from streams.errors import EvidenceChainError
-from streams.http import CachedProbe
+from streams import codec
+from streams.errors import EvidenceChainError, RequestRefused
+from streams.http import CachedProbe, ErrorShape, Limits, host_name, listening
 from streams.http.probe import PROBE_SECONDS
 from streams.kafka import KafkaSink
 from streams.ledger.redis import RedisLedgerStore
 from streams.observe.metrics import WorkerMetrics
 from streams.settings import Settings
 from streams.worker.loop import AgentLoop
+
+log = logging.getLogger(__name__)
+
+METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+"""Prometheus' text format 0.0.4, what ``generate_latest`` writes (and what Faust's server labelled it)."""
 
 
 class Health:
@@ -30,7 +43,7 @@ class Health:
     its group, is not rebalancing, no agent is holding a batch for an outage, Kafka answers a
     metadata request and (with the ledger or guard agent) Redis answers PING, each within
     ``PROBE_SECONDS``. Probe answers are reused for a second (:class:`streams.http.CachedProbe`) so
-    scrapes cannot pile up. The routes are Faust's own web server's (:func:`add_web_routes`).
+    scrapes cannot pile up. :func:`serving` answers them over HTTP.
     """
 
     PROBE_SECONDS = PROBE_SECONDS
@@ -110,21 +123,74 @@ class Health:
         return not problems, {"ready": not problems, "problems": problems}
 
 
-def add_web_routes(app: faust.App, health: Health, metrics: WorkerMetrics) -> None:
-    """``GET /metrics`` (Prometheus text), ``/livez`` and ``/readyz`` (JSON; 200 or 503)."""
+def probe_app(health: Health, metrics: WorkerMetrics) -> web.Application:
+    """``GET /metrics`` (Prometheus text), ``/livez`` and ``/readyz`` (JSON; 200 or 503).
 
-    @app.page("/metrics")
-    async def metrics_page(web: Any, request: Any) -> Any:
+    A ``Host`` that cannot be read (two of them, a bare IPv6 literal), an unknown path or another method
+    is refused in the listener's JSON error shape (:meth:`ErrorShape.json`), like a head the listener
+    cannot parse. A request with no ``Host`` at all is answered: an HTTP/1.0 health checker sends none,
+    and the probes name no host of their own.
+    """
+    shape = ErrorShape.json()
+
+    def refusal(status: int, message: str, headers: Mapping[str, str] | None = None) -> web.Response:
+        body, content_type = shape.render(status, message)
+        response = web.Response(status=status, body=body, content_type=content_type, headers=headers)
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        return response
+
+    @web.middleware
+    async def refusals(request: web.Request, handler: Handler) -> web.StreamResponse:
+        try:
+            if "Host" in request.headers:
+                host_name(request.headers)
+            return await handler(request)
+        except RequestRefused as exc:
+            return refusal(exc.status, str(exc))
+        except web.HTTPException as exc:
+            if exc.status < 400:
+                raise
+            allow = {"Allow": exc.headers["Allow"]} if "Allow" in exc.headers else None
+            return refusal(exc.status, exc.reason, allow)
+
+    async def metrics_page(request: web.Request) -> web.Response:
         await health.lags()
-        # Prometheus' text format 0.0.4 (aiohttp adds the charset itself)
-        return web.bytes(metrics.render(), content_type="text/plain; version=0.0.4")
+        return web.Response(body=metrics.render(), headers={"Content-Type": METRICS_CONTENT_TYPE})
 
-    @app.page("/livez")
-    async def livez(web: Any, request: Any) -> Any:
+    async def livez(request: web.Request) -> web.Response:
         ok, body = await health.live()
-        return web.json(body, status=200 if ok else 503)
+        return _json(body, 200 if ok else 503)
 
-    @app.page("/readyz")
-    async def readyz(web: Any, request: Any) -> Any:
+    async def readyz(request: web.Request) -> web.Response:
         ok, body = await health.ready()
-        return web.json(body, status=200 if ok else 503)
+        return _json(body, 200 if ok else 503)
+
+    app = web.Application(middlewares=[refusals])
+    app.add_routes([web.get("/metrics", metrics_page), web.get("/livez", livez), web.get("/readyz", readyz)])
+    return app
+
+
+def _json(body: dict[str, Any], status: int) -> web.Response:
+    body_bytes = codec.dumps(body)
+    return web.Response(status=status, body=body_bytes, content_type="application/json", charset="utf-8")
+
+
+@contextlib.asynccontextmanager
+async def serving(
+    settings: Settings, health: Health, metrics: WorkerMetrics, limits: Limits | None = None
+) -> AsyncIterator[int]:
+    """The probe server on ``EC_WEB_PORT`` (every address, as Faust's server was) while the block
+    runs; yields the bound port.
+
+    Raises:
+        ConfigurationError: the port cannot be bound.
+    """
+    app = probe_app(health, metrics)
+    # probes and scrapes come from the cluster: every address, within the one listener's limits
+    every_address = "0.0.0.0"  # noqa: S104
+    shape = ErrorShape.json()
+    async with listening(
+        app, every_address, settings.web_port, limits, shape=shape, what="worker probes", access_log=None
+    ) as port:
+        log.info("worker: /metrics, /livez, /readyz on port %d", port)
+        yield port
