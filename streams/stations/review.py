@@ -405,7 +405,8 @@ class Evidence:
 
     def sources(self) -> tuple[_Source, ...]:
         if self._sources is None:
-            self._sources = (*(self.projections.source(key) for key in self.keys), self.named)
+            source = self.projections.source
+            self._sources = (*[source(key) for key in self.keys], self.named)
         return self._sources
 
     def lowered(self) -> str:
@@ -418,7 +419,7 @@ class Evidence:
         """SPEC 4.2's support test against E."""
         if self._index is not None:
             return self._index.supports(specific)
-        sources = self.sources()
+        sources = self._sources or self.sources()
         # as stored first (each source remembers its answers: most specifics are in the first source
         # cited, and a projection cited by many drafts is asked the same things again); inlined, as
         # this runs for every specific of every reviewed text
@@ -574,8 +575,11 @@ def review(
     """D's violations (codes 21-23): per reviewed text in order, each unsupported specific in order."""
     out: list[Violation] = []
     for text in reviewed_texts(draft, reviewed, projections, digests):
-        for specific in specifics(text.content):
-            if not text.evidence.supports(specific):
+        content = text.content
+        said = _cached_specifics(content) if len(content) <= _CACHED_TEXT_CHARS else _specifics(content)
+        supports = text.evidence.supports
+        for specific in said:
+            if not supports(specific):
                 message = f"{specific.kind} {_shown(specific.value)} is in none of the cited evidence"
                 out.append({"code": CODES[specific.kind], "path": text.path, "message": message})
     return out
