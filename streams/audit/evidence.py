@@ -137,21 +137,7 @@ def verdict_row(record: TopicValue, applied_at: datetime) -> dict[str, Any]:
     Raises:
         MalformedAudit: not a JSON object with a non-empty string ``event_id``.
     """
-    doc, text = _doc(record.value)
-    event = doc.get("event_id")
-    if not isinstance(event, str) or not event:
-        raise MalformedAudit("a verdict needs a non-empty string event_id")
-    return {
-        "event_id": event,
-        "run_id": _str(doc.get("run_id")),
-        "draft_id": _str(doc.get("draft_id")),
-        "attempt": _int(doc.get("attempt")),
-        "verdict": _str(doc.get("verdict")),
-        "draft_sha256": _str(doc.get("draft_sha256")),
-        **_origin(doc),
-        "document": text,
-        "applied_at": applied_at,
-    }
+    return _judged_row(record, applied_at, "a verdict")
 
 
 def report_row(record: TopicValue, applied_at: datetime) -> dict[str, Any]:
@@ -160,17 +146,22 @@ def report_row(record: TopicValue, applied_at: datetime) -> dict[str, Any]:
     Raises:
         MalformedAudit: not a JSON object with a non-empty string ``event_id``.
     """
+    return _judged_row(record, applied_at, "a report", "verdict_event_id")
+
+
+def _judged_row(record: TopicValue, applied_at: datetime, what: str, *extra: str) -> dict[str, Any]:
+    """The row of a guard event about one draft (a verdict, a report): its ids and its exact text."""
     doc, text = _doc(record.value)
     event = doc.get("event_id")
     if not isinstance(event, str) or not event:
-        raise MalformedAudit("a report needs a non-empty string event_id")
+        raise MalformedAudit(f"{what} needs a non-empty string event_id")
     return {
         "event_id": event,
         "run_id": _str(doc.get("run_id")),
         "draft_id": _str(doc.get("draft_id")),
         "attempt": _int(doc.get("attempt")),
         "verdict": _str(doc.get("verdict")),
-        "verdict_event_id": _str(doc.get("verdict_event_id")),
+        **{name: _str(doc.get(name)) for name in extra},
         "draft_sha256": _str(doc.get("draft_sha256")),
         **_origin(doc),
         "document": text,
