@@ -29,7 +29,7 @@ from streams.kafka import ensure_topics
 from streams.settings import Settings
 from tests.console import CLI, REPO
 from tests.golden import GOLDEN
-from tests.integration.helpers import Worker, worker_env
+from tests.integration.helpers import Worker, isolated_settings, worker_env
 
 CLIENTS = REPO / ".local" / "clients"
 BUILT = CLIENTS / "java-check"
@@ -54,15 +54,7 @@ def gateway(
     _generated()
     prefix = f"t-{uuid.uuid4().hex[:8]}-"
     env = worker_env(prefix, kafka_bootstrap, redis_url)
-    settings = Settings(
-        kafka_bootstrap=kafka_bootstrap,
-        redis_url=redis_url,
-        topic_prefix=prefix,
-        ns=prefix.rstrip("-."),
-        app_id=f"{prefix}app",
-        topic_partitions=3,
-        gateway_timeout_ms=60_000,
-    )
+    settings = isolated_settings(prefix, kafka_bootstrap, redis_url, gateway_timeout_ms=60_000)
     asyncio.run(ensure_topics(settings))
     logs = Path(tmp_path_factory.mktemp("clients"))
     worker = Worker(env, logs / "worker.log").start()

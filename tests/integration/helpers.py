@@ -97,6 +97,20 @@ def worker_env(prefix: str, kafka: str, redis: str, **extra: str) -> dict[str, s
     return env
 
 
+def isolated_settings(prefix: str, kafka: str, redis: str, **extra: Any) -> Settings:
+    """The in-process settings matching :func:`worker_env`'s worker: the same topic prefix, app id,
+    ledger namespace and partition count (a client, a gateway or a store beside that worker)."""
+    options: dict[str, Any] = {
+        "kafka_bootstrap": kafka,
+        "redis_url": redis,
+        "topic_prefix": prefix,
+        "ns": prefix.rstrip("-."),
+        "app_id": f"{prefix}app",
+        "topic_partitions": 3,
+    }
+    return Settings(**(options | extra))
+
+
 @dataclass
 class Worker:
     """A worker in a subprocess of its own session, its log in a file; the integration tier's and the

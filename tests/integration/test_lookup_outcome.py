@@ -20,7 +20,7 @@ from streams.client import EvidenceChainClient
 from streams.client.client import intended_entry
 from streams.kafka import ensure_topics
 from streams.settings import Settings
-from tests.integration.helpers import Worker, golden_lines, worker_env
+from tests.integration.helpers import Worker, golden_lines, isolated_settings, worker_env
 
 RAW = codec.loads(golden_lines("pipe", "input.jsonl")[0])
 
@@ -38,15 +38,7 @@ def settings(
     kafka_bootstrap: str, redis_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Settings]:
     prefix = f"t-{uuid.uuid4().hex[:8]}-"
-    chosen = Settings(
-        kafka_bootstrap=kafka_bootstrap,
-        redis_url=redis_url,
-        topic_prefix=prefix,
-        ns=prefix.rstrip("-."),
-        app_id=f"{prefix}app",
-        topic_partitions=3,
-        gateway_timeout_ms=60_000,
-    )
+    chosen = isolated_settings(prefix, kafka_bootstrap, redis_url, gateway_timeout_ms=60_000)
     asyncio.run(ensure_topics(chosen))
     log = Path(tmp_path_factory.mktemp("worker")) / "worker.log"
     worker = Worker(worker_env(prefix, kafka_bootstrap, redis_url), log).start()

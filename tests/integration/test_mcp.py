@@ -33,7 +33,7 @@ from streams.client.gateway import create_gateway
 from streams.kafka import ensure_topics
 from streams.search import PyRagSearch, raw_hits_record
 from streams.settings import Settings
-from tests.integration.helpers import CLI, Worker, read_topic, worker_env
+from tests.integration.helpers import CLI, Worker, isolated_settings, read_topic, worker_env
 from tests.openapi_contract import validate_answer
 from tests.pyrag import FakePyRag, recorded_answers
 
@@ -53,13 +53,10 @@ class Stack:
 def stack(kafka_bootstrap: str, redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     prefix = f"t-{uuid.uuid4().hex[:8]}-"
     env = worker_env(prefix, kafka_bootstrap, redis_url)
-    settings = Settings(
-        kafka_bootstrap=kafka_bootstrap,
-        redis_url=redis_url,
-        topic_prefix=prefix,
-        ns=prefix.rstrip("-."),
-        app_id=f"{prefix}app",
-        topic_partitions=3,
+    settings = isolated_settings(
+        prefix,
+        kafka_bootstrap,
+        redis_url,
         gateway_timeout_ms=60_000,
         retry_initial_backoff_ms=50,
         retry_max_backoff_ms=200,
