@@ -129,22 +129,24 @@ def verdict_message(verdict: Mapping[str, Any]) -> bytes:
         _integer("violation_count", verdict.get("violation_count")),
         len(snapshot),
     ]
-    for index, item in enumerate(snapshot):
-        if not isinstance(item, Mapping):
-            raise FieldTypeError(f"evidence_snapshot[{index}] must be an object, not {_kind(item)}")
-        fields += (
-            _string(f"evidence_snapshot[{index}].tool_call_id", item.get("tool_call_id")),
-            _string(f"evidence_snapshot[{index}].projection_sha256", item.get("projection_sha256")),
-        )
+    fields += _item_strings("evidence_snapshot", snapshot, ("tool_call_id", "projection_sha256"))
     fields.append(len(violations))
-    for index, violation in enumerate(violations):
-        if not isinstance(violation, Mapping):
-            raise FieldTypeError(f"violations[{index}] must be an object, not {_kind(violation)}")
-        fields += (
-            _string(f"violations[{index}].code", violation.get("code")),
-            _string(f"violations[{index}].path", violation.get("path")),
-        )
+    fields += _item_strings("violations", violations, ("code", "path"))
     return netstrings(fields)
+
+
+def _item_strings(name: str, items: list[Any], keys: tuple[str, ...]) -> list[str | None]:
+    """The signed string fields ``keys`` of each item of the list ``name``, item by item.
+
+    Raises:
+        FieldTypeError: an item is not an object, or one of those fields is not a string or null.
+    """
+    out: list[str | None] = []
+    for index, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            raise FieldTypeError(f"{name}[{index}] must be an object, not {_kind(item)}")
+        out += (_string(f"{name}[{index}].{key}", item.get(key)) for key in keys)
+    return out
 
 
 def report_message(event: Mapping[str, Any]) -> bytes:
