@@ -13,10 +13,11 @@ specific, mostly — puts the evidence in normal form, each cited projection (an
 per draft.
 
 Drafts of a run cite the same tool calls again and again (attempt 2 re-cites attempt 1's, and repeats
-the texts that passed), so two answers are kept across drafts, bounded: a short text's specifics
-(:func:`specifics`), and a cited projection's strings with what was found in them, keyed by the
-entry's ``projection_sha256`` (which C checked against the stored bytes) and the narrowing. Both are
-pure functions of their keys, so no verdict changes.
+the texts that passed), so three answers are kept across drafts, bounded: a short text's specifics
+(:func:`specifics`); a cited projection's strings with what was found in them, keyed by the entry's
+``projection_sha256`` (which C checked against the stored bytes) and the narrowing; and a short text's
+unsupported specifics, keyed by the text, the names and those digests and narrowings
+(:func:`_unsupported`). All are pure functions of their keys, so no verdict changes.
 """
 
 from __future__ import annotations
@@ -119,11 +120,13 @@ _WITH_UNIT = re.compile(r"([0-9]+(?:\.[0-9]+)?)[A-Za-z]+")
 _IDENTIFIER = re.compile(r"[0-9_]|[A-Za-z0-9]/[A-Za-z]|[A-Za-z]/[A-Za-z0-9]|[A-Za-z0-9]{2}\.[A-Za-z0-9]{2}")
 
 
-def _quotations(text: str) -> tuple[list[tuple[int, Specific]], str]:
-    """The quotations of ``text`` (already NFKC) at their offsets, and the text with every enclosed span
-    (delimiters included) replaced by spaces."""
-    found: list[tuple[int, Specific]] = []
-    parts: list[str] = []
+def _quotations(text: str) -> tuple[list[Specific], list[str]]:
+    """The quotations of ``text`` (already NFKC), in order, and the text between them: one gap more than
+    there are quotations. An enclosed span (delimiters included) is in no gap; one whose value is too
+    short to be a quotation leaves a space between its neighbours."""
+    found: list[Specific] = []
+    gaps: list[str] = []
+    pending = ""
     kept = 0
     position = 0
     closed_out: set[str] = set()  # openers with no closer after some point have none after a later one
@@ -137,12 +140,14 @@ def _quotations(text: str) -> tuple[list[tuple[int, Specific]], str]:
             continue
         value = normal_form(text[start + 1 : end])
         if len(value) >= 2:
-            found.append((start, Specific("quote", value)))
-        parts.append(text[kept:start])
-        parts.append(" " * (end + 1 - start))
+            found.append(Specific("quote", value))
+            gaps.append(pending + text[kept:start])
+            pending = ""
+        else:  # too short to be a quotation: its span is still no word's, a space between its neighbours
+            pending += text[kept:start] + " "
         kept = position = end + 1
-    parts.append(text[kept:])
-    return found, "".join(parts)
+    gaps.append(pending + text[kept:])
+    return found, gaps
 
 
 @lru_cache(maxsize=8192)
@@ -183,14 +188,21 @@ def _cached_specifics(text: str) -> tuple[Specific, ...]:
 
 def _specifics(text: str) -> list[Specific]:
     text = nfkc(text)
-    said: list[Specific | None]
     if _OPENER.search(text) is None:
-        said = [_word_specific(run) for run in _WORD.findall(text)]
-    else:
-        quotes, text = _quotations(text)
-        words = [(m.start(), _word_specific(m.group())) for m in _WORD.finditer(text)]
-        said = [specific for _, specific in sorted([*quotes, *words], key=lambda pair: pair[0])]
-    return list(dict.fromkeys(s for s in said if s is not None))
+        said = _words(text)
+    else:  # the words before each quotation, the quotation, ..., the words after the last: offset order
+        quotes, gaps = _quotations(text)
+        said = _words(gaps[0])
+        for quote, gap in zip(quotes, gaps[1:], strict=True):
+            said.append(quote)
+            said += _words(gap)
+    return list(dict.fromkeys(said))
+
+
+def _words(text: str) -> list[Specific]:
+    """The specifics of the word runs of ``text`` (no quotation in it), in order. A run of letters alone
+    is never one (no digit, ``_``, ``/`` or ``.``), so it is not asked."""
+    return [s for run in _WORD.findall(text) if not run.isalpha() and (s := _word_specific(run)) is not None]
 
 
 # -- evidence --------------------------------------------------------------------------------------
@@ -340,13 +352,14 @@ _SHARED: dict[tuple[str, _Key], _Source] = {}
 """Sources by (projection_sha256, key): the same stored bytes and narrowing give the same strings."""
 
 
-def _share(digest: str, key: _Key, source: _Source) -> None:
-    while len(_SHARED) >= _SOURCES_KEPT:
+def _remember(kept: dict[Any, Any], most: int, key: Any, value: Any) -> None:
+    """``kept[key] = value``, the oldest entries dropped first to keep at most ``most``."""
+    while len(kept) >= most:
         try:
-            del _SHARED[next(iter(_SHARED))]
+            del kept[next(iter(kept))]
         except (KeyError, RuntimeError, StopIteration):  # another thread changed it meanwhile
             break
-    _SHARED[(digest, key)] = source
+    kept[key] = value
 
 
 @dataclass(slots=True)
@@ -386,7 +399,7 @@ class _Projections:
                     raw = "\n".join([head, *(v for item in items for v in _item_strings(item))])
             found = self._sources[key] = _Source(raw, tool_call_id, items)
             if digest is not None:
-                _share(digest, key, found)
+                _remember(_SHARED, _SOURCES_KEPT, (digest, key), found)
         return found
 
 
@@ -402,6 +415,20 @@ class Evidence:
     _lowered: str | None = None
     _misses: int = 0
     _index: _Index | None = None
+
+    def signature(self, content: str) -> tuple[str, str, tuple[tuple[str, _Key], ...]] | None:
+        """What the answer for ``content`` depends on: the text, the names, and each cited source's
+        stored bytes (its digest) and key; None when a cited projection has no known digest."""
+        digests = self.projections.digests
+        if digests is None:
+            return None
+        cited = []
+        for key in self.keys:
+            digest = digests.get(key[0])
+            if digest is None:
+                return None
+            cited.append((digest, key))
+        return content, self.named.raw, tuple(cited)
 
     def sources(self) -> tuple[_Source, ...]:
         if self._sources is None:
@@ -575,14 +602,33 @@ def review(
     """D's violations (codes 21-23): per reviewed text in order, each unsupported specific in order."""
     out: list[Violation] = []
     for text in reviewed_texts(draft, reviewed, projections, digests):
-        content = text.content
-        said = _cached_specifics(content) if len(content) <= _CACHED_TEXT_CHARS else _specifics(content)
-        supports = text.evidence.supports
-        for specific in said:
-            if not supports(specific):
-                message = f"{specific.kind} {_shown(specific.value)} is in none of the cited evidence"
-                out.append({"code": CODES[specific.kind], "path": text.path, "message": message})
+        for specific in _unsupported(text.content, text.evidence):
+            message = f"{specific.kind} {_shown(specific.value)} is in none of the cited evidence"
+            out.append({"code": CODES[specific.kind], "path": text.path, "message": message})
     return out
+
+
+_TEXTS_KEPT = 4096
+"""Texts whose answer is kept across drafts (:data:`_ANSWERED`), the oldest dropped first."""
+_ANSWERED: dict[tuple[str, str, tuple[tuple[str, _Key], ...]], tuple[Specific, ...]] = {}
+"""A short text's unsupported specifics by (text, the names, each cited source's digest and key): the
+same text judged on the same stored bytes, narrowings and names has the same answer."""
+
+
+def _unsupported(content: str, evidence: Evidence) -> tuple[Specific, ...]:
+    """The specifics of ``content`` that ``evidence`` does not support, in order (remembered when the
+    text is short and every source it cites is known by its digest)."""
+    key = evidence.signature(content) if len(content) <= _CACHED_TEXT_CHARS else None
+    if key is not None:
+        found = _ANSWERED.get(key)
+        if found is not None:
+            return found
+    said = _cached_specifics(content) if len(content) <= _CACHED_TEXT_CHARS else _specifics(content)
+    supports = evidence.supports
+    found = tuple(specific for specific in said if not supports(specific))
+    if key is not None:
+        _remember(_ANSWERED, _TEXTS_KEPT, key, found)
+    return found
 
 
 def claims(content: str | None, evidence: Evidence | None) -> list[dict[str, Any]]:

@@ -652,3 +652,24 @@ def test_a_remembered_projection_is_judged_by_its_digest_and_its_narrowing() -> 
     other = projection("call_x1", "proxy_read_timeout 默认 60s", docs=["doc-a"])  # same call, other bytes
     assert _codes_with_digests(text, other, "e" * 64) == [IDENTIFIER, NUMBER]
     assert _codes_with_digests(text, call, "d" * 64) == []
+
+
+def test_a_remembered_text_is_judged_again_on_other_names_or_other_bytes() -> None:
+    """A text's answer is remembered by the text, the names and each cited digest and narrowing: the
+    same text in a draft of another run (other names), or citing other bytes, is judged on its own."""
+    call = projection("call_x1", "max_connections 默认 512", docs=["doc-a"])
+    text = "run-k7 的 max_connections 默认 512"
+
+    def codes(run_id: str, digest: str, cited: dict[str, Any]) -> list[str]:
+        draft = {
+            "run_id": run_id,
+            "analysis": [{"id": "a1", "kind": "NORMAL", "content": text, "tool_call_ids": ["call_x1"]}],
+        }
+        return [v["code"] for v in review(draft, [True], {"call_x1": cited}, {"call_x1": digest})]
+
+    for _ in range(2):  # the second round meets the answers remembered
+        assert codes("run-k7", "f" * 64, call) == []
+        assert codes("run-k8", "f" * 64, call) == [IDENTIFIER]
+    other = projection("call_x1", "max_connections 默认 256", docs=["doc-a"])
+    assert codes("run-k7", "0" * 64, other) == [NUMBER]
+    assert codes("run-k7", "f" * 64, call) == []
