@@ -150,9 +150,9 @@ def _quotations(text: str) -> tuple[list[Specific], list[str]]:
     return found, gaps
 
 
-@lru_cache(maxsize=8192)
 def _word_specific(run: str) -> Specific | None:
-    """What one maximal run of word characters states, if anything."""
+    """What one maximal run of word characters states, if anything (:func:`_short_word_specific` for
+    a short run, remembered)."""
     word = run.strip(_WORD_EDGES)
     if not word:
         return None
@@ -168,22 +168,36 @@ def _word_specific(run: str) -> Specific | None:
     return None
 
 
+_SHORT_RUN = 64
+"""Word runs up to this long are remembered (:func:`_short_word_specific`); a longer one is rare."""
+_short_word_specific = lru_cache(maxsize=8192)(_word_specific)
+
+
 _CACHED_TEXT_CHARS = 2048
-"""Texts up to this long keep their specifics across drafts (:func:`_cached_specifics`)."""
+"""Texts up to this long keep their specifics across drafts (:func:`_said`)."""
+_REMEMBERED_SPECIFICS = 64
+"""Texts stating more specifics than this are not remembered (a list of hundreds, hostile or not, is
+read afresh): an entry of :data:`_SAID` or :data:`_ANSWERED` stays ~20 KB at most."""
+_SAID_KEPT = 2048
+"""Texts whose specifics are kept (:data:`_SAID`), the oldest dropped first: some 40 MB at most."""
+_SAID: dict[str, tuple[Specific, ...]] = {}
 
 
 def specifics(text: str) -> list[Specific]:
     """The specifics of ``text`` (SPEC 4.2): each (kind, value) once, at its first offset, in offset order."""
-    if not text:
-        return []
-    if len(text) <= _CACHED_TEXT_CHARS:
-        return list(_cached_specifics(text))
-    return _specifics(text)
+    return list(_said(text)) if text else []
 
 
-@lru_cache(maxsize=2048)
-def _cached_specifics(text: str) -> tuple[Specific, ...]:
-    return tuple(_specifics(text))
+def _said(text: str) -> tuple[Specific, ...]:
+    """:func:`specifics` as a tuple, remembered for a short text with few of them."""
+    if len(text) > _CACHED_TEXT_CHARS:
+        return tuple(_specifics(text))
+    said = _SAID.get(text)
+    if said is None:
+        said = tuple(_specifics(text))
+        if len(said) <= _REMEMBERED_SPECIFICS:
+            _remember(_SAID, _SAID_KEPT, text, said)
+    return said
 
 
 def _specifics(text: str) -> list[Specific]:
@@ -202,7 +216,12 @@ def _specifics(text: str) -> list[Specific]:
 def _words(text: str) -> list[Specific]:
     """The specifics of the word runs of ``text`` (no quotation in it), in order. A run of letters alone
     is never one (no digit, ``_``, ``/`` or ``.``), so it is not asked."""
-    return [s for run in _WORD.findall(text) if not run.isalpha() and (s := _word_specific(run)) is not None]
+    return [
+        s
+        for run in _WORD.findall(text)
+        if not run.isalpha()
+        and (s := _short_word_specific(run) if len(run) <= _SHORT_RUN else _word_specific(run)) is not None
+    ]
 
 
 # -- evidence --------------------------------------------------------------------------------------
@@ -255,6 +274,11 @@ def _raw_holds(specific: Specific, raw: str) -> bool:
                 return True
         at = raw.find(value, at + 1)
     return False
+
+
+_SHORT_QUOTE = 256
+"""Quotations up to this long are searched with a remembered pattern (:func:`_quote_pattern`); a longer
+one in E's spaced form (no pattern of its size is kept, here or in ``re``'s own cache)."""
 
 
 @lru_cache(maxsize=1024)
@@ -420,15 +444,17 @@ class Evidence:
         """What the answer for ``content`` depends on: the text, the names, and each cited source's
         stored bytes (its digest) and key; None when a cited projection has no known digest."""
         digests = self.projections.digests
-        if digests is None:
-            return None
+        if digests is None or len(self.keys) > _SIGNED_KEYS or len(self.named.raw) > _SIGNED_NAMES:
+            return None  # a text on many projections, or with many names, is judged afresh
         cited = []
+        documents = 0
         for key in self.keys:
             digest = digests.get(key[0])
             if digest is None:
                 return None
+            documents += len(key[1] or ())
             cited.append((digest, key))
-        return content, self.named.raw, tuple(cited)
+        return (content, self.named.raw, tuple(cited)) if documents <= _SIGNED_DOCUMENTS else None
 
     def sources(self) -> tuple[_Source, ...]:
         if self._sources is None:
@@ -464,6 +490,8 @@ class Evidence:
             self._index = _Index.of(sources, self.lowered())
             return self._index.supports(specific)
         if specific.kind == "quote":  # a quotation may run across two sources; the others cannot
+            if len(specific.value) > _SHORT_QUOTE:
+                return specific.value in _spaced(self.lowered())
             return _quote_pattern(specific.value).search(self.lowered()) is not None
         return any(source.holds(specific) for source in sources)
 
@@ -608,8 +636,16 @@ def review(
     return out
 
 
-_TEXTS_KEPT = 4096
-"""Texts whose answer is kept across drafts (:data:`_ANSWERED`), the oldest dropped first."""
+_TEXTS_KEPT = 2048
+"""Texts whose answer is kept across drafts (:data:`_ANSWERED`), the oldest dropped first. An entry is
+a text of at most 2,048 characters, its signature (bounded below) and at most 64 specifics: ~1 KB for
+an agent's text on a few projections, ~20 KB at most, so some 2-40 MB."""
+_SIGNED_KEYS = 8
+"""Most cited projections (with their narrowings) a remembered text is judged on."""
+_SIGNED_NAMES = 1024
+"""Most characters of names (the run_id and the item ids) a remembered text may use."""
+_SIGNED_DOCUMENTS = 32
+"""Most document_ids, over all its narrowings, a remembered text is judged on."""
 _ANSWERED: dict[tuple[str, str, tuple[tuple[str, _Key], ...]], tuple[Specific, ...]] = {}
 """A short text's unsupported specifics by (text, the names, each cited source's digest and key): the
 same text judged on the same stored bytes, narrowings and names has the same answer."""
@@ -623,10 +659,9 @@ def _unsupported(content: str, evidence: Evidence) -> tuple[Specific, ...]:
         found = _ANSWERED.get(key)
         if found is not None:
             return found
-    said = _cached_specifics(content) if len(content) <= _CACHED_TEXT_CHARS else _specifics(content)
     supports = evidence.supports
-    found = tuple(specific for specific in said if not supports(specific))
-    if key is not None:
+    found = tuple(specific for specific in _said(content) if not supports(specific))
+    if key is not None and len(found) <= _REMEMBERED_SPECIFICS:
         _remember(_ANSWERED, _TEXTS_KEPT, key, found)
     return found
 

@@ -673,3 +673,35 @@ def test_a_remembered_text_is_judged_again_on_other_names_or_other_bytes() -> No
     other = projection("call_x1", "max_connections 默认 256", docs=["doc-a"])
     assert codes("run-k7", "0" * 64, other) == [NUMBER]
     assert codes("run-k7", "f" * 64, call) == []
+
+
+def test_what_is_remembered_across_drafts_is_bounded_in_size() -> None:
+    """A text judged on more projections than a remembered one may be, or stating more specifics than
+    are remembered, is judged afresh each time: a hostile draft within the guard's limits cannot make
+    the memory across drafts hold hundreds of MB (only short, ordinary texts are kept)."""
+    from streams.stations import review as module
+
+    calls = {
+        f"call_m{n}": projection(f"call_m{n}", f"key_{n} 默认 {n}0") for n in range(module._SIGNED_KEYS + 1)
+    }
+    digests = {call: f"{n:064x}" for n, call in enumerate(calls)}
+    analysis = [
+        {"id": f"a{n}", "kind": "NORMAL", "content": f"key_{n} 默认 {n}0", "tool_call_ids": [call]}
+        for n, call in enumerate(calls)
+    ]
+    wide = " ".join(f"key_{n} {n}0" for n in range(len(calls)))  # built on every item: too many keys
+    many = " ".join(f"x{n}_y" for n in range(module._REMEMBERED_SPECIFICS + 1))  # too many specifics
+    draft = {
+        "run_id": "run-m",
+        "analysis": analysis,
+        "conclusion": {"content": wide, "based_on_analysis_ids": [a["id"] for a in analysis]},
+        "action_plan": [{"id": "p1", "content": many, "based_on_analysis_ids": ["a0"]}],
+    }
+    reviewed = [True] * len(analysis)
+    first = review(draft, reviewed, calls, digests)
+    assert review(draft, reviewed, calls, digests) == first  # the same answer, remembered or not
+    assert [v["path"] for v in first] == ["action_plan[0].content"] * (module._REMEMBERED_SPECIFICS + 1)
+    remembered = {key[0] for key in module._ANSWERED}
+    assert analysis[0]["content"] in remembered  # an ordinary text is kept
+    assert wide not in remembered and many not in remembered
+    assert many not in module._SAID and analysis[0]["content"] in module._SAID
