@@ -76,8 +76,11 @@ async def load_golden_ledger(redis_url: str, ns: str) -> None:
 
 def worker_env(prefix: str, kafka: str, redis: str, **extra: str) -> dict[str, str]:
     """Environment of a worker isolated by topic prefix, app id and ledger namespace (none of the
-    caller's own ``EC_*`` settings: the broker and Redis are the arguments)."""
+    caller's own ``EC_*`` settings: the broker and Redis are the arguments). ``EC_TESTS_CONSUMER_THREAD``
+    in the tests' environment becomes the workers' ``EC_CONSUMER_THREAD`` (both consumer modes, one suite)."""
     env = clean_env()
+    if consumer_thread := os.environ.get("EC_TESTS_CONSUMER_THREAD"):
+        env["EC_CONSUMER_THREAD"] = consumer_thread
     env.update(
         EC_KAFKA_BOOTSTRAP=kafka,
         EC_REDIS_URL=redis,
