@@ -119,6 +119,16 @@ PIPELINES = {
         harness.worker_argv,
         {"EC_BATCHES_IN_FLIGHT": "1"},
     ),
+    "worker-thread": Pipeline(
+        "worker with Faust's consumer in a thread of its own (EC_CONSUMER_THREAD=true)",
+        harness.worker_argv,
+        {"EC_CONSUMER_THREAD": "true"},
+    ),
+    "worker-inline": Pipeline(
+        "worker with the consumer on the agents' loop (EC_CONSUMER_THREAD=false)",
+        harness.worker_argv,
+        {"EC_CONSUMER_THREAD": "false"},
+    ),
     "worker-asyncio": Pipeline(
         "worker with the stock asyncio loop (EC_EVENT_LOOP=asyncio)",
         harness.worker_argv,

@@ -154,9 +154,9 @@ class Settings(BaseSettings):
         "for records of hundreds of KB).",
     )
     consumer_thread: bool = Field(
-        True,
-        description="Run Faust's Kafka consumer in a thread of its own (Faust's way); false runs it on the "
-        "agents' event loop (less CPU per fetch and commit, not yet the default: see docs/design.md).",
+        False,
+        description="Run Faust's Kafka consumer in a thread of its own (Faust's way); by default it runs on "
+        "the agents' event loop (less CPU per fetch and commit: see docs/design.md).",
     )
     event_loop: Literal["uvloop", "asyncio"] = Field(
         "uvloop", description="The worker's event loop (uvloop moves large records with less CPU)."

@@ -99,4 +99,6 @@ class BatchDrainMixin:
 @functools.cache
 def batch_drain(consumer_class: type) -> type:
     """``consumer_class`` with :class:`BatchDrainMixin`'s drain loop (the class is made once per class)."""
-    return type(f"BatchDrain{consumer_class.__name__}", (BatchDrainMixin, consumer_class), {})
+    return type(
+        f"BatchDrain{consumer_class.__name__}", (BatchDrainMixin, consumer_class), {"__module__": __name__}
+    )

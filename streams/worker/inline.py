@@ -88,10 +88,14 @@ def inline_consumer(consumer_class: type) -> type:
     """``consumer_class`` (Faust's aiokafka ``Consumer``) whose consumer "thread" runs on the app's loop."""
     from faust.transport.drivers.aiokafka import AIOKafkaConsumerThread
 
-    thread_class = type("InlineAIOKafkaConsumerThread", (InlineConsumerThread, AIOKafkaConsumerThread), {})
+    thread_class = type(
+        "InlineAIOKafkaConsumerThread",
+        (InlineConsumerThread, AIOKafkaConsumerThread),
+        {"__module__": __name__},
+    )
 
     def _new_consumer_thread(self: Any) -> Any:
         return thread_class(self, loop=self.loop, beacon=self.beacon)
 
-    namespace = {"_new_consumer_thread": _new_consumer_thread}
+    namespace = {"_new_consumer_thread": _new_consumer_thread, "__module__": __name__}
     return type(f"Inline{consumer_class.__name__}", (consumer_class,), namespace)
