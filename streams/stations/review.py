@@ -17,7 +17,7 @@ the texts that passed), so three answers are kept across drafts, bounded: a shor
 (:func:`specifics`); a cited projection's strings with what was found in them, keyed by the entry's
 ``projection_sha256`` (which C checked against the stored bytes) and the narrowing; and a short text's
 unsupported specifics, keyed by the text, the names and those digests and narrowings
-(:func:`_unsupported`). All are pure functions of their keys, so no verdict changes.
+(:func:`review`). All are pure functions of their keys, so no verdict changes.
 """
 
 from __future__ import annotations
@@ -440,22 +440,6 @@ class Evidence:
     _misses: int = 0
     _index: _Index | None = None
 
-    def signature(self, content: str) -> tuple[str, str, tuple[tuple[str, _Key], ...]] | None:
-        """What the answer for ``content`` depends on: the text, the names, and each cited source's
-        stored bytes (its digest) and key; None when a cited projection has no known digest."""
-        digests = self.projections.digests
-        if digests is None or len(self.keys) > _SIGNED_KEYS or len(self.named.raw) > _SIGNED_NAMES:
-            return None  # a text on many projections, or with many names, is judged afresh
-        cited = []
-        documents = 0
-        for key in self.keys:
-            digest = digests.get(key[0])
-            if digest is None:
-                return None
-            documents += len(key[1] or ())
-            cited.append((digest, key))
-        return (content, self.named.raw, tuple(cited)) if documents <= _SIGNED_DOCUMENTS else None
-
     def sources(self) -> tuple[_Source, ...]:
         if self._sources is None:
             source = self.projections.source
@@ -579,11 +563,22 @@ def reviewed_texts(
     ``id`` of any analysis or action item. ``digests``, each projection's ``projection_sha256`` as C
     checked it, lets drafts share the work on a projection they cite alike.
     """
+    names, texts = _texts(draft, reviewed)
+    named = _Source(names)
+    cache = _Projections(projections, digests)
+    for path, content, keys in texts:
+        yield ReviewedText(path, content, Evidence(keys, cache, named))
+
+
+def _texts(
+    draft: DiagnosisDraft | Mapping[str, Any], reviewed: Sequence[bool]
+) -> tuple[str, list[tuple[str, str, tuple[_Key, ...]]]]:
+    """The names a text may use (joined), and each reviewed text's path, content and the cited
+    projections (with their narrowings) it is judged on: :func:`reviewed_texts` before any evidence."""
     analysis = draft.get("analysis") or []
     actions = draft.get("action_plan") or []
     names = [draft.get("run_id"), *(i.get("id") for i in analysis), *(a.get("id") for a in actions)]
-    named = _Source("\n".join(n for n in names if isinstance(n, str)))
-    cache = _Projections(projections, digests)
+    texts: list[tuple[str, str, tuple[_Key, ...]]] = []
     cites: dict[str, tuple[_Key, ...]] = {}  # of each reviewed analysis id (its first item)
     for index, item in enumerate(analysis):
         if index >= len(reviewed) or not reviewed[index]:
@@ -592,25 +587,22 @@ def reviewed_texts(
         documents = frozenset(item.get("document_ids") or []) or None
         keys = tuple((tcid, documents) for tcid in dict.fromkeys(item.get("tool_call_ids") or []))
         cites.setdefault(item.get("id"), keys)
-        yield ReviewedText(
-            f"analysis[{index}].content", item.get("content") or "", Evidence(keys, cache, named)
-        )
+        texts.append((f"analysis[{index}].content", item.get("content") or "", keys))
 
-    def built_on(refs: Sequence[str] | None) -> Evidence | None:
+    def built_on(refs: Sequence[str] | None) -> tuple[_Key, ...] | None:
         if not refs or not all(cites.get(ref) for ref in refs):
             return None
-        keys = tuple(dict.fromkeys(key for ref in dict.fromkeys(refs) for key in cites[ref]))
-        return Evidence(keys, cache, named)
+        if len(refs) == 1:
+            return cites[refs[0]]
+        return tuple(dict.fromkeys(key for ref in dict.fromkeys(refs) for key in cites[ref]))
 
     conclusion = draft.get("conclusion")
-    if conclusion is not None:
-        on = built_on(conclusion.get("based_on_analysis_ids"))
-        if on is not None:
-            yield ReviewedText("conclusion.content", conclusion.get("content") or "", on)
+    if conclusion is not None and (on := built_on(conclusion.get("based_on_analysis_ids"))) is not None:
+        texts.append(("conclusion.content", conclusion.get("content") or "", on))
     for index, action in enumerate(actions):
-        on = built_on(action.get("based_on_analysis_ids"))
-        if on is not None:
-            yield ReviewedText(f"action_plan[{index}].content", action.get("content") or "", on)
+        if (on := built_on(action.get("based_on_analysis_ids"))) is not None:
+            texts.append((f"action_plan[{index}].content", action.get("content") or "", on))
+    return "\n".join(n for n in names if isinstance(n, str)), texts
 
 
 _MAX_SHOWN = 80
@@ -629,10 +621,21 @@ def review(
 ) -> list[Violation]:
     """D's violations (codes 21-23): per reviewed text in order, each unsupported specific in order."""
     out: list[Violation] = []
-    for text in reviewed_texts(draft, reviewed, projections, digests):
-        for specific in _unsupported(text.content, text.evidence):
+    names, texts = _texts(draft, reviewed)
+    cache: _Projections | None = None
+    named: _Source | None = None
+    for path, content, keys in texts:
+        key = _signature(content, names, keys, digests)
+        found = _ANSWERED.get(key) if key is not None else None
+        if found is None:  # the evidence is made only for a text not remembered
+            if cache is None or named is None:
+                cache, named = _Projections(projections, digests), _Source(names)
+            found = _unsupported(content, Evidence(keys, cache, named))
+            if key is not None and len(found) <= _REMEMBERED_SPECIFICS:
+                _remember(_ANSWERED, _TEXTS_KEPT, key, found)
+        for specific in found:
             message = f"{specific.kind} {_shown(specific.value)} is in none of the cited evidence"
-            out.append({"code": CODES[specific.kind], "path": text.path, "message": message})
+            out.append({"code": CODES[specific.kind], "path": path, "message": message})
     return out
 
 
@@ -651,19 +654,34 @@ _ANSWERED: dict[tuple[str, str, tuple[tuple[str, _Key], ...]], tuple[Specific, .
 same text judged on the same stored bytes, narrowings and names has the same answer."""
 
 
+def _signature(
+    content: str, names: str, keys: tuple[_Key, ...], digests: Mapping[str, str] | None
+) -> tuple[str, str, tuple[tuple[str, _Key], ...]] | None:
+    """What the answer for a text depends on: the text, the names, and each cited projection's stored
+    bytes (its digest) and key; None when it is not remembered (a long text, a projection with no
+    known digest, or more projections, document_ids or names than a remembered text may have)."""
+    if (
+        digests is None
+        or len(content) > _CACHED_TEXT_CHARS
+        or len(keys) > _SIGNED_KEYS
+        or len(names) > _SIGNED_NAMES
+    ):
+        return None
+    cited = []
+    documents = 0
+    for key in keys:
+        digest = digests.get(key[0])
+        if digest is None:
+            return None
+        documents += len(key[1] or ())
+        cited.append((digest, key))
+    return (content, names, tuple(cited)) if documents <= _SIGNED_DOCUMENTS else None
+
+
 def _unsupported(content: str, evidence: Evidence) -> tuple[Specific, ...]:
-    """The specifics of ``content`` that ``evidence`` does not support, in order (remembered when the
-    text is short and every source it cites is known by its digest)."""
-    key = evidence.signature(content) if len(content) <= _CACHED_TEXT_CHARS else None
-    if key is not None:
-        found = _ANSWERED.get(key)
-        if found is not None:
-            return found
+    """The specifics of ``content`` that ``evidence`` does not support, in order."""
     supports = evidence.supports
-    found = tuple(specific for specific in _said(content) if not supports(specific))
-    if key is not None and len(found) <= _REMEMBERED_SPECIFICS:
-        _remember(_ANSWERED, _TEXTS_KEPT, key, found)
-    return found
+    return tuple(specific for specific in _said(content) if not supports(specific))
 
 
 def claims(content: str | None, evidence: Evidence | None) -> list[dict[str, Any]]:
