@@ -331,13 +331,18 @@ async def test_mcp_over_streamable_http_needs_the_bearer_token(
         async with (
             httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as authorized,
             Client(streamable_http_client(endpoint, http_client=authorized)) as mcp,
-            EvidenceChainClient(stack.settings) as ledger,
         ):
-            found_text = text_of(await mcp.call_tool("lookup_knowledge", {"query": FOUND}))[0]
-            tool_call_id = codec.loads(found_text)["tool_call_id"]
-            assert found_text == reference(run_id, tool_call_id, ANSWERS[FOUND])
-            stored = await ledger.entry(run_id, tool_call_id)
-            assert stored is not None and stored.projection == found_text
+            await a_lookup_shows_the_ledgers_bytes(mcp, stack, run_id)
+
+
+async def a_lookup_shows_the_ledgers_bytes(mcp: Client, stack: Stack, run_id: str) -> None:
+    """A lookup through ``mcp`` answers the reference bytes, and the ledger holds exactly those."""
+    async with EvidenceChainClient(stack.settings) as ledger:
+        found_text = text_of(await mcp.call_tool("lookup_knowledge", {"query": FOUND}))[0]
+        tool_call_id = codec.loads(found_text)["tool_call_id"]
+        assert found_text == reference(run_id, tool_call_id, ANSWERS[FOUND])
+        stored = await ledger.entry(run_id, tool_call_id)
+        assert stored is not None and stored.projection == found_text
 
 
 async def test_mcp_over_streamable_http_without_a_token_answers_no_web_page(
@@ -373,12 +378,5 @@ async def test_mcp_over_streamable_http_without_a_token_answers_no_web_page(
                 refused = await page.post(endpoint, content=json_body, headers={**accept, **headers})
                 assert refused.status_code == status, (headers, refused.text)
                 assert refused.json()["error"]["reason"] == reason, refused.text
-        async with (
-            Client(streamable_http_client(endpoint)) as mcp,
-            EvidenceChainClient(stack.settings) as ledger,
-        ):
-            found_text = text_of(await mcp.call_tool("lookup_knowledge", {"query": FOUND}))[0]
-            tool_call_id = codec.loads(found_text)["tool_call_id"]
-            assert found_text == reference(run_id, tool_call_id, ANSWERS[FOUND])
-            stored = await ledger.entry(run_id, tool_call_id)
-            assert stored is not None and stored.projection == found_text
+        async with Client(streamable_http_client(endpoint)) as mcp:
+            await a_lookup_shows_the_ledgers_bytes(mcp, stack, run_id)
