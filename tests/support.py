@@ -93,3 +93,18 @@ def verdict_of(
     assert outcome.rejection is None, outcome.rejection
     verdict: Verdict = outcome.detail
     return verdict
+
+
+MCP_INITIALIZE: dict[str, Any] = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+"""An MCP client's first request, as a streamable-HTTP door sees it."""
+MCP_ACCEPT = {"Accept": "application/json, text/event-stream"}
+"""The Accept header the MCP transport asks its clients for."""

@@ -36,6 +36,7 @@ from streams.settings import Settings
 from tests.integration.helpers import CLI, Worker, isolated_settings, read_topic, worker_env
 from tests.openapi_contract import validate_answer
 from tests.pyrag import FakePyRag, recorded_answers
+from tests.support import MCP_ACCEPT, MCP_INITIALIZE
 
 ANSWERS = recorded_answers()
 FOUND = "网关超时怎么排查"
@@ -352,18 +353,7 @@ async def test_mcp_over_streamable_http_without_a_token_answers_no_web_page(
     _, url = pyrag
     env = {**stack.env, "EC_PYRAG_URL": url, "EC_GATEWAY_TIMEOUT_MS": "60000"}
     env.pop("EC_GATEWAY_TOKEN", None)
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "p", "version": "1"},
-        },
-    }
-    json_body = codec.dumps(initialize)
-    accept = {"Accept": "application/json, text/event-stream"}
+    json_body = codec.dumps(MCP_INITIALIZE)
     pages = [
         ({"Content-Type": "application/json", "Origin": "http://evil.example"}, 403, "CROSS_ORIGIN"),
         ({"Content-Type": "application/json", "Sec-Fetch-Site": "cross-site"}, 403, "CROSS_ORIGIN"),
@@ -375,7 +365,7 @@ async def test_mcp_over_streamable_http_without_a_token_answers_no_web_page(
         assert "no token: loopback only" in line, line
         async with httpx2.AsyncClient(timeout=60) as page:
             for headers, status, reason in pages:
-                refused = await page.post(endpoint, content=json_body, headers={**accept, **headers})
+                refused = await page.post(endpoint, content=json_body, headers={**MCP_ACCEPT, **headers})
                 assert refused.status_code == status, (headers, refused.text)
                 assert refused.json()["error"]["reason"] == reason, refused.text
         async with Client(streamable_http_client(endpoint)) as mcp:

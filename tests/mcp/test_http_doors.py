@@ -29,20 +29,11 @@ from streams.mcp.run import McpRun
 from streams.mcp.server import build_server
 from streams.mcp.serving import _listen, http_app
 from streams.settings import Settings
+from tests.support import MCP_ACCEPT as ACCEPT
+from tests.support import MCP_INITIALIZE as INITIALIZE
 
 HOST = "127.0.0.2"
 TOKEN = "mcp-doors-test-token-0123456789abcdef"
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
-ACCEPT = {"Accept": "application/json, text/event-stream"}
 TOOLS = {"lookup_knowledge", "check_diagnosis", "get_evidence"}
 
 
