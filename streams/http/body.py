@@ -6,6 +6,7 @@ import asyncio
 
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
+from aiohttp.web_protocol import RequestPayloadError
 
 from streams.errors import OversizedInput, RequestRefused
 
@@ -22,7 +23,8 @@ async def read_bounded(request: web.Request, limit: int, what: str, timeout_seco
             before anything is read).
         RequestRefused: 408 when the whole body did not arrive within ``timeout_seconds``; 400 with
             reason :data:`CLIENT_GONE` when the client closed the connection before it was whole
-            (nothing to answer, and nothing wrong with the server: no ERROR).
+            (nothing to answer, and nothing wrong with the server: no ERROR); 400 when the body does
+            not decode as its ``Content-Encoding`` says (a gzip that is not gzip).
     """
     too_large = f"{what} may be at most {limit} bytes"
     if request.content_length is not None and request.content_length > limit:
@@ -44,4 +46,8 @@ async def read_bounded(request: web.Request, limit: int, what: str, timeout_seco
         raise RequestRefused(400, CLIENT_GONE, "the client closed the connection mid-body") from None
     except HttpProcessingError as exc:  # a chunked body that breaks its own framing, ...
         raise RequestRefused(400, "BAD_REQUEST", f"the body cannot be read ({type(exc).__name__})") from None
+    except RequestPayloadError:  # a Content-Encoding (gzip, deflate, ...) whose bytes do not decode
+        raise RequestRefused(
+            400, "BAD_REQUEST", "the body does not decode as its Content-Encoding says; send it unencoded"
+        ) from None
     return b"".join(chunks)

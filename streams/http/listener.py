@@ -5,8 +5,10 @@ header-read timeout for a new connection, no cap on connections and no cap per p
 puts each accepted connection behind a :class:`_Connection` that counts it, answers 503 past
 ``max_connections`` (or ``max_connections_per_peer`` from one address) and closes it when its first
 request head is late. Its request handler answers a head aiohttp cannot parse (a header with a NUL or
-a folded line, a bad ``Content-Length``, ...) in the server's own error shape (:class:`ErrorShape`) and
-logs one line without the head's bytes: a malformed ``Authorization`` never puts a token in a log.
+a folded line, a bad ``Content-Length``, an unknown ``Content-Encoding``, ...) in the server's own error
+shape (:class:`ErrorShape`) and logs one line without the head's bytes: a malformed ``Authorization``
+never puts a token in a log. A body that does not decode (:func:`streams.http.read_bounded`'s 400) is
+logged in one line too, never with a traceback.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any, cast
 
 from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
-from aiohttp.web_protocol import RequestHandler
+from aiohttp.web_protocol import RequestHandler, RequestPayloadError
 from aiohttp.web_request import BaseRequest
 
 from streams import codec
@@ -130,6 +132,15 @@ class _Handler(RequestHandler):
         response.headers["X-Content-Type-Options"] = "nosniff"
         response.force_close()
         return response
+
+    def log_exception(self, *args: Any, **kw: Any) -> None:
+        """aiohttp's log of what failed outside the app; a body that does not decode (a gzip that is
+        not gzip, found while aiohttp reads what the route left unread) is the client's fault, answered
+        by the route already: one line, no traceback, none of its bytes."""
+        if isinstance(kw.get("exc_info"), RequestPayloadError):
+            log.info("a request body did not decode as its Content-Encoding says; the connection is closed")
+            return
+        super().log_exception(*args, **kw)
 
 
 class _Gate:

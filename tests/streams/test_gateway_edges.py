@@ -391,3 +391,37 @@ async def test_a_10000_character_id_is_400_in_the_error_shape(start: Start) -> N
     answer = await gateway.raw(head("GET", path, "Host: 127.0.0.1", f"Authorization: Bearer {TOKEN}"))
     assert error_reason(answer, 400) == "BAD_REQUEST"
     assert gateway.chain.asked == []
+
+
+@pytest.mark.parametrize(
+    ("encoding", "body"),
+    [
+        ("gzip", b"not gzip at all"),
+        ("gzip", b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03" + b"\xff" * 64),  # a gzip head, then garbage
+        ("deflate", b"\x00\x01garbage"),
+        ("br", b"\x00"),  # a coding aiohttp cannot decode here
+        ("zstd", b"\x00"),
+    ],
+)
+async def test_a_body_that_does_not_decode_is_400_with_no_traceback(
+    start: Start, caplog: pytest.LogCaptureFixture, encoding: str, body: bytes
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    gateway = await start()
+    for path in ("/v1/drafts", "/v1/lookups", "/v1/search"):
+        answer = await gateway.raw(
+            head(
+                "POST",
+                path,
+                *AUTH_LINES,
+                f"Content-Encoding: {encoding}",
+                f"Content-Length: {len(body)}",
+                body=body,
+            )
+        )
+        assert error_reason(answer, 400) == "BAD_REQUEST", answer[:300]
+    await asyncio.sleep(0.1)  # aiohttp logs what it finds while reading the rest after the answer
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info], [
+        r.getMessage() for r in caplog.records
+    ]
+    assert gateway.chain.bodies == []
