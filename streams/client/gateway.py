@@ -96,6 +96,8 @@ RETRY_AFTER_SECONDS = 1
 HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
 """On every answer: nothing a gateway says is for a cache, and nothing is to be sniffed as HTML."""
 JSON = "application/json"
+DOOR = "gateway"
+"""The ``door`` label of the gateway's refusals (``evidence_chain_door_refusals_total``)."""
 SEARCH_BODY_BYTES = 64 * 1024
 """The largest ``/v1/search`` body: ids, a query of at most 8,192 characters and py-rag's filters."""
 
@@ -314,19 +316,23 @@ async def _answer(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Time and count every request, and give every refusal and error the one error shape."""
     state = request.app[STATE]
     started = time.perf_counter()
+    problem: Problem | None = None
     try:
         response = await handler(request)
     except Refusal as exc:
-        response = exc.problem.response()
+        problem = exc.problem
+        response = problem.response()
     except RequestRefused as exc:
         if exc.reason == CLIENT_GONE:  # nothing wrong here, and no one to answer
             log.info("%s %s: %s", request.method, request.path, exc)
-        response = problem_for(exc).response()
+        problem = problem_for(exc)
+        response = problem.response()
         response.force_close()  # the rest of a late or broken body is not waited for
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
-        response = _http_problem(exc).response()
+        problem = _http_problem(exc)
+        response = problem.response()
     except Exception as exc:
         problem = problem_for(exc)
         if problem.status == 500:
@@ -337,6 +343,8 @@ async def _answer(request: web.Request, handler: Handler) -> web.StreamResponse:
     else:
         response.headers.update(HEADERS)
     state.metrics.request(_route_of(request), response.status, time.perf_counter() - started)
+    if problem is not None:
+        state.metrics.refused(DOOR, problem.reason)
     return response
 
 
@@ -481,6 +489,7 @@ def create_gateway(
         ConfigurationError: ``EC_GATEWAY_TOKEN`` cannot work (see :func:`bearer_token`).
     """
     state = GatewayState(settings, client, metrics or GatewayMetrics(), bearer_token(settings))
+    state.metrics.start_door(DOOR, [*ErrorReason, *DeadLetterReason])
     # aiohttp refuses a larger body itself (413); the routes read theirs within their own, lower bounds.
     app = web.Application(client_max_size=settings.topic_max_message_bytes, middlewares=[_answer, _guard])
     app[STATE] = state

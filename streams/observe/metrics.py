@@ -12,6 +12,16 @@ The worker's metrics (served at ``GET /metrics`` on ``EC_WEB_PORT`` when ``EC_WE
   processed (high watermark − processed position), refreshed on each scrape.
 - ``evidence_chain_held_seconds{agent}``: how long the agent's current batch has been held for an
   outage (0 when none).
+- ``evidence_chain_commits_total{agent}``: offset commits that went through (an agent that has
+  finished records commits within ``EC_BROKER_COMMIT_INTERVAL_SECONDS``).
+- ``evidence_chain_ready``: 1 while ``/readyz`` would answer 200, else 0 (probed on each scrape).
+- ``evidence_chain_violations_total{code}``: judged drafts whose verdict carries the code (once per
+  draft and code); ``evidence_chain_review_refusals_total``: judged drafts the review of claims
+  (SPEC 4.2, the ``CLAIM_*`` codes) found an unsupported specific in.
+- ``evidence_chain_event_loop_lag_seconds``: histogram of how late the event loop woke a probe that
+  sleeps every ``LOOP_PROBE_SECONDS`` (everything of a worker shares that one loop: a long station
+  run, a blocking call or a garbage collection shows here).
+- ``process_*``: the process's CPU, memory, open files and start time (prometheus_client's).
 
 The gateway's metrics (``evidence-chain gateway``, served at its own ``GET /metrics``):
 
@@ -21,26 +31,37 @@ The gateway's metrics (``evidence-chain gateway``, served at its own ``GET /metr
 - ``evidence_chain_gateway_lookups_total{answered_from}``: READY or FAILED entries handed out, from
   the ``ledger`` (Redis held the entry: nothing produced) or the ``pipeline`` (a record was produced).
 - ``evidence_chain_gateway_timeouts_total{kind}``: lookups and checks that got no reply in time (504).
+- ``evidence_chain_door_refusals_total{door,reason}``: answers that refused a request, by the door
+  (``gateway``) and the ``error.reason`` of the answer; ``LEDGER_INTEGRITY`` is an entry that did not
+  hold where an agent asked for it (SPEC 3.7), which no other cause produces.
 
 Counters live in the process: they start at 0 when a worker starts (Prometheus ``rate()``/``increase()``
-handle restarts).
+handle restarts). Every label set an alert or a panel reads is shown at 0 before its first event, so
+the first event is an increase and not a new series (``deploy/prometheus``, ``deploy/grafana``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import asyncio
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from models.vocab import LedgerOutcome, Station
+from models.vocab import DeadLetterReason, LedgerOutcome, Station, ViolationCode
 from streams.pipeline import Outcome
 
 __all__ = ["CONTENT_TYPE_LATEST", "AuditSinkMetrics", "GatewayMetrics", "WorkerMetrics", "outcome_label"]
 
 OUTCOMES = ("ok", "dead_letter", "duplicate", "conflict", "pass", "reject", "fallback")
 BATCH_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0)
+LOOP_LAG_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+LOOP_PROBE_SECONDS = 0.5
+"""How often the event-loop probe sleeps (two wake-ups a second: nothing next to a batch)."""
+REVIEW_CODES = frozenset(code for code in ViolationCode if code.startswith("CLAIM_"))
+"""The codes of the review of claims (SPEC 4.2, D): what ``evidence_chain_review_refusals_total`` counts."""
 
 
 def outcome_label(outcome: Outcome[Any]) -> str:
@@ -123,15 +144,46 @@ class WorkerMetrics:
             ["agent"],
             registry=r,
         )
+        self.commits = Counter(
+            "evidence_chain_commits", "Offset commits that went through, by agent.", ["agent"], registry=r
+        )
+        self.ready = Gauge(
+            "evidence_chain_ready", "1 while the worker is ready (what /readyz says), else 0.", registry=r
+        )
+        self.violations = Counter(
+            "evidence_chain_violations",
+            "Judged drafts whose verdict carries the violation code (once per draft and code).",
+            ["code"],
+            registry=r,
+        )
+        self.review_refusals = Counter(
+            "evidence_chain_review_refusals",
+            "Judged drafts in which the review of claims found an unsupported number, identifier or quote.",
+            registry=r,
+        )
+        self.loop_lag = Histogram(
+            "evidence_chain_event_loop_lag_seconds",
+            f"How much later than asked the event loop woke a probe sleeping {LOOP_PROBE_SECONDS:g}s.",
+            buckets=LOOP_LAG_BUCKETS,
+            registry=r,
+        )
+        ProcessCollector(registry=r)
 
     def start_agent(self, agent: Station) -> None:
         """Show an agent's series at 0 before its first batch."""
         for outcome in OUTCOMES:
             self.records.labels(agent, outcome)
+        for reason in DeadLetterReason:
+            self.dead_letters.labels(agent, reason)
+        self.batch_seconds.labels(agent)
         self.redis_round_trips.labels(agent)
         for phase in PHASES:
             self.phase_seconds.labels(agent, phase)
         self.held.labels(agent).set(0)
+        self.commits.labels(agent)
+        if agent == Station.GUARD:
+            for code in ViolationCode:
+                self.violations.labels(code)
 
     def batch(
         self, agent: Station, outcomes: Sequence[Outcome[Any]], seconds: float, round_trips: int
@@ -141,9 +193,36 @@ class WorkerMetrics:
             self.records.labels(agent, outcome_label(outcome)).inc()
             if outcome.rejection is not None:
                 self.dead_letters.labels(agent, outcome.rejection["reason"]).inc()
+            codes = outcome.audit.get("violation_codes") if outcome.station == Station.GUARD else None
+            if isinstance(codes, list | tuple):
+                self._judged(str(code) for code in codes)
         self.batch_seconds.labels(agent).observe(seconds)
         if round_trips:
             self.redis_round_trips.labels(agent).inc(round_trips)
+
+    def _judged(self, codes: Iterable[str]) -> None:
+        """One judged draft's violation codes."""
+        found = set(codes)
+        for code in found:
+            self.violations.labels(code).inc()
+        if found & REVIEW_CODES:
+            self.review_refusals.inc()
+
+    def committed(self, agent: Station) -> None:
+        """One offset commit of ``agent`` went through."""
+        self.commits.labels(agent).inc()
+
+    def set_ready(self, ready: bool) -> None:
+        self.ready.set(1 if ready else 0)
+
+    async def watch_loop(
+        self, interval: float = LOOP_PROBE_SECONDS, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        """Until cancelled: sleep ``interval``, observe how much later than that the loop woke us."""
+        while True:
+            started = clock()
+            await asyncio.sleep(interval)
+            self.loop_lag.observe(max(0.0, clock() - started - interval))
 
     def spent(self, agent: Station, phase: str, seconds: float) -> None:
         """``seconds`` of ``agent``'s own path in ``phase`` (one of :data:`PHASES`)."""
@@ -240,15 +319,30 @@ class GatewayMetrics:
             ["kind"],
             registry=r,
         )
+        self.door_refusals = Counter(
+            "evidence_chain_door_refusals",
+            "Requests a door refused, by door and the error.reason of the answer.",
+            ["door", "reason"],
+            registry=r,
+        )
         for source in ("ledger", "pipeline"):
             self.lookups.labels(source)
         for kind in ("lookup", "check"):
             self.timeouts.labels(kind)
 
+    def start_door(self, door: str, reasons: Iterable[str]) -> None:
+        """Show a door's refusals at 0 for each reason it can answer with."""
+        for reason in reasons:
+            self.door_refusals.labels(door, reason)
+
     def request(self, route: str, status: int, seconds: float) -> None:
         """One answered request."""
         self.requests.labels(route, str(status)).inc()
         self.request_seconds.labels(route).observe(seconds)
+
+    def refused(self, door: str, reason: str) -> None:
+        """One request refused at ``door`` with ``reason`` (the answer's ``error.reason``)."""
+        self.door_refusals.labels(door, reason).inc()
 
     def render(self) -> bytes:
         """The text exposition format."""

@@ -52,6 +52,7 @@ class EvidenceChainApp(faust.App):
     context: WorkerContext
     """The running parts; :func:`create_app` sets it before anything starts."""
     _probes: contextlib.AsyncExitStack | None = None
+    _loop_watch: asyncio.Task[None] | None = None
 
     def _new_transport(self) -> Any:
         """Faust's transport, its consumer handing each fetched batch over in one step
@@ -65,18 +66,24 @@ class EvidenceChainApp(faust.App):
         return transport
 
     async def on_start(self) -> None:
-        """Start the probe server (with ``EC_WEB_ENABLED``) and the agents' producer before the agents."""
+        """Start the probe server (with ``EC_WEB_ENABLED``), the event-loop probe and the agents'
+        producer before the agents."""
         await super().on_start()
         context = self.context
         if context.settings.web_enabled and self._probes is None:  # never bound twice
             probes = contextlib.AsyncExitStack()
             await probes.enter_async_context(serving(context.settings, context.health, context.metrics))
             self._probes = probes
+        if self._loop_watch is None:
+            self._loop_watch = asyncio.create_task(context.metrics.watch_loop(), name="event-loop-lag")
         await context.sink.start()
 
     async def on_shutdown(self) -> None:
         """Close the agents' producer once the agents have stopped, then the probe server (which
         answered while they drained)."""
+        watch, self._loop_watch = self._loop_watch, None
+        if watch is not None:
+            watch.cancel()
         try:
             await self.context.sink.stop()
         finally:

@@ -75,13 +75,16 @@ class Committer:
         commit: CommitFn | None = None,
         *,
         name: str = "agent",
+        on_commit: Callable[[], None] | None = None,
     ) -> None:
+        """``on_commit``: told after each commit that went through (the commits metric)."""
         self.app = app
         self.tracker = tracker
         self.interval = interval_seconds
         self.policy = policy
         self.commit = commit or consumer_commit(app)
         self.name = name
+        self.on_commit = on_commit
         self._wake = asyncio.Event()
 
     def poke(self) -> None:
@@ -100,6 +103,8 @@ class Committer:
         done = await self.commit(offsets)
         if done:
             self.tracker.committed(offsets)
+            if self.on_commit is not None:
+                self.on_commit()
         return done
 
     async def run(self) -> None:

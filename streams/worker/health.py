@@ -155,6 +155,8 @@ def probe_app(health: Health, metrics: WorkerMetrics) -> web.Application:
 
     async def metrics_page(request: web.Request) -> web.Response:
         await health.lags()
+        ready, _ = await health.ready()
+        metrics.set_ready(ready)
         return web.Response(body=metrics.render(), headers={"Content-Type": METRICS_CONTENT_TYPE})
 
     async def livez(request: web.Request) -> web.Response:

@@ -95,6 +95,8 @@ class AgentLoop:
         self.probe = probe
         self.tracker = OffsetTracker()
         self.policy = RetryPolicy.from_settings(settings)
+        self.metrics = metrics or WorkerMetrics()
+        self.metrics.start_agent(station)
         # A commit waits out an outage for as long as it lasts: waiting loses nothing (the records
         # are only read again), and while there is work the batches' own holds bound the outage.
         self.committer = Committer(
@@ -104,10 +106,9 @@ class AgentLoop:
             RetryPolicy.from_settings(settings, forever=True),
             commit,
             name=str(station),
+            on_commit=functools.partial(self.metrics.committed, station),
         )
         self.on_crash = on_crash
-        self.metrics = metrics or WorkerMetrics()
-        self.metrics.start_agent(station)
         self.clock = clock
         self.processed = 0
         self.last_progress = clock()

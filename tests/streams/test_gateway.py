@@ -342,6 +342,23 @@ async def test_timeouts_are_counted_by_kind(make: Make) -> None:
     assert 'evidence_chain_gateway_requests_total{route="/v1/lookups",status="504"} 2.0' in metrics
 
 
+async def test_refusals_are_counted_by_door_and_reason_from_zero(make: Make) -> None:
+    """``evidence_chain_door_refusals_total``: what the LEDGER_INTEGRITY alert reads (deploy/prometheus)."""
+    client, chain = await make()
+    metrics = (await (await client.get("/metrics")).read()).decode()
+    integrity = 'evidence_chain_door_refusals_total{door="gateway",reason="LEDGER_INTEGRITY"}'
+    assert f"{integrity} 0.0" in metrics  # shown before the first, so the first is an increase
+    chain.answer = LedgerIntegrityError("does not hash to its projection_sha256")
+    await client.post("/v1/lookups", data=b"{}", headers=AUTH)
+    await client.post("/v1/lookups", data=b"{}", headers=AUTH)
+    await client.post("/v1/lookups", data=b"{}")  # no token: 401
+    await client.get("/livez")  # answered: not a refusal
+    metrics = (await (await client.get("/metrics")).read()).decode()
+    assert f"{integrity} 2.0" in metrics
+    assert 'evidence_chain_door_refusals_total{door="gateway",reason="UNAUTHORIZED"} 1.0' in metrics
+    assert 'evidence_chain_door_refusals_total{door="gateway",reason="INTERNAL_ERROR"} 0.0' in metrics
+
+
 async def test_unknown_routes_and_methods_have_the_error_shape(make: Make) -> None:
     client, _ = await make()
     await error_of(await client.get("/nope"), 404, ErrorReason.NOT_FOUND)

@@ -15,7 +15,7 @@ import faust
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from models.vocab import Station
+from models.vocab import DeadLetterReason, Station, ViolationCode
 from streams import codec
 from streams.audit.sink import SinkStats, health
 from streams.messages import Record
@@ -56,9 +56,10 @@ async def test_each_record_gets_one_outcome_and_dead_letters_their_reason() -> N
     assert counted[(("agent", "postprocess"), ("outcome", "dead_letter"))] == labels.count("dead_letter") >= 2
     reasons = samples(metrics, "evidence_chain_dead_letters_total")
     assert sum(reasons.values()) == labels.count("dead_letter")
-    assert set(reasons) == {
+    assert {labels for labels, value in reasons.items() if value} == {
         (("agent", "postprocess"), ("reason", r)) for r in ("MALFORMED_JSON", "INVALID_ID")
     }
+    assert set(reasons) == {(("agent", "postprocess"), ("reason", r)) for r in DeadLetterReason}  # from 0
     assert samples(metrics, "evidence_chain_batch_seconds_count") == {(("agent", "postprocess"),): 1.0}
     assert counted[(("agent", "postprocess"), ("outcome", "pass"))] == 0  # every series shown from 0
 
@@ -88,6 +89,58 @@ async def test_ledger_and_guard_outcomes_are_labelled_as_operators_read_them() -
     (verdict,) = await guard.run([record(draft)])
     assert outcome_label(verdict) in {"pass", "reject", "fallback"}
     assert outcome_label(verdict) == verdict.audit["verdict"].lower()
+
+    # violations by code, once per draft; drafts the review of claims refused
+    metrics = WorkerMetrics()
+    metrics.start_agent(Station.GUARD)
+    assert samples(metrics, "evidence_chain_review_refusals_total") == {(): 0.0}
+    assert len(samples(metrics, "evidence_chain_violations_total")) == len(ViolationCode)  # from 0
+    call = entry["tool_call_id"]
+    unsupported = {"id": "a1", "kind": "NORMAL", "tool_call_ids": [call], "content": "超时 987654321 秒"}
+    claims = {**codec.loads(draft), "draft_id": "d2", "analysis": [unsupported, {**unsupported, "id": "a2"}]}
+    foreign = {**codec.loads(draft), "draft_id": "d3"}
+    foreign["analysis"] = [{"id": "a1", "kind": "NORMAL", "content": "x", "tool_call_ids": ["call-unknown"]}]
+    judged = await guard.run([record(codec.dumps(claims)), record(codec.dumps(foreign))])
+    codes = [outcome.audit["violation_codes"] for outcome in judged]
+    assert codes[0].count("CLAIM_NUMBER_UNSUPPORTED") == 2 and "CITATION_NOT_FOUND" in codes[1]
+    metrics.batch(Station.GUARD, [verdict, *judged], 0.1, 2)
+    by_code = {
+        dict(labels)["code"]: value
+        for labels, value in samples(metrics, "evidence_chain_violations_total").items()
+    }
+    assert by_code["CLAIM_NUMBER_UNSUPPORTED"] == 1  # two items, one draft
+    assert by_code["CITATION_NOT_FOUND"] == 1
+    assert samples(metrics, "evidence_chain_review_refusals_total") == {(): 1.0}  # d2 only
+
+
+async def test_the_event_loop_lag_is_how_much_later_than_asked_the_probe_woke() -> None:
+    metrics = WorkerMetrics()
+    times = iter([100.0, 100.0 + 0.001 + 0.3, 200.0, 200.001])  # late by 0.3 s, then on time
+
+    def clock() -> float:
+        try:
+            return next(times)
+        except StopIteration:  # the third round: stop the probe
+            raise asyncio.CancelledError from None
+
+    with pytest.raises(asyncio.CancelledError):
+        await metrics.watch_loop(0.001, clock)
+    assert samples(metrics, "evidence_chain_event_loop_lag_seconds_count") == {(): 2.0}
+    assert samples(metrics, "evidence_chain_event_loop_lag_seconds_sum")[()] == pytest.approx(0.3)
+    buckets = samples(metrics, "evidence_chain_event_loop_lag_seconds_bucket")
+    assert buckets[(("le", "0.25"),)] == 1 and buckets[(("le", "0.5"),)] == 2
+
+
+def test_commits_and_readiness_are_shown_from_zero_and_counted() -> None:
+    metrics = WorkerMetrics()
+    metrics.start_agent(Station.LEDGER)
+    assert samples(metrics, "evidence_chain_commits_total") == {(("agent", "ledger"),): 0.0}
+    metrics.committed(Station.LEDGER)
+    assert samples(metrics, "evidence_chain_commits_total") == {(("agent", "ledger"),): 1.0}
+    assert samples(metrics, "evidence_chain_ready") == {(): 0.0}
+    metrics.set_ready(True)
+    assert samples(metrics, "evidence_chain_ready") == {(): 1.0}
+    assert samples(metrics, "process_start_time_seconds")  # the process collector, for restarts
 
 
 class Clock:

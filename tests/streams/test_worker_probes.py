@@ -66,6 +66,7 @@ async def test_the_probes_answer_as_faust_s_server_did(port: int) -> None:
     status, headers, body = answer_of(await raw(port, get("/metrics", "Host: worker-0:6066")))
     assert (status, headers["content-type"]) == (200, "text/plain; version=0.0.4; charset=utf-8")
     assert b"evidence_chain_" in body
+    assert b"\nevidence_chain_ready 0.0\n" in body  # what /readyz said: the producer has not started
     # an HTTP/1.0 health checker sends no Host: still answered
     status, _, body = answer_of(await raw(port, b"GET /livez HTTP/1.0\r\n\r\n"))
     assert status == 200, body
