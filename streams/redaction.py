@@ -7,7 +7,8 @@ repeat the password, ``urllib`` repeats a "port" that is really part of one. So 
 here first, the way their drivers read them (libpq's URI and key/value grammar, ``urllib`` as
 redis-py uses it), and a string that cannot work gets a fixed message that quotes none of it. No
 driver is imported: the settings use these checks, and nothing below the edges may reach a driver.
-:func:`redact_url` is how every such string is printed; it never raises.
+:func:`redact_url` is how every such string is printed; it never raises. :func:`redact_in` takes a
+URL's secrets out of a text a library wrote about it (aiohttp's errors quote the URL they failed on).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import string
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-__all__ = ["check_postgres_dsn", "check_redis_url", "is_conninfo", "redact_url"]
+__all__ = ["check_postgres_dsn", "check_redis_url", "is_conninfo", "redact_in", "redact_url"]
 
 MASK = "****"
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
@@ -300,6 +301,60 @@ def redact_url(url: str) -> str:
         return url
     except ValueError:
         return _unparsable(url)
+
+
+MIN_SECRET_CHARS = 3
+"""A secret part shorter than this is not searched for on its own in a text (it would mask every
+"a" of the text); the whole URL, as written and as a URL library prints it, still is."""
+
+
+def redact_in(text: str, url: str) -> str:
+    """``text`` with ``url`` shown as :func:`redact_url` shows it, and every secret part of ``url`` (user
+    info, query values, fragment; as written and percent-decoded) that still occurs masked; never raises.
+
+    For a message a library wrote about ``url`` (aiohttp quotes the URL it could not use, yarl may
+    normalize it first), so a password or ``api_key`` in ``EC_PYRAG_URL`` never reaches an answer,
+    a tool error or a log.
+    """
+    shown = redact_url(url)
+    for form in sorted({url, url.rstrip("/"), _normalized(url)} - {""}, key=len, reverse=True):
+        text = text.replace(form, shown)
+    for secret in sorted(_secret_parts(url), key=len, reverse=True):
+        if len(secret) >= MIN_SECRET_CHARS:
+            text = text.replace(secret, MASK)
+    return text
+
+
+def _normalized(url: str) -> str:
+    """``url`` as urllib puts it back together (the form a library's message may quote)."""
+    try:
+        return urlsplit(url).geturl()
+    except ValueError:
+        return url
+
+
+def _secret_parts(url: str) -> set[str]:
+    """What of a URL may be secret: the user info (whole, user and password), every query value and the
+    fragment, each as written and percent-decoded. Cut by hand, never failing: a URL no parser takes
+    may still be quoted in a message."""
+    rest = url.split("://", 1)[1] if "://" in url else url
+    netloc, _, after = rest.partition("/")
+    for stop in "?#":
+        if stop in netloc:  # a netloc ends at the first of / ? #
+            netloc, _, more = netloc.partition(stop)
+            after = f"{stop}{more}/{after}"
+    parts: set[str] = set()
+    userinfo, at, _ = netloc.rpartition("@")
+    if at:
+        user, _, password = userinfo.partition(":")
+        parts |= {userinfo, user, password}
+    path_query, _, fragment = after.partition("#")
+    parts.add(fragment)
+    query = path_query.partition("?")[2]
+    for part in query.replace(";", "&").split("&"):
+        name, equals, value = part.partition("=")
+        parts.add(value if equals else name)
+    return {form for part in parts if part for form in (part, unquote(part))}
 
 
 def _unparsable(url: str) -> str:

@@ -223,7 +223,8 @@ class Settings(BaseSettings):
     # The knowledge tool: py-rag behind KnowledgeSearchPort, and the MCP server (streams/search, streams/mcp)
     pyrag_url: str | None = Field(
         None,
-        description="py-rag's search endpoint, POSTed {query, mode, filters} (lookup_knowledge, /v1/search).",
+        description="py-rag's search endpoint, POSTed {query, mode, filters} (lookup_knowledge, /v1/search); "
+        "a password or query value in it is never shown.",
     )
     pyrag_token: SecretStr | None = Field(
         None, description="Bearer token sent to py-rag, if it needs one; never printed."

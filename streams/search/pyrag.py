@@ -6,7 +6,10 @@ error, a timeout or a 5xx is tried again (``EC_PYRAG_ATTEMPTS`` tries, the backo
 :class:`~streams.retry.RetryPolicy`); a 4xx, a 3xx (a redirect is never followed: the query, its
 filters and the bearer token go to ``EC_PYRAG_URL`` and nowhere else), or an answer larger than a
 raw-hits record may be (``EC_INPUT__MAX_MESSAGE_BYTES``), fails at once: asking again would get the
-same. aiohttp's errors are translated here, once.
+same. aiohttp's errors are translated here, once. No message, error or log line shows the URL's
+secrets (a password in its user info, an ``api_key`` in its query): py-rag is named as
+:func:`~streams.redaction.redact_url` shows it, and what aiohttp says is passed through
+:func:`~streams.redaction.redact_in`.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import aiohttp
 
 from streams import codec
 from streams.errors import ConfigurationError, SearchRefused, SearchUnavailable
+from streams.redaction import redact_in, redact_url
 from streams.retry import RetryPolicy
 from streams.search.port import DEFAULT_MODE, Filters, SearchMode
 from streams.settings import Settings
@@ -43,6 +47,8 @@ class PyRagSearch:
         if not url.startswith(("http://", "https://")):
             raise ConfigurationError("EC_PYRAG_URL must be an http:// or https:// URL")
         self.url = url
+        self.shown = redact_url(url)
+        """The URL as every message names it: no password, no query value."""
         self.attempts = settings.pyrag_attempts
         self.max_answer_bytes = settings.input.max_message_bytes
         self.timeout = aiohttp.ClientTimeout(total=settings.pyrag_timeout_ms / 1000)
@@ -56,7 +62,7 @@ class PyRagSearch:
         self._session: aiohttp.ClientSession | None = None
 
     def __repr__(self) -> str:  # the token stays out of every repr and log line
-        return f"PyRagSearch(url={self.url!r}, attempts={self.attempts})"
+        return f"PyRagSearch(url={self.shown!r}, attempts={self.attempts})"
 
     async def search(
         self, query: str, filters: Filters | None = None, mode: SearchMode = DEFAULT_MODE
@@ -96,21 +102,22 @@ class PyRagSearch:
                 self.url, data=body, headers=self._headers, allow_redirects=False
             ) as response:
                 if response.status >= 500:
-                    raise SearchUnavailable(f"py-rag at {self.url} answered {response.status}")
+                    raise SearchUnavailable(f"py-rag at {self.shown} answered {response.status}")
                 if 300 <= response.status < 400:
                     raise SearchRefused(
-                        f"py-rag at {self.url} answered a redirect ({response.status}), which is not "
+                        f"py-rag at {self.shown} answered a redirect ({response.status}), which is not "
                         "followed (the query and the token go to EC_PYRAG_URL only); set EC_PYRAG_URL "
                         "to the address py-rag answers at"
                     )
                 if response.status >= 400:
                     raise SearchRefused(
-                        f"py-rag at {self.url} refused the search ({response.status}); check "
+                        f"py-rag at {self.shown} refused the search ({response.status}); check "
                         "EC_PYRAG_URL, EC_PYRAG_TOKEN and the query's filters"
                     )
                 return await self._read_bounded(response)
         except (aiohttp.ClientError, TimeoutError, OSError) as exc:
-            raise SearchUnavailable(f"py-rag at {self.url} did not answer: {_describe(exc)}") from exc
+            described = redact_in(_describe(exc), self.url)
+            raise SearchUnavailable(f"py-rag at {self.shown} did not answer: {described}") from exc
 
     async def _read_bounded(self, response: aiohttp.ClientResponse) -> bytes:
         """The answer, never more than the cap held in memory."""
