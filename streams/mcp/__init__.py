@@ -2,7 +2,8 @@
 
 :mod:`streams.mcp.run` keeps one run's ids and which session is which run; :mod:`streams.mcp.server`
 builds the tools on the official MCP Python SDK; :mod:`streams.mcp.serving` runs them over stdio or
-streamable HTTP.
+streamable HTTP; :mod:`streams.mcp.stdio` answers a stdin line that is no JSON-RPC message with a
+JSON-RPC error.
 """
 
 from __future__ import annotations

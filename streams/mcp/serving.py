@@ -33,6 +33,7 @@ from streams.client.repair import Language
 from streams.errors import ConfigurationError
 from streams.mcp.run import McpRuns
 from streams.mcp.server import build_server
+from streams.mcp.stdio import run_stdio
 from streams.retry import RetryPolicy, hold
 from streams.settings import Settings
 
@@ -58,7 +59,8 @@ async def _started_client(settings: Settings) -> EvidenceChainClient:
 
 
 async def serve_stdio(settings: Settings, *, language: Language = "en") -> None:
-    """Answer one MCP session on stdin/stdout (logs go to stderr) until the host closes it.
+    """Answer one MCP session on stdin/stdout (logs go to stderr) until the host closes it; a line that
+    is no JSON-RPC message gets a JSON-RPC error (:mod:`streams.mcp.stdio`).
 
     Raises:
         ConfigurationError: ``EC_MCP_RUN_ID`` is not a valid id.
@@ -68,7 +70,7 @@ async def serve_stdio(settings: Settings, *, language: Language = "en") -> None:
     client = await _started_client(settings)
     try:
         log.info("mcp: run %s over stdio", runs.shared.run_id)
-        await build_server(client, runs, language=language).run_stdio_async()
+        await run_stdio(build_server(client, runs, language=language))
     finally:
         await client.close()
 
