@@ -19,9 +19,14 @@
     ├── HoldExpired                    an outage outlasted EC_MAX_HOLD_SECONDS: the worker exits
     ├── HoldInterrupted                asked to stop while holding an operation; nothing was done
     ├── RecordsSkipped                 records were never delivered to an agent: the worker exits
-    ├── LedgerIntegrityError           a stored entry does not hold: its projection does not hash to
-    │                                  its projection_sha256, or (trusted keys) no trusted ledger
-    │                                  key signed it (client, gateway 502 LEDGER_INTEGRITY)
+    ├── LedgerIntegrityError           a stored entry does not hold: it is not the asked key's, its
+    │                                  projection does not hash to its projection_sha256, or (trusted
+    │                                  keys) no trusted ledger key signed it (client, gateway 502
+    │                                  LEDGER_INTEGRITY)
+    ├── VerdictIntegrityError          only verdicts that do not hold came for a draft: (trusted keys)
+    │                                  none signed by a trusted guard key (client, gateway 502
+    │                                  VERDICT_INTEGRITY)
+    ├── ReportIntegrityError           only reports that do not hold came for a verdict (client)
     ├── RequestRefused                 an HTTP request refused before any route (streams.http): status
     ├── SearchRefused                  py-rag answered 4xx, or more than the raw-hits size cap: not retried
     ├── SearchUnavailable              retriable=True: py-rag unreachable, timed out or 5xx after the
@@ -145,7 +150,16 @@ class RecordsSkipped(EvidenceChainError):
 
 
 class LedgerIntegrityError(EvidenceChainError):
-    """A stored entry that does not hold (hash, then signature under trusted ledger keys): never shown."""
+    """A stored entry that does not hold (its key, its hash, then its signature under trusted ledger
+    keys): never shown."""
+
+
+class VerdictIntegrityError(EvidenceChainError):
+    """Verdicts came for a draft and none holds (trusted keys: none signed by a trusted guard key)."""
+
+
+class ReportIntegrityError(EvidenceChainError):
+    """Reports came for a verdict and none holds (trusted keys: none signed by a trusted guard key)."""
 
 
 class RequestRefused(EvidenceChainError):

@@ -36,6 +36,7 @@ from streams.errors import ConfigurationError, RedisUnavailable, Refused
 from streams.ledger.redis import RedisLedgerStore
 from streams.observe.logs import logging_config
 from streams.settings import Settings, get_settings
+from streams.trust import EntryFault, check_entry, distinct_reports, trusted_for
 
 _DB_HELP = (
     "SQLite file, or a postgresql:// DSN (default: EC_AUDIT_DSN when set, else EC_AUDIT_DB); "
@@ -142,7 +143,12 @@ def run_inspect(args: argparse.Namespace) -> int:
     for call in tool_calls:
         call.pop("run_id", None)
         call["ledger_entry"] = entries.get(call["tool_call_id"])
-    published = {r.get("verdict_event_id"): r for r in reports}
+    # SPEC 4.3: only reports that hold (trusted keys: a trusted guard key signed them), each once by its
+    # signed fields and one per (run, draft, attempt) — a copy under a new event_id replaces nothing
+    published: dict[Any, dict[str, Any]] = {}
+    trusted = trusted_for(settings.trusted_keys_file)
+    for kept in distinct_reports(reports, trusted, run_id=args.run_id).reports:
+        published.setdefault(kept.get("verdict_event_id"), kept)
     for draft in drafts:
         draft.pop("run_id", None)
         # the verdict's event id is its guard audit record's: the report names it (verdict_event_id)
@@ -184,6 +190,9 @@ async def _ledger_entries(
     for (_, tool_call_id), lookup in lookups.items():
         entry = lookup.entry
         entries[tool_call_id] = None if entry is None else {k: entry.get(k) for k in _LEDGER_FIELDS}
+        if entry is not None and check_entry(entry, None, (run_id, tool_call_id)).fault is EntryFault.KEY:
+            # SPEC 3.7: another key's entry under this key is no one's evidence; none of it is shown
+            entries[tool_call_id] = {k: None for k in _LEDGER_FIELDS} | {"status": "LEDGER_INTEGRITY"}
     return entries, None
 
 

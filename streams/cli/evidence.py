@@ -6,11 +6,16 @@ JSON document; :mod:`streams.cli.evidence_pages` draws it.
   projection's items exactly as the agent saw them, whether its bytes hash to ``projection_sha256``,
   and its signature: ``verified``, ``not verified`` (with the reason) or ``unsigned`` under the trusted
   keys; ``not checked`` without them. A write the ledger refused (``CONFLICT``) is listed beside the
-  entry, never in its place.
+  entry, never in its place. An entry whose stored ``run_id`` and ``tool_call_id`` are not the row's
+  (SPEC 3.7: an entry is evidence for one key) is not shown at all: ``key_mismatch`` says so.
 - Per draft, the analysis items (from the stored draft bytes, the verdict's ``draft_sha256``), each with
   the evidence items it cites and the violations whose path is inside it; the conclusion and the
   action plan likewise; the verdict's signature; and ``report``: the event published on ``reports``
-  for that verdict (SPEC 4.3, as the topic carried it), or None (a REJECT, or not stored).
+  for that verdict (SPEC 4.3, as the topic carried it), or None (a REJECT, or not stored). With trusted
+  keys a verdict or a report that does not hold is never shown (SPEC 4.3): the verdict's content is
+  ``withheld`` (its signature state says why), the report is dropped; reports are kept once by their
+  signed fields and one per ``(run_id, draft_id, attempt)`` (:func:`streams.trust.distinct_reports`), so
+  a copy re-sent under a new ``event_id`` neither replaces nor repeats the first.
 - The chain at a glance: hits → blocks → shown → ledger → cited → verdict.
 """
 
@@ -26,7 +31,7 @@ from models.validation import ContractError, validate
 from streams import codec
 from streams.audit.store import VERDICT_OUTCOMES, StoredEntry
 from streams.stations.review import claims, reviewed_texts
-from streams.trust import TrustedKeys, check_entry
+from streams.trust import EntryFault, TrustedKeys, check_entry, check_verdict, distinct_reports
 
 _ITEM_FIELDS = ("document_id", "source", "title", "breadcrumb", "excerpt")
 
@@ -76,9 +81,35 @@ def entry_view(
     refused: Sequence[Mapping[str, Any]],
     trusted: TrustedKeys | None,
     max_excerpt_chars: int,
+    run_id: str | None = None,
 ) -> dict[str, Any]:
-    """One tool call's stored entry as the page shows it (see the module docstring)."""
+    """One tool call's stored entry as the page shows it (see the module docstring); with ``run_id``
+    (the run the page is of), an entry that is not ``(run_id, tool_call_id)``'s is shown as nothing
+    but that fact (:func:`streams.trust.check_entry` with the key, before anything else)."""
     entry = stored.entry
+    if run_id is not None and check_entry(entry, None, (run_id, stored.tool_call_id)).fault is EntryFault.KEY:
+        return {
+            "tool_call_id": stored.tool_call_id,
+            "status": None,
+            "failure_reason": None,
+            "evidence_status": None,
+            "relevance_level": None,
+            "truncated": None,
+            "query": None,
+            "returned_count": None,
+            "items": [],
+            "unreadable": "LEDGER_INTEGRITY: the stored entry is another run's or tool call's, not this "
+            "one's (an entry is evidence for one key); nothing of it is shown",
+            "key_mismatch": True,
+            "projection_sha256": None,
+            "hash_ok": None,
+            "signature": signature_state(None, "not this key's entry", trusted)
+            | ({"signed": False} if trusted is None else {}),
+            "event_id": None,
+            "ledger_record": stored.where,
+            "later_differs": stored.later_differs,
+            "refused": [dict(r) for r in refused],
+        }
     shown, unreadable = _projection(entry)
     projection = entry.get("projection")
     hashes = isinstance(projection, str) and check_entry(entry, None).holds  # the hash; the signature below
@@ -102,6 +133,7 @@ def entry_view(
         "ledger_record": stored.where,
         "later_differs": stored.later_differs,
         "refused": [dict(r) for r in refused],
+        "key_mismatch": False,
     }
 
 
@@ -371,26 +403,39 @@ def evidence_document(
     reports: Sequence[Mapping[str, Any]] = (),
     *,
     review: bool = True,
+    run_id: str | None = None,
 ) -> dict[str, Any]:
     """The evidence part of a run's document: ``entries`` by tool call, ``drafts`` by verdict event id,
     ``chain``, and whether signatures were checked. ``records`` are the run's station audit records
     (:meth:`AuditStore.station_records`): they tell a refused write from the one the ledger kept;
     ``reports`` the run's published reports (:meth:`AuditStore.stored_reports`), each shown with the
     verdict it names (``verdict_event_id``). ``review``: whether the guard reviews claims
-    (``guard.review`` is ``enforce``), so the drafts' texts show their specifics."""
+    (``guard.review`` is ``enforce``), so the drafts' texts show their specifics. ``run_id``: the run the
+    page is of; an entry or a report of another key is then not shown as this run's (SPEC 3.7, 4.3)."""
     grouped = by_origin(records)
     conflicts = refused_writes(grouped)
-    entries = {
-        s.tool_call_id: entry_view(s, conflicts.get(s.tool_call_id, ()), trusted, max_excerpt_chars)
+    shown = {
+        s.tool_call_id: entry_view(s, conflicts.get(s.tool_call_id, ()), trusted, max_excerpt_chars, run_id)
         for s in stored
     }
+    # another key's entry is listed (as that fact) but is no one's evidence: nothing cites it
+    entries = {tool_call_id: e for tool_call_id, e in shown.items() if not e["key_mismatch"]}
     first = {
         s.tool_call_id: figures
         for s in stored
         if (figures := grouped.get(_origin_key(s.tool_call_id, s.entry.get("origin")), {}).get("postprocess"))
     }
-    by_event = {str(v.get("event_id")): v for v in verdicts}
-    published = {str(r.get("verdict_event_id")): r for r in reports}
+    by_event: dict[str, Mapping[str, Any]] = {}
+    withheld: dict[str, str] = {}
+    for verdict in verdicts:
+        held = check_verdict(verdict, trusted)
+        if held.holds:
+            by_event.setdefault(str(verdict.get("event_id")), verdict)
+        else:
+            withheld.setdefault(str(verdict.get("event_id")), held.detail)
+    published: dict[str, Mapping[str, Any]] = {}
+    for kept in distinct_reports(reports, trusted, run_id=run_id).reports:
+        published.setdefault(str(kept.get("verdict_event_id")), kept)
     attempts: dict[str, list[int]] = {}
     for verdict in verdicts:
         if isinstance(verdict.get("draft_id"), str) and isinstance(verdict.get("attempt"), int):
@@ -404,11 +449,14 @@ def evidence_document(
         view = draft_view(
             judged, drafts.get(sha) if isinstance(sha, str) else None, entries, trusted, report, review=review
         )
+        if event in withheld and judged is None:  # SPEC 4.3: a verdict that does not hold is not shown
+            view["withheld"] = withheld[event]
+            view["signature"] = signature_state(None, withheld[event], trusted)
         view["attempts"] = sorted(set(attempts.get(str(row.get("draft_id")), [])))
         views[event] = view
     return {
         "signatures_checked": trusted is not None,
-        "entries": entries,
+        "entries": shown,
         "drafts": views,
         "chain": chain(tool_calls, entries, guard_rows, first),
     }

@@ -29,7 +29,15 @@ from streams.cli.display import printable
 from streams.cli.trust import run_receipt_verify
 from streams.errors import ConfigurationError, RedisUnavailable, Refused, UnknownVerdict
 from streams.settings import Settings
-from streams.trust import TrustedKeys, build_receipt, signer_for, trusted_for
+from streams.trust import (
+    EntryFault,
+    TrustedKeys,
+    build_receipt,
+    check_entry,
+    check_verdict,
+    signer_for,
+    trusted_for,
+)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -138,20 +146,33 @@ def choose_verdict(
 
 
 def receipt_parts(
-    store: AuditStore, run_id: str, draft_id: str, attempt: int | None
+    store: AuditStore, run_id: str, draft_id: str, attempt: int | None, trusted: TrustedKeys | None = None
 ) -> tuple[Mapping[str, Any], dict[str, dict[str, Any]], list[str]]:
     """(the verdict, the stored entries by tool call id, the snapshot's tool calls the store lacks).
+
+    With ``trusted`` keys only verdicts a trusted guard key signed are chosen from (SPEC 4.3: nothing
+    that fails is handed out); a stored entry that is not its row's key's (SPEC 3.7) counts as lacking.
 
     Raises:
         UnknownVerdict: the run or the draft (or its attempt) is unknown to the store.
     """
-    verdicts = store.stored_verdicts(run_id, draft_id)
+    stored = store.stored_verdicts(run_id, draft_id)
+    verdicts = [v for v in stored if check_verdict(v, trusted).holds]
+    if stored and not verdicts:
+        raise UnknownVerdict(
+            f"draft {printable(draft_id)} of run {printable(run_id)} has stored verdicts, and none is signed "
+            "by a trusted guard key (EC_TRUSTED_KEYS_FILE): no receipt is handed out for them"
+        )
     if not verdicts and not store.stored_verdicts(run_id):
         tool_calls, guard = store.run_trail(run_id)
         if not tool_calls and not guard:
             raise UnknownVerdict(f"run {printable(run_id)} is unknown to the audit store {store.where}")
     verdict = choose_verdict(verdicts, run_id, draft_id, attempt)
-    entries = {e.tool_call_id: e.entry for e in store.ledger_entries(run_id)}
+    entries = {
+        e.tool_call_id: e.entry
+        for e in store.ledger_entries(run_id)
+        if check_entry(e.entry, None, (run_id, e.tool_call_id)).fault is not EntryFault.KEY
+    }
     cited = [i.get("tool_call_id") for i in verdict.get("evidence_snapshot") or [] if isinstance(i, dict)]
     missing = [t for t in cited if isinstance(t, str) and t not in entries]
     return verdict, entries, missing
@@ -167,7 +188,11 @@ async def _from_redis(
         found = await ledger.read_entries([(run_id, t) for t in tool_call_ids])
     finally:
         await ledger.close()
-    return {t: dict(as_stored(e)) for t, e in zip(tool_call_ids, found, strict=True) if e is not None}
+    return {
+        t: dict(as_stored(e))
+        for t, e in zip(tool_call_ids, found, strict=True)
+        if e is not None and check_entry(e, None, (run_id, t)).fault is not EntryFault.KEY
+    }
 
 
 def write_receipt(settings: Settings, run_id: str, draft_id: str, attempt: int | None) -> dict[str, Any]:
@@ -178,7 +203,9 @@ def write_receipt(settings: Settings, run_id: str, draft_id: str, attempt: int |
     """
     store = store_from_settings(settings, readonly=True)
     try:
-        verdict, entries, missing = receipt_parts(store, run_id, draft_id, attempt)
+        verdict, entries, missing = receipt_parts(
+            store, run_id, draft_id, attempt, trusted_for(settings.trusted_keys_file)
+        )
     finally:
         store.close()
     if missing:

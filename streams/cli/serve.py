@@ -268,6 +268,7 @@ def build_app(settings: Settings, allowed_hosts: Collection[str] = ()) -> web.Ap
                     trusted,
                     settings.projection.max_excerpt_chars,
                     reports=store.stored_reports(run_id),
+                    run_id=run_id,
                 )
                 return tool_calls, guard_rows, store.violation_details(run_id), evidence
 
@@ -298,7 +299,7 @@ def build_app(settings: Settings, allowed_hosts: Collection[str] = ()) -> web.Ap
 
         async def page() -> web.Response:
             def parts(store: AuditStore) -> tuple[Any, ...]:
-                return receipt_parts(store, run_id, draft_id, attempt)
+                return receipt_parts(store, run_id, draft_id, attempt, trusted)
 
             try:
                 verdict, entries, missing = await read(parts)

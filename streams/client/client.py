@@ -14,6 +14,7 @@ always the first one. A lookup first asks Redis and returns at once when the ent
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import TracebackType
@@ -35,7 +36,9 @@ from streams.errors import (
     LookupTimeout,
     OversizedInput,
     RejectedInput,
+    ReportIntegrityError,
     ReportTimeout,
+    VerdictIntegrityError,
 )
 from streams.hashing import sha256_hex
 from streams.kafka import kafka_errors, new_producer
@@ -55,8 +58,10 @@ from streams.settings import Settings, get_settings
 from streams.stations.adapt import validate_raw_hits
 from streams.stations.guard import EvidenceGuard
 from streams.stations.ledger_view import LedgerKey
-from streams.trust.integrity import check_entry
+from streams.trust.integrity import check_entry, check_verdict, distinct_reports
 from streams.trust.keys import TrustedKeys, load_trusted_keys
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,19 +153,39 @@ def stored_entry(value: Mapping[str, Any]) -> LedgerEntry:
     return as_stored(value)
 
 
-def check_integrity(entry: LedgerEntry, trusted: TrustedKeys | None = None) -> None:
-    """Refuse to hand out an entry that does not hold (SPEC 3.7): bytes that do not hash to its
-    ``projection_sha256`` and, with ``trusted`` keys, an entry not signed by a trusted ledger key.
+def check_integrity(
+    entry: Mapping[str, Any], key: tuple[str, str], trusted: TrustedKeys | None = None
+) -> None:
+    """Refuse to hand out an entry that does not hold (SPEC 3.7): first one that is not ``key``'s (its
+    stored ``run_id`` and ``tool_call_id``, signed or not), then bytes that do not hash to its
+    ``projection_sha256`` and, with ``trusted`` keys, an entry not signed by a trusted ledger key
+    (:func:`streams.trust.integrity.check_entry`, the one check).
 
     Raises:
-        LedgerIntegrityError: a READY entry without a projection, bytes altered after they were
-            written, or (with trusted keys) a missing, untrusted or failing signature.
+        LedgerIntegrityError: another key's entry (copied under this key in Redis, or produced under
+            this run's key on the ``ledger`` topic), a READY entry without a projection, bytes altered
+            after they were written, or (with trusted keys) a missing, untrusted or failing signature.
     """
-    held = check_entry(entry, trusted)
+    held = check_entry(entry, trusted, key)
     if not held.holds:
         raise LedgerIntegrityError(
-            f"the ledger entry {entry['run_id']}/{entry['tool_call_id']} does not hold ({held.detail}): "
-            "it was altered or forged after it was written; do not show it, report it"
+            f"the ledger entry read for {key[0]}/{key[1]} does not hold ({held.detail}): it was altered, "
+            "moved or forged after it was written; do not show it, report it"
+        )
+
+
+def check_verdict_reply(verdict: Mapping[str, Any], draft_sha256: str, trusted: TrustedKeys | None) -> None:
+    """Refuse to hand out a verdict that does not hold (SPEC 4.3): another draft's, or, with ``trusted``
+    keys, one not signed by a trusted guard key (:func:`streams.trust.integrity.check_verdict`).
+
+    Raises:
+        VerdictIntegrityError: it does not hold; the draft's message names why.
+    """
+    held = check_verdict(verdict, trusted, draft_sha256=draft_sha256)
+    if not held.holds:
+        raise VerdictIntegrityError(
+            f"the verdict read for draft {draft_sha256[:12]}… does not hold ({held.detail}): something "
+            "other than the guard wrote it to the verdicts topic; do not act on it, report it"
         )
 
 
@@ -357,7 +382,7 @@ class EvidenceChainClient:
         if found is None:
             return None
         entry = stored_entry(found)
-        check_integrity(entry, self.trusted)
+        check_integrity(entry, (run_id, tool_call_id), self.trusted)
         return LedgerReply(entry, from_ledger=True)
 
     async def lookup(
@@ -376,8 +401,9 @@ class EvidenceChainClient:
             RejectedInput: the record's ids cannot be read or are not valid (its ``reason`` is the
                 dead-letter reason, MALFORMED_JSON or INVALID_ID): it could never have an entry.
             LookupTimeout: no entry within the timeout; nothing is left waiting, a retry is safe.
-            LedgerIntegrityError: the stored entry does not hold: its projection does not match its
-                hash or, with trusted keys, it is not signed by a trusted ledger key.
+            LedgerIntegrityError: the stored entry does not hold: it is not this key's entry, its
+                projection does not match its hash or, with trusted keys, it is not signed by a trusted
+                ledger key.
             KafkaUnavailable, RedisUnavailable: a service does not answer.
         """
         raw = _as_bytes(record)
@@ -408,8 +434,10 @@ class EvidenceChainClient:
         finally:
             if reader is not None and waiter is not None:
                 reader.discard(waiter)
+        # The topic's record key is the run; the entry must be this key's too (SPEC 3.7): another
+        # run's entry produced under this run's key is refused here, before anything else.
         entry = stored_entry(reply.value)
-        check_integrity(entry, self.trusted)
+        check_integrity(entry, (run_id, tool_call_id), self.trusted)
         written_at = (self.settings.topic(Topic.RAW_HITS), partition, offset)
         outcome = await asyncio.to_thread(lookup_outcome, raw, self.settings, entry, written_at)
         return LedgerReply(entry, from_ledger=False, outcome=outcome)
@@ -459,10 +487,13 @@ class EvidenceChainClient:
         """Produce one draft and return its verdict as on the ``verdicts`` topic.
 
         The verdict is found by ``draft_sha256``, the hash of the exact bytes sent. Every draft gets
-        one, an unparsable one too.
+        one, an unparsable one too. With trusted keys it is handed out only when a trusted guard key
+        signed it (SPEC 4.3).
 
         Raises:
             CheckTimeout: no verdict within the timeout; nothing is left waiting, a retry is safe.
+            VerdictIntegrityError: the verdict that came does not hold (with trusted keys: unsigned, or
+                not signed by a trusted guard key): it is not handed out.
             KafkaUnavailable: the broker does not answer.
         """
         raw = _as_bytes(draft)
@@ -486,6 +517,7 @@ class EvidenceChainClient:
         finally:
             if reader is not None and waiter is not None:
                 reader.discard(waiter)
+        check_verdict_reply(reply.value, digest, self.trusted)
         return VerdictReply(reply.raw, reply.value)
 
     async def reports(
@@ -498,8 +530,11 @@ class EvidenceChainClient:
         """The reports published for one run (SPEC 4.3), as the ``reports`` topic carries them.
 
         Reads the run's partition of ``reports`` from its first offset up to its end at the time of the
-        call, keeps the run's events in offset order, and drops repeats by ``event_id`` (a re-delivered
-        draft publishes the same event again). That is what downstream systems may use: a PASS's
+        call and keeps, in offset order, the run's reports that hold — with trusted keys, only those a
+        trusted guard key signed — each once by its signed fields, never by ``event_id`` alone, and one
+        per ``(run_id, draft_id, attempt)``, the first (:func:`streams.trust.integrity.distinct_reports`):
+        a re-delivered draft publishes the same event again, and a copy re-sent under a new
+        ``event_id`` is the same report. That is what downstream systems may use: a PASS's
         reviewed fields or a FALLBACK's fixed report, never a raw draft. With ``verdict_event_id`` (a
         PASS or FALLBACK verdict's ``event_id``, from :meth:`check`) it also waits for that verdict's
         report, which the guard produces in the verdict's batch but may become readable just after it;
@@ -509,6 +544,7 @@ class EvidenceChainClient:
         Raises:
             InvalidId: ``run_id`` is not a valid id.
             ReportTimeout: ``verdict_event_id``'s report did not appear within the timeout.
+            ReportIntegrityError: reports naming ``verdict_event_id`` came, and none holds.
             KafkaUnavailable: the broker does not answer.
         """
         if not is_valid_id(run_id):
@@ -535,11 +571,17 @@ class EvidenceChainClient:
                 f"no report for verdict {wanted} on {self.settings.topic(Topic.REPORTS)} within "
                 f"{timeout_s * 1000:.0f} ms; is the guard running, and was that verdict a PASS or FALLBACK?"
             ) from exc
-        unique: dict[Any, dict[str, Any]] = {}
-        for value in values:
-            if isinstance(value, dict):
-                unique.setdefault(value.get("event_id") or id(value), value)
-        return list(unique.values())
+        kept = distinct_reports(values, self.trusted, run_id=run_id)
+        for why in kept.refused:
+            log.warning("a report on %s for run %s was not handed out: %s", Topic.REPORTS, run_id, why)
+        if wanted is not None and not any(r.get("verdict_event_id") == wanted for r in kept.reports):
+            if any(isinstance(v, dict) and v.get("verdict_event_id") == wanted for v in values):
+                raise ReportIntegrityError(
+                    f"the report of verdict {wanted} does not hold "
+                    f"({'; '.join(kept.refused) or 'another report owns its draft'}); "
+                    "it is not handed out"
+                )
+        return kept.reports
 
     # --- internals ---------------------------------------------------------------------------------
 

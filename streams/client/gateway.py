@@ -65,6 +65,7 @@ from streams.errors import (
     SchemaViolation,
     SearchRefused,
     SearchUnavailable,
+    VerdictIntegrityError,
 )
 from streams.http import (
     CachedProbe,
@@ -125,7 +126,12 @@ class ErrorReason(StrEnum):
     UNAVAILABLE = "UNAVAILABLE"
     """503: Kafka or Redis does not answer, or the gateway is still connecting (``Retry-After``)."""
     LEDGER_INTEGRITY = "LEDGER_INTEGRITY"
-    """502: the stored projection does not hash to its ``projection_sha256``; it is never handed out."""
+    """502: the entry does not hold: it is not the asked key's (another run's or tool call's, signed or
+    not), its projection does not hash to its ``projection_sha256``, or (trusted keys) no trusted ledger
+    key signed it; it is never handed out."""
+    VERDICT_INTEGRITY = "VERDICT_INTEGRITY"
+    """502 (``/v1/drafts``): the verdict on the topic for the draft does not hold (trusted keys: unsigned,
+    or not signed by a trusted guard key); it is never handed out."""
     REFUSED = "REFUSED"
     """502: Kafka or Redis refused for good (authorization, a record too large); retrying cannot help."""
     SEARCH_UNAVAILABLE = "SEARCH_UNAVAILABLE"
@@ -186,6 +192,8 @@ def problem_for(exc: BaseException) -> Problem:
         )
     if isinstance(exc, LedgerIntegrityError):
         return Problem(502, ErrorReason.LEDGER_INTEGRITY, str(exc))
+    if isinstance(exc, VerdictIntegrityError):
+        return Problem(502, ErrorReason.VERDICT_INTEGRITY, str(exc))
     if isinstance(exc, Refused):
         return Problem(502, ErrorReason.REFUSED, str(exc))
     if isinstance(exc, SearchUnavailable):

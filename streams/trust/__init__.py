@@ -3,11 +3,23 @@
 - :mod:`streams.trust.messages` — the canonical signed messages (netstrings), pure; typed fields.
 - :mod:`streams.trust.keys` — Ed25519 keys: :class:`Signer` (a private key), :class:`TrustedKeys`
   (public keys by role, ``ledger`` or ``guard``, and ``key_id``), loading them once, generating a pair.
-- :mod:`streams.trust.integrity` — does a ledger entry hold? (hash, then signature): the one check.
+- :mod:`streams.trust.integrity` — does it hold? One check per kind: an entry (its key, its hash, then its
+  signature), a verdict, a report; and a run's reports each once, by their signed fields.
 - :mod:`streams.trust.receipt` — a receipt: the verdict and the entries it rests on, verifiable offline.
 """
 
-from streams.trust.integrity import EntryCheck, EntryFault, check_entry
+from streams.trust.integrity import (
+    EntryCheck,
+    EntryFault,
+    Published,
+    SignedCheck,
+    SignedFault,
+    check_entry,
+    check_report,
+    check_verdict,
+    distinct_reports,
+    report_identity,
+)
 from streams.trust.keys import (
     ROLES,
     Role,
@@ -28,17 +40,24 @@ __all__ = [
     "ROLES",
     "EntryCheck",
     "EntryFault",
+    "Published",
     "Role",
+    "SignedCheck",
+    "SignedFault",
     "Signer",
     "TrustedKeys",
     "build_receipt",
     "check_entry",
+    "check_report",
+    "check_verdict",
+    "distinct_reports",
     "entry_message",
     "generate_key_pair",
     "key_id_of",
     "load_signer",
     "load_trusted_keys",
     "netstrings",
+    "report_identity",
     "signer_for",
     "trusted_for",
     "verdict_message",

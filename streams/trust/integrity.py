@@ -1,9 +1,18 @@
-"""Does this ledger entry hold? The one answer (SPEC 3.6, 3.7), pure, used wherever an entry is read:
-the guard's re-read (C), the client and so the gateway and any tool server, ``receipt verify``, the
-audit pages, and the ledger station before it writes.
+"""Does this hold? The one answer per kind of signed thing (SPEC 3.6, 3.7, 4.1, 4.3), pure.
 
-An entry holds when its projection hashes to its ``projection_sha256`` and — with trusted keys — its
-signature verifies under a trusted **ledger** key; the hash is checked first.
+- :func:`check_entry`, wherever a ledger entry is read: the guard's re-read (C), the client and so the
+  gateway and any tool server, the ledger-topic waiter, ``receipt verify``, the audit pages, and the
+  ledger station before it writes. An entry holds when — asked for a key — it is that key's entry
+  (its stored ``run_id`` and ``tool_call_id``, signed or not: SPEC 3.7's last rule), its projection
+  hashes to its ``projection_sha256``, and — with trusted keys — its signature verifies under a
+  trusted **ledger** key; in that order.
+- :func:`check_verdict` and :func:`check_report`, wherever a verdict or a ``reports`` event is handed
+  out or shown (the client, the gateway, the MCP tools, ``serve``, ``inspect``): with trusted keys it
+  holds only when signed by a trusted **guard** key; asked for a draft or a run, only when it is that
+  draft's or that run's.
+- :func:`report_identity` and :func:`distinct_reports`: readers drop repeats of a report by its
+  signed fields, never by ``event_id`` alone (it is not signed), and keep one report per
+  ``(run_id, draft_id, attempt)``, the first (SPEC 4.3).
 
 The hash is SHA-256 over the projection's UTF-8 bytes, strictly. The projection the ledger stores is
 the canonical JSON text orjson writes, always valid UTF-8, so a string that cannot be encoded as UTF-8
@@ -15,18 +24,22 @@ read without decoding) are hashed as they are.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from streams import codec
 from streams.hashing import sha256_hex
 from streams.trust.keys import TrustedKeys
+from streams.trust.messages import FieldTypeError, report_message
 
 
 class EntryFault(StrEnum):
     """Why an entry does not hold."""
 
+    KEY = "key"
+    """Asked for a key: the entry's stored ``run_id`` or ``tool_call_id`` is not that key's (SPEC 3.7)."""
     NO_PROJECTION = "no projection"
     """A READY entry without a projection, or one that is not text."""
     HASH = "hash"
@@ -63,11 +76,22 @@ def projection_bytes(projection: Any) -> bytes | None:
     return None
 
 
-def check_entry(entry: Mapping[str, Any], trusted: TrustedKeys | None) -> EntryCheck:
-    """Whether a stored entry holds: its projection's hash first, then (with ``trusted``) its signature.
+def check_entry(
+    entry: Mapping[str, Any], trusted: TrustedKeys | None, key: tuple[str, str] | None = None
+) -> EntryCheck:
+    """Whether a stored entry holds: with ``key`` (the ``(run_id, tool_call_id)`` it was read for) first
+    that it is that key's entry, then its projection's hash, then (with ``trusted``) its signature.
 
-    A FAILED entry holds no projection: only its signature is checked (its status and reason are signed).
+    An entry is evidence for exactly one key (SPEC 3.7): run A's genuine signed entry copied under run
+    B's Redis key, or produced on the ``ledger`` topic under B's record key, verifies, and is still not
+    B's. Every door passes the key; the guard does not (what SPEC 4's B and C say decides there, so
+    its verdict bytes stay what they were). A FAILED entry holds no projection: only its signature is
+    checked (its status and reason are signed).
     """
+    if key is not None and (entry.get("run_id"), entry.get("tool_call_id")) != tuple(key):
+        return EntryCheck(
+            EntryFault.KEY, "its stored run_id and tool_call_id are not the key it was read under"
+        )
     projection = entry.get("projection")
     data: bytes | None = None
     if projection is not None or entry.get("status") == "READY":
@@ -85,3 +109,129 @@ def check_entry(entry: Mapping[str, Any], trusted: TrustedKeys | None) -> EntryC
         if why is not None:
             return EntryCheck(EntryFault.SIGNATURE, f"the entry's signature: {why}", data)
     return EntryCheck(None, "", data)
+
+
+class SignedFault(StrEnum):
+    """Why a verdict or a report does not hold."""
+
+    KEY = "key"
+    """It is not the one asked for: another draft's verdict, another run's report."""
+    SIGNATURE = "signature"
+    """With trusted keys: unsigned, not signed by a trusted guard key, or the signature does not verify."""
+
+
+@dataclass(frozen=True, slots=True)
+class SignedCheck:
+    """The answer for one verdict or report: holds (``fault`` None) or why not."""
+
+    fault: SignedFault | None
+    detail: str = ""
+    """One phrase saying why not, quoting nothing from the value but a well-formed ``key_id``."""
+
+    @property
+    def holds(self) -> bool:
+        return self.fault is None
+
+
+_HOLDS = SignedCheck(None)
+
+
+def check_verdict(
+    verdict: Mapping[str, Any], trusted: TrustedKeys | None, *, draft_sha256: str | None = None
+) -> SignedCheck:
+    """Whether a verdict may be handed out or shown (SPEC 4.1, 4.3): with ``draft_sha256`` (the hash of
+    the draft it was asked for) first that it judged those bytes, then, with ``trusted``, that a
+    trusted **guard** key signed it. Without trusted keys only the first is checked."""
+    if draft_sha256 is not None and verdict.get("draft_sha256") != draft_sha256:
+        return SignedCheck(SignedFault.KEY, "it judged other draft bytes than the ones asked for")
+    if trusted is not None:
+        why = trusted.verify_verdict(verdict)
+        if why is not None:
+            return SignedCheck(SignedFault.SIGNATURE, f"the verdict's signature: {why}")
+    return _HOLDS
+
+
+def check_report(
+    event: Mapping[str, Any], trusted: TrustedKeys | None, *, run_id: str | None = None
+) -> SignedCheck:
+    """Whether a ``reports`` event may be handed out or shown (SPEC 4.3): with ``run_id`` (the run it was
+    read for) first that it is that run's, then, with ``trusted``, that a trusted **guard** key signed
+    it over its ids and its report's exact JSON. Without trusted keys only the first is checked."""
+    if run_id is not None and event.get("run_id") != run_id:
+        return SignedCheck(SignedFault.KEY, "it is another run's report")
+    if trusted is not None:
+        why = trusted.verify_report(event)
+        if why is not None:
+            return SignedCheck(SignedFault.SIGNATURE, f"the report's signature: {why}")
+    return _HOLDS
+
+
+def report_identity(event: Mapping[str, Any]) -> bytes:
+    """What makes two ``reports`` events the same report: the signed message (SPEC 4.3: its ids, the
+    verdict's event id, the draft's hash and the report's JSON), never ``event_id``, ``origin`` or
+    ``source_timestamp`` (not signed, so a copy may carry any). An event whose signed fields have the
+    wrong types has no message; it is identified by its whole JSON (it verifies under no key)."""
+    try:
+        return report_message(event)
+    except FieldTypeError:
+        try:
+            return b"unsigned-shape:" + codec.dumps_sorted(dict(event))
+        except codec.JSONEncodeError:
+            return b"unsigned-shape:" + repr(sorted(event.items(), key=lambda kv: str(kv[0]))).encode()
+
+
+def report_triple(event: Mapping[str, Any]) -> tuple[str, str, int] | None:
+    """``(run_id, draft_id, attempt)``: the draft a report publishes, of which there is one report; None
+    when the event names no such draft (a FALLBACK of a draft whose ids could not be read)."""
+    run_id, draft_id, attempt = event.get("run_id"), event.get("draft_id"), event.get("attempt")
+    if isinstance(run_id, str) and isinstance(draft_id, str) and type(attempt) is int:
+        return (run_id, draft_id, attempt)
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Published:
+    """The reports a reader may show, and why the others were dropped (one phrase each)."""
+
+    reports: list[dict[str, Any]]
+    refused: list[str]
+    """Reports that do not hold (:func:`check_report`): never shown."""
+    repeats: int = 0
+    """Copies of a kept report (the same signed fields), whatever their ``event_id``."""
+    conflicts: int = 0
+    """Other reports of a ``(run_id, draft_id, attempt)`` already kept: the first one owns it."""
+
+
+def distinct_reports(
+    events: Iterable[Mapping[str, Any]], trusted: TrustedKeys | None, *, run_id: str | None = None
+) -> Published:
+    """The reports a reader may show, in the order given (the topic's, or the store's): those that hold
+    (:func:`check_report`), each once by its signed fields (:func:`report_identity`), and one per
+    ``(run_id, draft_id, attempt)`` — the first (SPEC 4.3: the first draft judged under a triple owns
+    it; a re-sent copy under a new ``event_id`` neither replaces nor repeats it)."""
+    kept: list[dict[str, Any]] = []
+    refused: list[str] = []
+    seen: set[bytes] = set()
+    owners: set[tuple[str, str, int]] = set()
+    repeats = conflicts = 0
+    for event in events:
+        if not isinstance(event, Mapping):
+            refused.append("not a JSON object")
+            continue
+        held = check_report(event, trusted, run_id=run_id)
+        if not held.holds:
+            refused.append(held.detail)
+            continue
+        identity = report_identity(event)
+        if identity in seen:
+            repeats += 1
+            continue
+        seen.add(identity)
+        triple = report_triple(event)
+        if triple is not None and triple in owners:
+            conflicts += 1
+            continue
+        if triple is not None:
+            owners.add(triple)
+        kept.append(dict(event))
+    return Published(kept, refused, repeats, conflicts)
