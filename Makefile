@@ -16,7 +16,7 @@ TOOLS_VENV := .local/tools-venv
 TOOLS_STAMP := $(TOOLS_VENV)/.installed-stamp
 CHECK_JSONSCHEMA_SPEC := check-jsonschema>=0.33,<1
 
-.PHONY: help venv install up up-postgres up-cluster down-cluster up-sentinel down-sentinel browser netns-tools down status check lint typecheck compose-check test unit run bench clean distclean
+.PHONY: help venv install up up-postgres up-cluster down-cluster up-sentinel down-sentinel browser netns-tools prometheus down status check lint typecheck compose-check test unit run bench clean distclean
 
 help:
 	@echo 'make install    create .venv ($(PYTHON)) and pip install -e ".[dev]" (again only when pyproject.toml changes)'
@@ -31,6 +31,7 @@ help:
 	@echo '                Sentinels on 26379-26381 (master name ec-ledger); set EC_REDIS_SENTINELS to use it'
 	@echo 'make down-sentinel stop the Sentinel-managed Redis'
 	@echo 'make browser    install Debian chromium + chromium-driver for the browser tests if missing'
+	@echo 'make prometheus install Debian prometheus (promtool and the server) for the alert tests if missing'
 	@echo 'make status     show the local stack'
 	@echo 'make down       stop the local stack'
 	@echo 'make check      ruff, mypy, docker-compose.yml schema, topic contracts, docs/openapi.yaml'
@@ -100,6 +101,19 @@ browser:
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium chromium-driver >/dev/null; \
 	else \
 		echo 'chromium and chromedriver not found: install them (Debian/Ubuntu: sudo apt-get install chromium chromium-driver)' >&2; \
+		exit 1; \
+	fi
+
+# The alert tests (tests/test_alerts.py: promtool check/test rules; tests/faults/test_alerts.py: a real
+# Prometheus scraping a worker, on ports of its own) need Debian's prometheus package.
+prometheus:
+	@if command -v promtool >/dev/null && command -v prometheus >/dev/null; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo '[make] installing the Debian package prometheus (for tests/test_alerts.py, tests/faults/test_alerts.py)'; \
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null; \
+	else \
+		echo 'promtool and prometheus not found: install them (Debian/Ubuntu: sudo apt-get install prometheus)' >&2; \
 		exit 1; \
 	fi
 
@@ -194,12 +208,12 @@ FAULT_TESTS := tests/faults
 # The quick loop: every test that needs no service (CI still runs everything through `make test`), in
 # under a minute on two cores: the CLI tests fork their commands from one preloaded interpreter
 # (tests/console.py) instead of starting the console script a hundred times.
-unit: install
+unit: install prometheus
 	$(VENV_PY) -m pytest -n 2 $(UNIT_TESTS)
 
 # pytest's own exit code goes through untouched (5 = no tests collected is a failure here too).
 # Then the stream and lookup benchmarks' smoke modes (tiny sizes, every figure and path) so they cannot rot.
-test: install up up-postgres browser netns-tools check bench-quix-venv
+test: install up up-postgres browser netns-tools prometheus check bench-quix-venv
 	$(VENV_PY) -m pytest -n 2 $(UNIT_TESTS)
 	$(VENV_PY) -m pytest -n 3 --dist loadfile --durations=10 $(INTEGRATION_TESTS)
 	$(VENV_PY) -m pytest -n 3 --dist loadfile --no-loadscope-reorder --durations=10 $(FAULT_TESTS)
