@@ -313,6 +313,7 @@ def test_custom_resources_match_their_published_schemas() -> None:
         "ScaledObject",
         "TriggerAuthentication",
         "PodMonitor",
+        "PrometheusRule",
     }
     errors = []
     for obj in custom:

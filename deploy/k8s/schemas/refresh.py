@@ -44,6 +44,7 @@ NPM_SOURCES = {
     },
     "@kubernetes-models/prometheus-operator@4.0.0": {
         "PodMonitor": ("package/monitoring.coreos.com/v1/PodMonitor.js", "monitoring.coreos.com/v1"),
+        "PrometheusRule": ("package/monitoring.coreos.com/v1/PrometheusRule.js", "monitoring.coreos.com/v1"),
     },
 }
 """Newer releases of these packages ship compiled validators only, not the schemas as data."""
