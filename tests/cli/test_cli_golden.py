@@ -8,62 +8,28 @@ per-case tests then compare one output line each, as ``golden/README.md`` says.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from streams import codec
 from streams.hashing import sha256_hex
 from tests.console import Command, Console, Done, clean_env
-from tests.golden import GOLDEN
+from tests.golden import (
+    GOLDEN,
+    assert_same_line,
+    by_case,
+    case_names,
+    dead_letter_core,
+    expected,
+    lines,
+    normalized_verdict,
+)
 
 
 def run_cli(script: Console, *args: str, stdin: bytes = b"") -> Done:
     """One command with the SPEC's defaults (no EC_* setting of the caller's)."""
     (done,) = script.run(Command(args, clean_env(), stdin=stdin, timeout=60))
     return done
-
-
-def lines(data: bytes) -> list[bytes]:
-    """JSON lines as exact bytes, without their ``\\n``."""
-    return data.removesuffix(b"\n").split(b"\n") if data else []
-
-
-def case_names(folder: str) -> list[str]:
-    return (GOLDEN / folder / "cases.txt").read_text(encoding="utf-8").split()
-
-
-def by_case(folder: str, output: bytes) -> dict[str, bytes]:
-    names = case_names(folder)
-    out = lines(output)
-    assert len(out) == len(names), f"{len(out)} output lines for {len(names)} {folder} cases"
-    return dict(zip(names, out, strict=True))
-
-
-def dead_letter_core(value: dict[str, Any]) -> dict[str, Any]:
-    return {key: value[key] for key in ("reason", "run_id", "tool_call_id")}
-
-
-def normalized_verdict(verdict: dict[str, Any]) -> dict[str, Any]:
-    out = dict(verdict)
-    out["violations"] = sorted(
-        ({"code": v["code"], "path": v["path"]} for v in verdict["violations"]),
-        key=lambda v: (v["code"], v["path"]),
-    )
-    return out
-
-
-def expected(folder: str, name: str) -> dict[str, bytes]:
-    return dict(zip(case_names(folder), lines((GOLDEN / folder / name).read_bytes()), strict=True))
-
-
-def assert_same_line(actual: bytes, wanted: bytes) -> None:
-    """A projection byte for byte, a dead letter by reason and ids."""
-    parsed = codec.loads(wanted)
-    if "dead_letter" in parsed:
-        assert dead_letter_core(codec.loads(actual)["dead_letter"]) == dead_letter_core(parsed["dead_letter"])
-    else:
-        assert actual == wanted
 
 
 # -- one subprocess per command over a whole golden file ---------------------------------------

@@ -25,7 +25,7 @@ from streams.hashing import sha256_hex
 from streams.ledger.memory import MemoryLedgerStore
 from streams.pipeline import process_lookup, process_raw_hits
 from streams.settings import Settings
-from tests.golden import GOLDEN
+from tests.golden import GOLDEN, dead_letter_core, normalized_verdict
 from tests.support import memory_ledger, verdict_of
 
 # The SPEC's defaults, spelled out so no EC_* variable in the environment can change a golden case.
@@ -51,21 +51,6 @@ def cases(folder: str, *files: str) -> list[Any]:
     for name, column in zip(files, columns, strict=True):
         assert len(column) == len(names), f"{folder}/{name} has {len(column)} lines for {len(names)} cases"
     return [pytest.param(*row, id=name) for name, *row in zip(names, *columns, strict=True)]
-
-
-def dead_letter_core(value: dict[str, Any]) -> dict[str, Any]:
-    """The fields of a dead letter that must match (``error`` is free text)."""
-    return {key: value[key] for key in ("reason", "run_id", "tool_call_id")}
-
-
-def normalized_verdict(verdict: dict[str, Any]) -> dict[str, Any]:
-    """A verdict without violation messages, its violations sorted by (code, path)."""
-    out = dict(verdict)
-    out["violations"] = sorted(
-        ({"code": v["code"], "path": v["path"]} for v in verdict["violations"]),
-        key=lambda v: (v["code"], v["path"]),
-    )
-    return out
 
 
 def as_json(value: Any) -> Any:
