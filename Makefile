@@ -16,7 +16,7 @@ TOOLS_VENV := .local/tools-venv
 TOOLS_STAMP := $(TOOLS_VENV)/.installed-stamp
 CHECK_JSONSCHEMA_SPEC := check-jsonschema>=0.33,<1
 
-.PHONY: help venv install up up-postgres up-cluster down-cluster up-sentinel down-sentinel browser netns-tools prometheus down status check lint typecheck compose-check test unit run bench clean distclean
+.PHONY: help venv install install-check up up-postgres up-cluster down-cluster up-sentinel down-sentinel browser netns-tools prometheus down status check lint typecheck compose-check test unit run bench clean distclean
 
 help:
 	@echo 'make install    create .venv ($(PYTHON)) and pip install -e ".[dev]" (again only when pyproject.toml changes)'
@@ -37,7 +37,8 @@ help:
 	@echo 'make check      ruff, mypy, docker-compose.yml schema, topic contracts, docs/openapi.yaml'
 	@echo 'make openapi    bundle docs/openapi.source.yaml with the models into docs/openapi.yaml (edit the source)'
 	@echo 'make clients-check generate Java and Python clients from docs/openapi.yaml and run them on a gateway'
-	@echo 'make test       install + up + up-postgres + browser + check + the whole pytest suite (CI)'
+	@echo 'make install-check build the wheel and sdist, install the wheel (no extras) in a clean venv, run it'
+	@echo 'make test       install + up + up-postgres + browser + check + install-check + the whole pytest suite (CI)'
 	@echo 'make unit       the tests that need no service (rules, fakes, CLI, contracts), two at a time'
 	@echo 'make run        install + up, then deploy/local/run.sh (chain and guard workers, each with its own key and Redis user)'
 	@echo 'make run-mcp    the agent loop through evidence-chain mcp only (a scripted model, a py-rag stand-in)'
@@ -201,7 +202,7 @@ check: lint typecheck compose-check contracts-check openapi-check
 # test_sentinel.py), so never by two lanes at once. A fault test waits on its own conditions (entries
 # found, assignments seen), never on another lane's pace; the longest files go first
 # (tests/faults/conftest.py) so the lanes end together.
-UNIT_TESTS := tests --ignore=tests/integration --ignore=tests/faults --ignore=tests/clients
+UNIT_TESTS := tests --ignore=tests/integration --ignore=tests/faults --ignore=tests/clients --ignore=tests/install
 INTEGRATION_TESTS := tests/integration
 FAULT_TESTS := tests/faults
 
@@ -213,7 +214,7 @@ unit: install prometheus
 
 # pytest's own exit code goes through untouched (5 = no tests collected is a failure here too).
 # Then the stream and lookup benchmarks' smoke modes (tiny sizes, every figure and path) so they cannot rot.
-test: install up up-postgres browser netns-tools prometheus check bench-quix-venv
+test: install up up-postgres browser netns-tools prometheus check install-check bench-quix-venv
 	$(VENV_PY) -m pytest -n 2 $(UNIT_TESTS)
 	$(VENV_PY) -m pytest -n 3 --dist loadfile --durations=10 $(INTEGRATION_TESTS)
 	$(VENV_PY) -m pytest -n 3 --dist loadfile --no-loadscope-reorder --durations=10 $(FAULT_TESTS)
@@ -222,6 +223,12 @@ test: install up up-postgres browser netns-tools prometheus check bench-quix-ven
 	$(VENV_PY) benchmarks/mcp_lookup.py --smoke --out .local/bench/smoke.md
 	tests/clients/generate.sh
 	$(VENV_PY) -m pytest tests/clients
+
+# The package as a user installs it: python -m build (sdist, then the wheel from it), the wheel with no
+# extras in a virtualenv of its own, then --help, pipe and verify on the golden cases with no Kafka or
+# Redis, and the one-line error of a PostgreSQL audit store without psycopg (tests/install; ~40 s).
+install-check: install
+	$(VENV_PY) -m pytest tests/install
 
 run: install up
 	deploy/local/run.sh

@@ -19,10 +19,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from models.schemas import schema_file, topic_schema
 from models.vocab import Topic
+from streams.errors import ConfigurationError
+
+try:
+    import yaml
+except ModuleNotFoundError as exc:  # a plain install: the bundler is a development command
+    raise ConfigurationError(
+        "bundling the OpenAPI document needs PyYAML, which is not installed: "
+        "pip install 'evidence-chain[dev]'"
+    ) from exc
 
 SOURCE_SUFFIX = ".source.yaml"
 REF_PREFIX = "schemas/"

@@ -37,8 +37,8 @@ try:
     from psycopg.types.json import set_json_loads
 except ModuleNotFoundError as exc:  # pragma: no cover - depends on the installation
     raise ConfigurationError(
-        "EC_AUDIT_DSN names a PostgreSQL database, but psycopg is not installed: "
-        "pip install 'evidence-chain[postgres]' (or unset EC_AUDIT_DSN to use SQLite)"
+        "the audit database is PostgreSQL (EC_AUDIT_DSN or --db), but psycopg is not installed: "
+        "pip install 'evidence-chain[postgres]' (or leave EC_AUDIT_DSN unset to use SQLite)"
     ) from exc
 
 log = logging.getLogger(__name__)

@@ -28,9 +28,9 @@ from rich.table import Table
 from rich.text import Text
 
 from streams import codec
-from streams.audit.factory import store_from_settings
+from streams.audit.factory import require_backend, store_from_settings
 from streams.audit.sink import SinkStats, run_sink, serving
-from streams.audit.store import describe, is_dsn
+from streams.audit.store import describe, is_dsn, target_of
 from streams.cli.display import cell, console, printable, redact_url
 from streams.errors import ConfigurationError, RedisUnavailable, Refused
 from streams.ledger.redis import RedisLedgerStore
@@ -98,6 +98,7 @@ def run_audit_sink(args: argparse.Namespace) -> int:
     if args.batch_size < 1:
         raise ConfigurationError(f"--batch-size must be at least 1, not {args.batch_size}")
     settings = settings_with_db(args.db)
+    require_backend(target_of(settings))  # before the probes listen: a missing extra is one line, not a log
     logging.config.dictConfig(logging_config(settings.log_format, args.loglevel))
     stats = asyncio.run(_serve_and_sink(settings, args.batch_size, args.once))
     replays = stats.read - stats.evidence - stats.inserted - stats.malformed
