@@ -2,13 +2,15 @@
 
 They run beside the local stack (whose services are never touched): a KRaft broker from the same
 Maven Central jars (``make up`` fetched them into ``.local/kafka/libs``) on free ports with its data in a
-temporary directory, with a PLAINTEXT listener and a SASL_PLAINTEXT (PLAIN) one; and ``redis-server``s
-with ``appendonly yes`` and ``appendfsync always``, optionally with ``requirepass``. The fixtures in
+temporary directory, with a PLAINTEXT listener and a SASL_PLAINTEXT (PLAIN) one; ``redis-server``s
+with ``appendonly yes`` and ``appendfsync always``, optionally with ``requirepass``; and Debian's
+``prometheus`` server scraping a worker with the project's alert rules. The fixtures in
 ``tests/conftest.py`` start them (the broker once per session) and remove them at the end.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -206,6 +208,60 @@ class FaultRedis:
             return
         self.process.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
         self.process.wait(30)
+
+
+class Prometheus:
+    """Debian's ``prometheus`` server (``make prometheus``) on a free port, its data in ``home``, scraping
+    ``targets`` as one job every ``interval_seconds`` and evaluating ``rule_files`` as often."""
+
+    def __init__(
+        self, home: Path, targets: list[str], rule_files: list[Path], job: str, interval_seconds: float = 1.0
+    ) -> None:
+        self.home = home
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen[bytes] | None = None
+        home.mkdir(parents=True, exist_ok=True)
+        interval = f"{int(interval_seconds * 1000)}ms"
+        config = {
+            "global": dict.fromkeys(("scrape_interval", "scrape_timeout", "evaluation_interval"), interval),
+            "rule_files": [str(path) for path in rule_files],
+            "scrape_configs": [{"job_name": job, "static_configs": [{"targets": targets}]}],
+        }
+        self.config = home / "prometheus.yml"
+        self.config.write_text(json.dumps(config))  # YAML is a superset of JSON
+
+    def start(self) -> None:
+        binary = shutil.which("prometheus")
+        if binary is None:
+            pytest.fail("prometheus is missing: run `make prometheus` (it installs Debian's prometheus)")
+        log = (self.home / "prometheus.log").open("ab")
+        self.process = subprocess.Popen(  # noqa: S603 - Debian's prometheus with fixed arguments
+            [
+                binary,
+                f"--config.file={self.config}",
+                f"--storage.tsdb.path={self.home / 'data'}",
+                f"--web.listen-address=127.0.0.1:{self.port}",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        log.close()
+        wait_port(self.port, 30, self.process)
+
+    def stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        os.killpg(self.process.pid, signal.SIGTERM)
+        try:
+            self.process.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(10)
+
+    def log_tail(self, lines: int = 30) -> str:
+        return "\n".join((self.home / "prometheus.log").read_text(errors="replace").splitlines()[-lines:])
 
 
 class KafkaCluster:
