@@ -245,6 +245,24 @@ class Settings(BaseSettings):
         description="Address of `evidence-chain mcp --http`; not loopback needs EC_GATEWAY_TOKEN.",
     )
     mcp_port: int = Field(8081, ge=0, le=65535, description="Port of `evidence-chain mcp --http`.")
+    mcp_max_sessions: int = Field(
+        1000, ge=1, description="MCP sessions open at once over --http; one more is answered 503."
+    )
+    mcp_max_sessions_per_peer: int = Field(
+        100,
+        ge=1,
+        description="MCP sessions open at once from one client address over --http (then 503), so one "
+        "client cannot take them all.",
+    )
+    mcp_unused_session_seconds: float = Field(
+        30.0,
+        gt=0,
+        description="An MCP session whose client has asked nothing since initialize is closed after this "
+        "long.",
+    )
+    mcp_session_idle_seconds: float = Field(
+        1800.0, gt=0, description="An MCP session with no request in flight this long is closed."
+    )
 
     # Audit sink
     audit_db: str = Field("evidence-chain-audit.db", description="SQLite file of the tool_invocation table.")

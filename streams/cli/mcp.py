@@ -27,8 +27,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "returns the ledger's projection; check_diagnosis stamps and checks a draft and returns its "
         "verdict with the repair prompt, the fixed report or the report's id; get_evidence reads an "
         "entry of the run. One MCP session is one run (EC_MCP_RUN_ID, else generated): over stdio the "
-        "process's; over --http each session's own (requests in no session share the process's run, and "
-        "with EC_MCP_RUN_ID every session runs under it with its own ids and attempts). Over stdio "
+        "process's; over --http each session's own (a request in no session is refused, and with "
+        "EC_MCP_RUN_ID every session runs under it with its own ids and attempts). Over stdio "
         "by default; --http serves streamable HTTP, with Authorization: Bearer <EC_GATEWAY_TOKEN> "
         "when the token is set, and on loopback only when it is not.",
     )

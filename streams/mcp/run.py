@@ -7,9 +7,11 @@ collide with another run's) and stamps every draft with ``run_id``, ``draft_id``
 
 :class:`McpRuns` says which run a tool call belongs to: over stdio (one host, one session, one
 process) always the process's run; over streamable HTTP one run per MCP session (the SDK keeps one
-connection per ``Mcp-Session-Id``), and the process's run for requests that come in no session (the
-stateless 2026 protocol has none). With ``EC_MCP_RUN_ID`` every session runs under that id, each with
-tool call ids, draft ids and attempts of its own.
+connection per ``Mcp-Session-Id``), and none for a tool call in no session: two clients without a
+session would share one run (one reading the other's evidence, one's first draft counted as the
+other's next attempt), so such a call is refused (:mod:`streams.mcp.sessions` refuses the stateless
+protocol before it gets here). With ``EC_MCP_RUN_ID`` every session runs under that id, each with tool
+call ids, draft ids and attempts of its own.
 """
 
 from __future__ import annotations
@@ -89,6 +91,16 @@ class McpRun:
             self.attempt -= 1
             raise
 
+    def withdraw(self, attempt: int) -> bool:
+        """Give back ``attempt``, whose draft was refused before it was judged (the broker refused the
+        record: it was never written); not when a later attempt has been stamped since (that number is
+        spent). Whether it was given back.
+        """
+        if self.attempt != attempt or attempt < 1:
+            return False
+        self.attempt -= 1
+        return True
+
     def _stamped(self, draft: Mapping[str, Any]) -> dict[str, Any]:
         rest = {name: value for name, value in draft.items() if name not in STAMPED}
         return {"run_id": self.run_id, "draft_id": self.draft_id, "attempt": self.attempt, **rest}
@@ -112,7 +124,7 @@ class McpRuns:
 
     def __init__(self, run_id: str | None, *, per_session: bool = False) -> None:
         self.shared = McpRun.start(run_id)
-        """Stdio's run; over HTTP the run of the requests that come in no session."""
+        """Stdio's run (over HTTP, per session, no tool call is in it)."""
         self.given = self.shared.run_id if run_id else None
         self.per_session = per_session
         self._sessions: WeakKeyDictionary[object, McpRun] = WeakKeyDictionary()
@@ -127,10 +139,13 @@ class McpRuns:
         runs._tags = {run.tag}
         return runs
 
-    def of(self, session: object | None) -> McpRun:
-        """The run of a tool call that came in ``session`` (``None``: in no session)."""
-        if not self.per_session or session is None:
+    def of(self, session: object | None) -> McpRun | None:
+        """The run of a tool call that came in ``session`` (``None``: in no session); None for a call in
+        no session when each session is a run of its own (it has no run: refuse it)."""
+        if not self.per_session:
             return self.shared
+        if session is None:
+            return None
         run = self._sessions.get(session)
         if run is None:
             run = McpRun(self.given or new_run_id(), tag=self._new_tag())

@@ -28,11 +28,13 @@ from models.schemas import topic_schema
 from models.vocab import LedgerStatus, Topic, VerdictKind
 from streams import codec
 from streams.client import EvidenceChainClient, repair_prompt
+from streams.client.gateway import RECORD_OVERHEAD_BYTES, SEARCH_BODY_BYTES
 from streams.client.repair import Language
 from streams.errors import (
     ConfigurationError,
     EvidenceChainError,
     InvalidId,
+    KafkaRefused,
     SchemaViolation,
     SearchRefused,
     SearchUnavailable,
@@ -133,6 +135,34 @@ def report_id(verdict: Mapping[str, Any]) -> str | None:
     return f"{PUBLISH}:{event_id.split(':', 1)[1]}"
 
 
+NO_SESSION = (
+    "no tool call was made: this server answers tool calls only inside an MCP session (initialize, then "
+    "send its Mcp-Session-Id), each session a run of its own"
+)
+
+
+def _within_search_cap(run_id: str, query: str, filters: Mapping[str, Any] | None) -> None:
+    """Refuse a search larger than ``POST /v1/search`` takes (:data:`SEARCH_BODY_BYTES` of JSON with the
+    ids, the query and the filters): what the gateway would refuse is not forwarded to py-rag here.
+
+    Raises:
+        ToolError: the filters cannot be written as JSON, or the search is over the cap.
+    """
+    try:
+        size = len(codec.dumps({"run_id": run_id, "tool_call_id": "", "query": query, "filters": filters}))
+    except codec.JSONEncodeError as exc:
+        raise ToolError(
+            f"no lookup was made: the filters cannot be written as JSON ({exc}). Call lookup_knowledge "
+            "again with filters of strings, numbers of at most 64 bits, lists and objects."
+        ) from exc
+    if size > SEARCH_BODY_BYTES:
+        raise ToolError(
+            f"no lookup was made: the query and filters are {size:,} bytes as JSON, over the "
+            f"{SEARCH_BODY_BYTES:,} a search may carry (as POST /v1/search). Call lookup_knowledge again "
+            "with fewer filters."
+        )
+
+
 def _text(*parts: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=part) for part in parts])
 
@@ -145,6 +175,17 @@ class EvidenceTools:
         self.runs = runs
         self.language = language
 
+    def _run(self, ctx: Context | None) -> McpRun:
+        """The run of the call's session.
+
+        Raises:
+            ToolError: the call came in no session where each session is a run (:data:`NO_SESSION`).
+        """
+        run = self.runs.of(session_of(ctx))
+        if run is None:
+            raise ToolError(NO_SESSION)
+        return run
+
     async def lookup_knowledge(
         self, query: str, filters: dict[str, Any] | None = None, ctx: Context | None = None
     ) -> CallToolResult:
@@ -154,7 +195,8 @@ class EvidenceTools:
             raise ToolError(
                 f"no lookup was made: {exc}. Call lookup_knowledge again with one question."
             ) from exc
-        run = self.runs.of(session_of(ctx))
+        run = self._run(ctx)
+        _within_search_cap(run.run_id, query, filters)
         tool_call_id = run.next_tool_call_id()
         try:
             reply = await self.client.lookup_knowledge(run.run_id, tool_call_id, query, filters)
@@ -175,10 +217,12 @@ class EvidenceTools:
         return _text(reply.projection)
 
     async def check_diagnosis(self, draft: dict[str, Any], ctx: Context | None = None) -> CallToolResult:
-        run = self.runs.of(session_of(ctx))
-        # A draft that cannot be written as JSON is not sent and not counted (stamp_bytes). An attempt
-        # sent that gets no verdict still counts: its draft may have been judged already, and another
-        # draft under the same (run_id, draft_id, attempt) would be a conflict in the receipts.
+        run = self._run(ctx)
+        # A draft refused before it is judged is not counted: one that cannot be written as JSON
+        # (stamp_bytes), one over what POST /v1/drafts takes, one the broker refused (too large for the
+        # topic, not authorized: never written). An attempt sent that gets no verdict still counts: its
+        # draft may have been judged already, and another draft under the same (run_id, draft_id,
+        # attempt) would be a conflict in the receipts.
         try:
             stamped = run.stamp_bytes(draft)
         except codec.JSONEncodeError as exc:
@@ -188,8 +232,22 @@ class EvidenceTools:
                 "254 levels. Call check_diagnosis again with the corrected draft."
             ) from exc
         attempt = run.attempt
+        limit = self.client.settings.topic_max_message_bytes - RECORD_OVERHEAD_BYTES
+        if len(stamped) > limit:
+            run.withdraw(attempt)
+            raise ToolError(
+                f"the draft was not checked (no attempt counted): it is {len(stamped):,} bytes as JSON, over "
+                f"the {limit:,} a draft may be (the diagnosis-drafts topic's, as POST /v1/drafts). Call "
+                "check_diagnosis again with a shorter draft."
+            )
         try:
             reply = await self.client.check(stamped)
+        except KafkaRefused as exc:
+            counted = "no attempt counted" if run.withdraw(attempt) else f"attempt {attempt} is spent"
+            raise ToolError(
+                f"the draft was not checked ({counted}): the broker refused it: {exc}. Nothing was "
+                "judged; a shorter draft may go through."
+            ) from exc
         except EvidenceChainError as exc:
             raise ToolError(
                 f"attempt {attempt} got no verdict: {type(exc).__name__}: {exc}. Call "
@@ -206,7 +264,7 @@ class EvidenceTools:
         return _text(verdict, f"PASS: published as report {report_id(reply.verdict)}")
 
     async def get_evidence(self, tool_call_id: str, ctx: Context | None = None) -> CallToolResult:
-        run = self.runs.of(session_of(ctx))
+        run = self._run(ctx)
         try:
             reply = await self.client.entry(run.run_id, tool_call_id)
         except InvalidId as exc:

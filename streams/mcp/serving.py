@@ -12,10 +12,11 @@ ones, through uvicorn (:func:`streams.http.asgi.uvicorn_config`).
 
 Runs (:class:`~streams.mcp.run.McpRuns`): over stdio one host session is one process and one run. Over
 HTTP each MCP session (``Mcp-Session-Id``, the handshake protocols up to 2025-11-25) is a run of its
-own, with its own tool call ids and attempts; requests in no session (the stateless 2026-07-28
-protocol, which the SDK's ``Client`` speaks by default) share the process's run, the one printed at
-start. With ``EC_MCP_RUN_ID`` every session runs under that id, each with tool call ids, draft ids
-and attempts of its own.
+own, with its own tool call ids and attempts; a request in no session (the stateless 2026-07-28
+protocol) is refused, so no two clients ever share a run, and the SDK's ``Client`` falls back to a
+session by itself (:mod:`streams.mcp.sessions`, which also caps sessions per client address and
+closes unused ones). With ``EC_MCP_RUN_ID`` every session runs under that id, each with tool call
+ids, draft ids and attempts of its own.
 """
 
 from __future__ import annotations
@@ -96,13 +97,10 @@ async def serve_http(settings: Settings, host: str, port: int, *, language: Lang
         shown = f"[{host}]" if ":" in host else host
         bound = listening.getsockname()[1]
         if runs.given:
-            each = "every MCP session in this run, with its own tool call ids and attempts"
+            each = f"every MCP session in run {runs.given}, with its own tool call ids and attempts"
         else:
-            each = "each MCP session a run of its own, requests in no session in this one"
-        print(
-            f"mcp: run {runs.shared.run_id} at http://{shown}:{bound}/mcp ({auth}; {each}; Ctrl-C stops)",
-            flush=True,
-        )
+            each = "each MCP session a run of its own"
+        print(f"mcp: at http://{shown}:{bound}/mcp ({auth}; {each}; Ctrl-C stops)", flush=True)
         config = uvicorn_config(app, limits_of(settings), log_level="warning", lifespan="on")
         await uvicorn.Server(config).serve(sockets=[listening])
     finally:
@@ -112,13 +110,21 @@ async def serve_http(settings: Settings, host: str, port: int, *, language: Lang
 
 def http_app(server: MCPServer[Any], host: str, token: bytes | None, settings: Settings) -> Doors:
     """The SDK's streamable-HTTP app of ``server`` at ``/mcp``, behind the gateway's doors (the SDK's
-    own check set to the same rule behind them, :func:`sdk_security`)."""
+    own check set to the same rule behind them, :func:`sdk_security`) and the session gate (sessions
+    only, capped per client address, unused ones closed: :class:`~streams.mcp.sessions.SessionGate`)."""
     from streams.http.asgi import Doors  # uvicorn loads only for this transport
+    from streams.mcp.sessions import SessionGate, SessionLimits
 
+    limits = SessionLimits.of(settings)
     mcp = server.streamable_http_app(
-        host=host, transport_security=sdk_security(host, token), max_request_body_size=MAX_BODY_BYTES
+        host=host,
+        transport_security=sdk_security(host, token),
+        max_request_body_size=MAX_BODY_BYTES,
+        max_sessions=limits.max_sessions,
+        session_idle_timeout=limits.idle_seconds,
     )
-    return Doors(mcp, token, limits_of(settings), MAX_BODY_BYTES, "the MCP server")
+    gate = SessionGate(mcp, server.session_manager, limits)
+    return Doors(gate, token, limits_of(settings), MAX_BODY_BYTES, "the MCP server")
 
 
 def sdk_security(host: str, token: bytes | None) -> TransportSecuritySettings:

@@ -291,9 +291,9 @@ async def test_v1_search_with_py_rag_down_is_502_retriable_and_ledgers_nothing(s
 
 
 @asynccontextmanager
-async def mcp_over_http(env: dict[str, str], *args: str) -> AsyncIterator[tuple[str, str, str]]:
-    """``evidence-chain mcp --http --port 0 *args``; yields its run id, ``/mcp`` URL and first line.
-    Its stderr is read when it stops: the token is in no line of it."""
+async def mcp_over_http(env: dict[str, str], *args: str) -> AsyncIterator[tuple[str, str]]:
+    """``evidence-chain mcp --http --port 0 *args``; yields its ``/mcp`` URL and first line (each MCP
+    session is a run of its own). Its stderr is read when it stops: the token is in no line of it."""
     process = await asyncio.create_subprocess_exec(
         CLI,
         "mcp",
@@ -308,9 +308,9 @@ async def mcp_over_http(env: dict[str, str], *args: str) -> AsyncIterator[tuple[
     try:
         assert process.stdout is not None
         line = (await asyncio.wait_for(process.stdout.readline(), 60)).decode()
-        found = re.search(r"run (\S+) at (http://\S+/mcp)", line)
+        found = re.search(r" at (http://\S+/mcp)", line)
         assert found is not None, line
-        yield found.group(1), found.group(2), line
+        yield found.group(1), line
     finally:
         process.terminate()
         _, errors = await process.communicate()
@@ -324,7 +324,7 @@ async def test_mcp_over_streamable_http_needs_the_bearer_token(
     _, url = pyrag
     token = f"mcp-{uuid.uuid4().hex}"
     env = {**stack.env, "EC_PYRAG_URL": url, "EC_GATEWAY_TOKEN": token, "EC_GATEWAY_TIMEOUT_MS": "60000"}
-    async with mcp_over_http(env) as (run_id, endpoint, line):
+    async with mcp_over_http(env) as (endpoint, line):
         assert "bearer token required" in line, line
         async with httpx2.AsyncClient() as anonymous:
             refused = await anonymous.post(endpoint, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
@@ -333,14 +333,17 @@ async def test_mcp_over_streamable_http_needs_the_bearer_token(
             httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as authorized,
             Client(streamable_http_client(endpoint, http_client=authorized)) as mcp,
         ):
-            await a_lookup_shows_the_ledgers_bytes(mcp, stack, run_id)
+            await a_lookup_shows_the_ledgers_bytes(mcp, stack)
 
 
-async def a_lookup_shows_the_ledgers_bytes(mcp: Client, stack: Stack, run_id: str) -> None:
-    """A lookup through ``mcp`` answers the reference bytes, and the ledger holds exactly those."""
+async def a_lookup_shows_the_ledgers_bytes(mcp: Client, stack: Stack) -> None:
+    """A lookup through ``mcp`` answers the reference bytes, and the ledger holds exactly those (under
+    the session's run, which ``get_evidence`` names)."""
     async with EvidenceChainClient(stack.settings) as ledger:
         found_text = text_of(await mcp.call_tool("lookup_knowledge", {"query": FOUND}))[0]
         tool_call_id = codec.loads(found_text)["tool_call_id"]
+        shown = text_of(await mcp.call_tool("get_evidence", {"tool_call_id": tool_call_id}))[0]
+        run_id = codec.loads(shown)["run_id"]
         assert found_text == reference(run_id, tool_call_id, ANSWERS[FOUND])
         stored = await ledger.entry(run_id, tool_call_id)
         assert stored is not None and stored.projection == found_text
@@ -361,7 +364,7 @@ async def test_mcp_over_streamable_http_without_a_token_answers_no_web_page(
         ({"Content-Type": "text/plain"}, 415, "UNSUPPORTED_MEDIA_TYPE"),
         ({}, 415, "UNSUPPORTED_MEDIA_TYPE"),
     ]
-    async with mcp_over_http(env, "--host", "127.0.0.2") as (run_id, endpoint, line):
+    async with mcp_over_http(env, "--host", "127.0.0.2") as (endpoint, line):
         assert "no token: loopback only" in line, line
         async with httpx2.AsyncClient(timeout=60) as page:
             for headers, status, reason in pages:
@@ -369,4 +372,4 @@ async def test_mcp_over_streamable_http_without_a_token_answers_no_web_page(
                 assert refused.status_code == status, (headers, refused.text)
                 assert refused.json()["error"]["reason"] == reason, refused.text
         async with Client(streamable_http_client(endpoint)) as mcp:
-            await a_lookup_shows_the_ledgers_bytes(mcp, stack, run_id)
+            await a_lookup_shows_the_ledgers_bytes(mcp, stack)

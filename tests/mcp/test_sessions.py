@@ -50,6 +50,7 @@ class Recorder:
 
     lookups: list[tuple[str, str, str]] = field(default_factory=list)
     drafts: list[dict[str, Any]] = field(default_factory=list)
+    settings: Settings = field(default_factory=Settings)
 
     async def lookup_knowledge(
         self, run_id: str, tool_call_id: str, query: str, filters: object = None
@@ -67,7 +68,8 @@ class Recorder:
 
 @asynccontextmanager
 async def mcp_http(runs: McpRuns, recorder: Recorder) -> AsyncIterator[str]:
-    settings = Settings()
+    """``/mcp`` as ``serve_http`` serves it on 127.0.0.2, with the recorder's settings."""
+    settings = recorder.settings
     client = cast(EvidenceChainClient, recorder)
     app = http_app(build_server(client, runs), HOST, None, settings)
     listening = _listen(HOST, 0)
@@ -90,7 +92,8 @@ def text_of(result: CallToolResult) -> str:
 
 async def one_session(endpoint: str, mode: str = "legacy") -> None:
     """A lookup and two attempts of a draft, in one MCP session (``legacy``: the handshake and its
-    ``Mcp-Session-Id``; ``auto``: the SDK's default, the stateless protocol, no session)."""
+    ``Mcp-Session-Id``; ``auto``: the SDK's default, which asks for the stateless protocol first and,
+    refused, falls back to the handshake)."""
     async with Client(streamable_http_client(endpoint), mode=mode) as mcp:
         found = await mcp.call_tool("lookup_knowledge", {"query": "gateway timeout"})
         assert not found.is_error, text_of(found)
@@ -126,13 +129,18 @@ async def test_with_a_run_id_given_sessions_share_it_but_not_their_ids_or_attemp
     assert sorted(by_draft.values()) == [[1, 2], [1, 2]]
 
 
-async def test_requests_in_no_session_are_in_the_process_run() -> None:
+async def test_clients_of_the_sdks_default_mode_get_a_session_each_and_share_nothing() -> None:
+    """The SDK's ``Client`` asks for the stateless protocol first (``auto``); the server refuses it, so
+    each falls back to a session: two runs, each with attempts 1 and 2 (issue 38 M5: they shared one
+    run, and the second client's first draft was the first one's attempt 3)."""
     recorder = Recorder()
     runs = McpRuns(None, per_session=True)
     async with mcp_http(runs, recorder) as endpoint:
-        await one_session(endpoint, mode="auto")
-    assert recorder.lookups[0][0] == runs.shared.run_id
-    assert [d["attempt"] for d in recorder.drafts] == [1, 2]
+        await asyncio.gather(one_session(endpoint, mode="auto"), one_session(endpoint, mode="auto"))
+    run_ids = {run_id for run_id, _, _ in recorder.lookups}
+    assert len(run_ids) == 2 and runs.shared.run_id not in run_ids
+    for run_id in run_ids:
+        assert [d["attempt"] for d in recorder.drafts if d["run_id"] == run_id] == [1, 2]
 
 
 def test_stdio_keeps_one_run_for_the_process() -> None:

@@ -1,0 +1,236 @@
+"""``evidence-chain mcp --http`` sessions that cannot cross (issue 38 item 4): a request in no session is
+refused (M5), sessions are capped per client address and unused ones end quickly (M6), a draft refused
+before it is judged spends no attempt (L3), tool arguments have the gateway's caps and malformed JSON-RPC
+gets a JSON-RPC error (L4).
+
+The server is the one ``serve_http`` builds, under uvicorn in this test's loop on 127.0.0.2
+(:func:`tests.mcp.test_sessions.mcp_http`); the clients bind 127.0.0.1 and 127.0.0.3 as their source
+addresses (all of 127/8 is loopback on Linux), so the server sees two client addresses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, cast
+
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+from streams import codec
+from streams.client import EvidenceChainClient
+from streams.client.gateway import RECORD_OVERHEAD_BYTES, SEARCH_BODY_BYTES
+from streams.errors import KafkaRefused
+from streams.mcp.run import McpRun, McpRuns
+from streams.mcp.server import NO_SESSION, EvidenceTools
+from streams.settings import Settings
+from tests.mcp.test_sessions import Recorder, Reply, mcp_http, text_of
+from tests.support import MCP_ACCEPT, MCP_INITIALIZE
+
+ONE, OTHER = "127.0.0.1", "127.0.0.3"
+"""Two client addresses."""
+JSON = {**MCP_ACCEPT, "Content-Type": "application/json"}
+VERSION = {"MCP-Protocol-Version": "2025-06-18"}
+
+
+async def post(
+    endpoint: str, body: Any, *, source: str = ONE, session: str | None = None, **headers: str
+) -> httpx2.Response:
+    """One POST to ``/mcp`` from ``source`` (``body``: JSON, or bytes sent as they are)."""
+    sent = {**JSON, **headers}
+    if session is not None:
+        sent |= {"Mcp-Session-Id": session, **VERSION}
+    content = body if isinstance(body, bytes) else codec.dumps(body)
+    transport = httpx2.AsyncHTTPTransport(local_address=source)
+    async with httpx2.AsyncClient(transport=transport, timeout=30) as http:
+        return await http.post(endpoint, headers=sent, content=content)
+
+
+async def opened(endpoint: str, source: str = ONE) -> str:
+    """A new session's id (an ``initialize`` that must succeed)."""
+    answer = await post(endpoint, MCP_INITIALIZE, source=source)
+    assert answer.status_code == 200, answer.text
+    return str(answer.headers["mcp-session-id"])
+
+
+async def use(endpoint: str, session: str, source: str = ONE) -> httpx2.Response:
+    """What a client asks once a session is open: ``initialized``, then the tools."""
+    await post(
+        endpoint, {"jsonrpc": "2.0", "method": "notifications/initialized"}, source=source, session=session
+    )
+    return await post(
+        endpoint, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, source=source, session=session
+    )
+
+
+def json_rpc_error(answer: httpx2.Response) -> dict[str, Any]:
+    """The JSON-RPC error of an answer, SSE-framed or not."""
+    text = answer.text
+    if "data: " in text:
+        text = text.split("data: ", 1)[1].split("\n", 1)[0]
+    body = codec.loads(text)
+    assert body["jsonrpc"] == "2.0" and "result" not in body, body
+    error: dict[str, Any] = body["error"]
+    return error | {"id": body["id"]}
+
+
+# --- M5: no session, no tool call ------------------------------------------------------------------
+
+
+async def test_requests_in_no_session_are_refused_and_two_such_clients_share_nothing() -> None:
+    recorder = Recorder()
+    async with mcp_http(McpRuns(None, per_session=True), recorder) as endpoint:
+        for number, source in enumerate((ONE, OTHER)):
+            call = {
+                "jsonrpc": "2.0",
+                "id": 40 + number,
+                "method": "tools/call",
+                "params": {"name": "lookup_knowledge", "arguments": {"query": "gateway timeout"}},
+            }
+            refused = await post(endpoint, call, source=source, **{"MCP-Protocol-Version": "2026-07-28"})
+            assert refused.status_code == 400, refused.text
+            error = json_rpc_error(refused)
+            assert error["id"] == 40 + number and error["code"] == -32022
+            assert error["data"] == {
+                "supported": list(HANDSHAKE_PROTOCOL_VERSIONS),
+                "requested": "2026-07-28",
+            }
+            assert "only in a session" in error["message"]
+    assert recorder.lookups == [] and recorder.drafts == []
+
+
+async def test_a_tool_call_in_no_session_has_no_run_when_each_session_is_one() -> None:
+    recorder = Recorder()
+    runs = McpRuns(None, per_session=True)
+    assert runs.of(None) is None
+    tools = EvidenceTools(cast(EvidenceChainClient, recorder), runs)
+    for call in (
+        tools.lookup_knowledge("gateway timeout"),
+        tools.check_diagnosis({"analysis": []}),
+        tools.get_evidence("call-1"),
+    ):
+        with pytest.raises(ToolError, match="only inside an MCP session"):
+            await call
+    assert NO_SESSION.startswith("no tool call was made")
+    assert recorder.lookups == [] and recorder.drafts == [] and runs.shared.lookups == 0
+
+
+# --- M6: sessions per client address, unused ones closed ------------------------------------------------
+
+
+async def test_sessions_are_capped_per_client_address_and_in_all() -> None:
+    recorder = Recorder(settings=Settings(mcp_max_sessions_per_peer=3, mcp_max_sessions=5))
+    async with mcp_http(McpRuns(None, per_session=True), recorder) as endpoint:
+        mine = [await opened(endpoint, ONE) for _ in range(3)]
+        refused = await post(endpoint, MCP_INITIALIZE, source=ONE)
+        assert refused.status_code == 503 and refused.headers["retry-after"] == "5"
+        assert "EC_MCP_MAX_SESSIONS_PER_PEER" in json_rpc_error(refused)["message"]
+        theirs = [await opened(endpoint, OTHER) for _ in range(2)]  # another address gets in
+        full = await post(endpoint, MCP_INITIALIZE, source=OTHER)
+        assert full.status_code == 503 and "(EC_MCP_MAX_SESSIONS)" in json_rpc_error(full)["message"]
+        async with httpx2.AsyncClient(
+            transport=httpx2.AsyncHTTPTransport(local_address=ONE), timeout=30
+        ) as http:
+            closed = await http.delete(endpoint, headers={**JSON, **VERSION, "Mcp-Session-Id": mine[0]})
+        assert closed.status_code == 200, closed.text
+        assert await opened(endpoint, ONE) not in mine + theirs  # room again
+        assert (await use(endpoint, mine[1])).status_code == 200  # the others were never touched
+
+
+async def test_a_session_nobody_uses_is_closed_quickly_and_a_used_one_stays() -> None:
+    recorder = Recorder(settings=Settings(mcp_max_sessions_per_peer=2, mcp_unused_session_seconds=0.3))
+    async with mcp_http(McpRuns(None, per_session=True), recorder) as endpoint:
+        unused = await opened(endpoint)
+        used = await opened(endpoint)
+        assert (await use(endpoint, used)).status_code == 200
+        assert (await post(endpoint, MCP_INITIALIZE)).status_code == 503  # both are open
+        await asyncio.sleep(1.0)  # past the unused one's 0.3 s; the used one idles 1800 s
+        third = await opened(endpoint)  # the unused one is gone: there is room
+        gone = await post(endpoint, {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}, session=unused)
+        assert gone.status_code == 404, gone.text
+        listed = await post(endpoint, {"jsonrpc": "2.0", "id": 4, "method": "tools/list"}, session=used)
+        assert listed.status_code == 200 and '"lookup_knowledge"' in listed.text
+        assert third not in (unused, used)
+
+
+async def test_an_sdk_client_from_another_address_connects_while_one_address_floods() -> None:
+    recorder = Recorder(settings=Settings(mcp_max_sessions_per_peer=20))
+    async with mcp_http(McpRuns(None, per_session=True), recorder) as endpoint:
+        answers = await asyncio.gather(*(post(endpoint, MCP_INITIALIZE, source=ONE) for _ in range(60)))
+        assert sum(a.status_code == 200 for a in answers) == 20
+        assert {a.status_code for a in answers} == {200, 503}
+        http = httpx2.AsyncClient(transport=httpx2.AsyncHTTPTransport(local_address=OTHER), timeout=30)
+        async with http, Client(streamable_http_client(endpoint, http_client=http)) as mcp:
+            found = await mcp.call_tool("lookup_knowledge", {"query": "gateway timeout"})
+            assert not found.is_error, text_of(found)
+    assert len(recorder.lookups) == 1
+
+
+# --- L4: malformed JSON-RPC over HTTP gets a JSON-RPC error ------------------------------------------
+
+
+@pytest.mark.parametrize("body", [b"garbage", b"{", b"[1, 2]", b'{"jsonrpc": "2.0", "id": 5}'])
+async def test_malformed_json_rpc_over_http_gets_a_json_rpc_error(body: bytes) -> None:
+    async with mcp_http(McpRuns(None, per_session=True), Recorder()) as endpoint:
+        session = await opened(endpoint)
+        for answer in (await post(endpoint, body), await post(endpoint, body, session=session)):
+            assert answer.status_code == 400, answer.text
+            assert json_rpc_error(answer)["code"] in (-32700, -32600, -32602)
+
+
+# --- L3 and L4: what is refused before it is judged spends nothing ---------------------------------------
+
+
+class Refusing(Recorder):
+    """Every draft is refused by the broker, as a record over the topic's max.message.bytes is."""
+
+    async def check(self, draft: bytes) -> Reply:
+        self.drafts.append(codec.loads(draft))
+        raise KafkaRefused("producing to diagnosis-drafts[0]: MessageSizeTooLargeError")
+
+
+async def test_a_draft_the_broker_refuses_spends_no_attempt() -> None:
+    refusing = Refusing()
+    runs = McpRuns("run-1")
+    tools = EvidenceTools(cast(EvidenceChainClient, refusing), runs)
+    for _ in range(3):
+        with pytest.raises(ToolError, match=r"not checked \(no attempt counted\): the broker refused it"):
+            await tools.check_diagnosis({"analysis": []})
+    assert [d["attempt"] for d in refusing.drafts] == [1, 1, 1]
+    assert runs.shared.attempt == 0 and runs.shared.drafts == 1
+
+
+def test_an_attempt_is_given_back_only_when_no_later_one_was_stamped() -> None:
+    run = McpRun.start("run-1")
+    run.stamp({}), run.stamp({})
+    assert not run.withdraw(1)  # attempt 2 is out: 1 stays spent
+    assert run.withdraw(2) and run.attempt == 1
+    assert not run.withdraw(0)
+
+
+async def test_a_draft_over_the_topics_size_is_refused_before_it_is_sent_and_not_counted() -> None:
+    recorder = Recorder(settings=Settings(topic_max_message_bytes=4096))
+    runs = McpRuns("run-1")
+    tools = EvidenceTools(cast(EvidenceChainClient, recorder), runs)
+    big = {"analysis": [], "limitations": ["x" * (4096 - RECORD_OVERHEAD_BYTES)]}
+    with pytest.raises(ToolError, match=r"no attempt counted\): it is [\d,]+ bytes as JSON, over the 3,072"):
+        await tools.check_diagnosis(big)
+    assert recorder.drafts == [] and runs.shared.attempt == 0
+    await tools.check_diagnosis({"analysis": []})
+    assert [d["attempt"] for d in recorder.drafts] == [1]
+
+
+async def test_lookup_filters_have_the_search_bodys_cap() -> None:
+    recorder = Recorder()
+    runs = McpRuns("run-1")
+    tools = EvidenceTools(cast(EvidenceChainClient, recorder), runs)
+    with pytest.raises(ToolError, match=rf"no lookup was made: .* over the {SEARCH_BODY_BYTES:,}"):
+        await tools.lookup_knowledge("gateway timeout", {"team": "x" * SEARCH_BODY_BYTES})
+    with pytest.raises(ToolError, match="no lookup was made: the filters cannot be written as JSON"):
+        await tools.lookup_knowledge("gateway timeout", {"n": 10**30})
+    assert recorder.lookups == [] and runs.shared.lookups == 0
+    await tools.lookup_knowledge("gateway timeout", {"team": "sre"})
+    assert len(recorder.lookups) == 1
