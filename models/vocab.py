@@ -65,6 +65,23 @@ class LedgerOutcome(StrEnum):
     """Only when restoring (``ledger rebuild``): the entry's lifetime is over, nothing was written."""
 
 
+class ReportOutcome(StrEnum):
+    """What the guard's write-once claim on a ``(run_id, draft_id, attempt)`` made of one judged draft
+    (SPEC 4.3): the first draft judged under a triple owns it, and only the owner's report (a PASS or
+    FALLBACK) is published. The guard audits it as ``fields.report_claim``.
+    """
+
+    OWNED = "OWNED"
+    """This draft record owns the triple (it judged first, or it is the owner's record re-delivered): its
+    report, if its verdict has one, is published — a re-delivery repeats the same bytes and ``event_id``."""
+    REPEAT = "REPEAT"
+    """The same draft bytes sent again as another record: the triple's report is the first record's;
+    nothing new is published."""
+    CONFLICT = "CONFLICT"
+    """Another draft (other bytes) under a triple a draft already owns: judged (its verdict is emitted),
+    never published."""
+
+
 class Station(StrEnum):
     """The station that emitted an audit record or a dead letter."""
 

@@ -39,6 +39,7 @@ from models.vocab import (
     LedgerOutcome,
     LedgerStatus,
     RecordStatus,
+    ReportOutcome,
     Station,
     Topic,
     parse_reason,
@@ -66,7 +67,7 @@ from streams.stations.ledger_view import LedgerKey, LedgerLookup
 from streams.stations.pack import pack
 from streams.stations.postprocess import postprocess
 from streams.stations.project import Projection, pick, project_lookup
-from streams.stations.publish import PUBLISH, report_event
+from streams.stations.publish import PUBLISH, ReportClaim, claim_outcome, report_claim, report_event
 from streams.trust.keys import Signer, TrustedKeys, load_signer, load_trusted_keys
 
 __all__ = [
@@ -249,17 +250,60 @@ def finish_read(step: PendingRead, lookups: Mapping[LedgerKey, LedgerLookup], re
 
 ReadMany = Callable[[list[LedgerKey]], Awaitable[Mapping[LedgerKey, LedgerLookup]]]
 """Reads ledger entries for keys (``LedgerStore.read_many``, perhaps wrapped in a retry)."""
+ClaimMany = Callable[[list[ReportClaim]], Awaitable[Sequence[str | None]]]
+"""Takes the guard's write-once report claims (``LedgerStore.claim_reports``, perhaps in a retry)."""
 
 
-async def resolve_reads(pending: Sequence[tuple[PendingRead, Record]], read: ReadMany) -> list[Outcome[Any]]:
-    """The guard's read → judge for planned drafts: every cited entry read at once, then each judged.
+async def resolve_reads(
+    pending: Sequence[tuple[PendingRead, Record]], read: ReadMany, claim: ClaimMany | None = None
+) -> list[Outcome[Any]]:
+    """The guard's read → judge → claim for planned drafts: every cited entry read at once, each draft
+    judged, then, with ``claim``, every judged draft's claim on its report taken at once
+    (:func:`settle_claims`).
 
     The one sequence the guard agent (a batch), ``verify --ledger`` and ``verify --redis`` (a draft
-    at a time) all run: at most the two Redis round trips of one ``read_many`` however many drafts.
+    at a time, no claim: they publish nothing) all run: at most the two Redis round trips of one
+    ``read_many`` however many drafts, and one of claims.
     """
     keys = list(dict.fromkeys(key for step, _ in pending for key in step.keys))
     lookups = await read(keys) if keys else {}
-    return [finish_read(step, lookups, record) for step, record in pending]
+    judged = [finish_read(step, lookups, record) for step, record in pending]
+    return judged if claim is None else await settle_claims(judged, claim)
+
+
+async def settle_claims(outcomes: Sequence[Outcome[Any]], claim: ClaimMany) -> list[Outcome[Any]]:
+    """One report per draft (SPEC 4.3): each judged draft claims its ``(run_id, draft_id, attempt)``
+    (write-once, the first draft judged owns it), in batch order, in one call; a draft that does not own
+    its triple keeps its verdict (emitted as ever, the same bytes) and loses its report
+    (:func:`without_report`). A draft whose verdict names no triple claims nothing and publishes as
+    before; a rejected record (INTERNAL_ERROR) has no verdict and claims nothing.
+    """
+    claims = [
+        (index, made)
+        for index, outcome in enumerate(outcomes)
+        if outcome.station == Station.GUARD
+        and outcome.rejection is None
+        and outcome.detail is not None
+        and (made := report_claim(outcome.detail)) is not None
+    ]
+    if not claims:
+        return list(outcomes)
+    held = await claim([made for _, made in claims])
+    settled = list(outcomes)
+    for (index, made), before in zip(claims, held, strict=True):
+        settled[index] = without_report(settled[index], claim_outcome(made, before))
+    return settled
+
+
+def without_report(outcome: Outcome[Any], claimed: ReportOutcome) -> Outcome[Any]:
+    """The guard's outcome after its claim: unchanged but for ``fields.report_claim`` when it owns its triple;
+    else without its ``reports`` message (``report_event_id`` null). Its verdict and violations are never
+    touched."""
+    if claimed == ReportOutcome.OWNED:
+        return replace(outcome, audit={**outcome.audit, "report_claim": claimed})
+    kept = tuple(o for o in outcome.outputs if o.topic != Topic.REPORTS)
+    audit = {**outcome.audit, "report_claim": claimed, "report_event_id": None}
+    return replace(outcome, outputs=kept, audit=audit)
 
 
 # --- postprocess ---------------------------------------------------------------------------------
@@ -578,6 +622,7 @@ def guard_station(record: Record, settings: Rules) -> PendingRead:
             # beyond SPEC 5's figures (additive): which tool call each violation is about, for the trail
             "violations": violation_links(plan, verdict["violations"]),
             "report_event_id": None if report is None else report["event_id"],
+            "report_claim": None,  # what the claim on its (run_id, draft_id, attempt) said: settle_claims
         }
         return Outcome(
             station=Station.GUARD,

@@ -144,8 +144,8 @@ def test_each_process_logs_in_to_redis_as_its_user() -> None:
     users = subprocess.run(  # noqa: S603 - our own script
         [str(ROOT / "deploy" / "redis" / "acl.sh"), "users"], capture_output=True, text=True, check=True
     ).stdout.split()
-    assert users == ["ec-ledger", "ec-reader"]
-    expected = {"worker-chain": "ec-ledger", "worker-guard": "ec-reader", "gateway": "ec-reader"}
+    assert users == ["ec-ledger", "ec-guard", "ec-reader"]
+    expected = {"worker-chain": "ec-ledger", "worker-guard": "ec-guard", "gateway": "ec-reader"}
     for name, service in SERVICES.items():
         env_files = service.get("env_file", [])
         assert "EC_REDIS_URL" not in service.get("environment", {}), f"{name}: the URL holds a password"

@@ -884,15 +884,20 @@ def secrets_in(obj: Object) -> set[str]:
 
 
 def test_each_pod_logs_in_to_redis_as_the_user_it_needs() -> None:
-    """The ledger agent writes as ec-ledger; the guard and the gateway only read, as ec-reader; the
-    audit sink never touches Redis; Redis itself knows them from the aclfile secrets.sh renders."""
+    """The ledger agent writes as ec-ledger; the guard reads and keeps its report claims as ec-guard; the
+    gateway only reads, as ec-reader; the audit sink never touches Redis; Redis itself knows them from
+    the aclfile secrets.sh renders."""
     clients = {d["metadata"]["name"]: urlsplit(redis_url_of(d)).username for d in redis_clients()}
     expected = {
-        d["metadata"]["name"]: "ec-ledger" if runs(d, Station.LEDGER) else "ec-reader"
+        d["metadata"]["name"]: "ec-ledger"
+        if runs(d, Station.LEDGER)
+        else "ec-guard"
+        if runs(d, Station.GUARD)
+        else "ec-reader"
         for d in redis_clients()
     }
     assert clients == expected
-    assert set(clients.values()) == set(redis_users()) == {"ec-ledger", "ec-reader"}
+    assert set(clients.values()) == set(redis_users()) == {"ec-ledger", "ec-guard", "ec-reader"}
     assert audit_sink()["metadata"]["name"] not in clients
     assert gateway()["metadata"]["name"] in clients
     for deployment in redis_clients():

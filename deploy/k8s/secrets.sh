@@ -7,11 +7,12 @@
 #                              derived from them (the aclfile, the URLs, trusted.keys); idempotent
 #
 # In generated/ (mode 0600, the public keys 0644):
-#   ec-ledger.password, ec-reader.password  Redis passwords (32 random bytes, hex)
+#   ec-ledger.password, ec-guard.password, ec-reader.password  Redis passwords (32 random bytes, hex)
 #   redis-users.acl   Redis's aclfile: deploy/redis/users.acl rendered for redis.yaml's Redis version,
 #                     passwords as SHA-256 only; `default` has no password and may only PING (probes)
 #   redis-ledger.env  EC_REDIS_URL as ec-ledger (the chain pods: the ledger agent writes)
-#   redis-reader.env  EC_REDIS_URL as ec-reader (the guard and the gateway: they only read)
+#   redis-guard.env   EC_REDIS_URL as ec-guard (the guard: reads, and writes only its report claims)
+#   redis-reader.env  EC_REDIS_URL as ec-reader (the gateway: it only reads)
 #   gateway.env       EC_GATEWAY_TOKEN, the bearer token agents send to the gateway
 #   ledger.key, guard.key, *.pub  signing keys (`evidence-chain keys generate --role`): the ledger
 #                     agent's and the guard's; each private key is mounted into its own pods only;
@@ -83,6 +84,8 @@ done < <("$acl" users)
 } | write "$out/redis-users.acl" 600
 printf 'EC_REDIS_URL=redis://ec-ledger:%s@%s/0\n' "$(<"$out/ec-ledger.password")" "$redis_service" \
     | write "$out/redis-ledger.env" 600
+printf 'EC_REDIS_URL=redis://ec-guard:%s@%s/0\n' "$(<"$out/ec-guard.password")" "$redis_service" \
+    | write "$out/redis-guard.env" 600
 printf 'EC_REDIS_URL=redis://ec-reader:%s@%s/0\n' "$(<"$out/ec-reader.password")" "$redis_service" \
     | write "$out/redis-reader.env" 600
 if [[ ! -s $out/gateway.env ]]; then

@@ -4,10 +4,11 @@
 # with a password or key everyone knows.
 #
 #   .local/compose/redis-users.acl   Redis's aclfile: `default` the dev-only admin without a password
-#                                    (as in the script-driven stack), ec-ledger and ec-reader from
-#                                    deploy/redis/users.acl with their passwords' SHA-256
+#                                    (as in the script-driven stack), ec-ledger, ec-guard and ec-reader
+#                                    from deploy/redis/users.acl with their passwords' SHA-256
 #   .local/compose/ec-ledger.env     EC_REDIS_URL as ec-ledger (the chain worker)
-#   .local/compose/ec-reader.env     EC_REDIS_URL as ec-reader (the guard worker, the gateway)
+#   .local/compose/ec-guard.env      EC_REDIS_URL as ec-guard (the guard worker)
+#   .local/compose/ec-reader.env     EC_REDIS_URL as ec-reader (the gateway)
 #   .local/compose/ledger.key, guard.key, trusted.keys   copies of the dev keys of .local/keys
 #                                    (trusted.keys names each key's role: `ledger <hex>`, `guard <hex>`)
 #

@@ -78,8 +78,8 @@ redis_passwords() {
     done < <("$REDIS_ACL" users)
 }
 
-# redis_users: (re)create the ledger writer and the reader with ACL SETUSER from users.acl, each with
-# a password generated once into .local/redis/users/<user>.password (and <user>.url). Idempotent:
+# redis_users: (re)create the ledger writer, the guard and the reader with ACL SETUSER from users.acl,
+# each with a password generated once into .local/redis/users/<user>.password (and <user>.url). Idempotent:
 # every rule list starts with `reset`. The `default` user stays the passwordless admin: this Redis
 # listens on 127.0.0.1 only and is for development (docs/security.md).
 redis_users() {

@@ -3,8 +3,8 @@
 #
 # As deployed (deploy/k8s, docker-compose.yml; docs/security.md): two workers, each holding only what
 # it needs. The chain (postprocess, project, ledger) logs in to Redis as ec-ledger and signs entries
-# with .local/keys/ledger.key; the guard logs in as ec-reader and signs verdicts with
-# .local/keys/guard.key; every process trusts both public keys (.local/keys/trusted.keys), each in its
+# with .local/keys/ledger.key; the guard logs in as ec-guard (it reads the ledger and keeps its report
+# claims) and signs verdicts with .local/keys/guard.key; every process trusts both public keys (.local/keys/trusted.keys), each in its
 # role: entries verify only under the ledger key, verdicts only under the guard's (SPEC 3.7). The keys
 # and users are made by `make up` (deploy/local/keys.sh, redis.sh), and here again if missing.
 # EC_REDIS_URL set in the environment: that Redis, as that user, for everything.
@@ -36,10 +36,10 @@ users="$LOCAL_DIR/redis/users"
         echo "EC_SIGNING_KEY_FILE=$KEYS_DIR/guard.key"
     } >"$guard_env"
     if [[ -z ${EC_REDIS_URL:-} ]]; then
-        [[ -s $users/ec-ledger.url && -s $users/ec-reader.url ]] \
+        [[ -s $users/ec-ledger.url && -s $users/ec-guard.url && -s $users/ec-reader.url ]] \
             || die "no Redis users in ${users#"$REPO_ROOT"/}: run 'make up' first"
         echo "EC_REDIS_URL=$(<"$users/ec-ledger.url")" >>"$chain_env"
-        echo "EC_REDIS_URL=$(<"$users/ec-reader.url")" >>"$guard_env"
+        echo "EC_REDIS_URL=$(<"$users/ec-guard.url")" >>"$guard_env"
     fi
 )
 if [[ -z ${EC_REDIS_URL:-} ]]; then

@@ -23,6 +23,15 @@ def owners_key(ns: str, tool_call_id: str) -> str:
     return f"{ns}:owners:{{{tool_call_id}}}"
 
 
+def report_claim_key(ns: str, run_id: str, draft_id: str, attempt: int) -> str:
+    """The guard's write-once claim on one draft's report (SPEC 4.3):
+    ``<ns>:report:{<run_id>}:<draft_id>:<attempt>``, in the guard's own key space (``<ns>:report:*``, SPEC 1).
+
+    ``run_id`` is a valid id (no ``:`` or braces); ``draft_id`` may hold any character, and the attempt,
+    digits after the last ``:``, still reads back unambiguously."""
+    return f"{ns}:report:{{{run_id}}}:{draft_id}:{attempt}"
+
+
 def run_pattern(ns: str, run_id: str) -> str:
     """A ``SCAN MATCH`` pattern for every entry of one run (valid ids hold no glob characters)."""
     return ledger_key(ns, run_id, "*")

@@ -16,9 +16,10 @@ from models.ledger import LedgerEntry, WriteResult, as_stored
 from models.vocab import LedgerOutcome
 from streams.errors import RedisUnavailable
 from streams.ledger.events import expired
-from streams.ledger.keys import ledger_key
+from streams.ledger.keys import ledger_key, report_claim_key
 from streams.ledger.store import write_outcome
 from streams.stations.ledger_view import LedgerKey, LedgerLookup
+from streams.stations.publish import ReportClaim
 
 
 class LedgerEntries(MutableMapping[LedgerKey, LedgerEntry]):
@@ -88,6 +89,8 @@ class MemoryLedgerStore:
         self.ttl_ms = ttl_seconds * 1000
         self.clock = clock
         self.entries = LedgerEntries()
+        self.claims: dict[str, tuple[str, int]] = {}
+        """The guard's report claims by key: (owner, expiry in epoch ms), as the Redis store keeps them."""
         self.reads = 0
         self.writes = 0
         self.down = False
@@ -154,6 +157,23 @@ class MemoryLedgerStore:
                 cast(Mapping[str, Any], entry) if entry else None, foreign
             )
         return out
+
+    async def claim_reports(self, claims: Sequence[ReportClaim]) -> list[str | None]:
+        """Write-once each claim, in order (the first for a key wins until it expires); what each key
+        held before (None: this claim took it), as ``RedisLedgerStore.claim_reports``."""
+        self._check()
+        self.writes += 1
+        now = int(self.clock() * 1000)
+        held: list[str | None] = []
+        for claim in claims:
+            key = report_claim_key(self.ns, claim.run_id, claim.draft_id, claim.attempt)
+            found = self.claims.get(key)
+            if found is not None and found[1] > now:
+                held.append(found[0])
+                continue
+            self.claims[key] = (claim.owner, now + self.ttl_ms)
+            held.append(None)
+        return held
 
     async def ledger_keys(self) -> set[LedgerKey]:
         """The key of every entry (what the Redis store finds with SCAN)."""

@@ -5,7 +5,7 @@ Layout (``streams.ledger.keys``, SPEC 3.6): a hash per entry at ``<ns>:ledger:{<
 ``<ns>:owners:{<tool_call_id>}`` of the run ids owning an entry with that tool call id, scored by
 the entry's expiry (epoch ms). Writes trim expired members; readers ignore them.
 
-The ledger agent is the only writer. Every write is one Lua script (atomic): no entry → WRITTEN,
+The ledger agent is the only writer of entries. Every write is one Lua script (atomic): no entry → WRITTEN,
 stamped with ``written_at``/``expires_at`` from Redis ``TIME``; the same sha256 and status →
 DUPLICATE; anything else → CONFLICT. The stored entry is returned in every case, so the ``ledger``
 topic repeats exactly what Redis holds. A batch of writes is one pipeline (one round trip); the
@@ -23,6 +23,11 @@ sent again in halves, down to one entry a pipeline, and the span doubles back wi
 goes through until one times out again: sending the same too-large pipeline again would time out
 again, forever (a stall). What was written before a failure is kept by the caller (``written``), not
 sent again.
+
+The guard keeps one more kind of key, in a key space of its own (SPEC 1, 4.3): the write-once claim on
+each draft's report, ``<ns>:report:{<run_id>}:<draft_id>:<attempt>`` holding ``<draft_sha256> <verdict
+event_id>`` for the ledger's TTL (:meth:`RedisLedgerStore.claim_reports`: ``SET NX GET``, a pipeline per
+batch, ended with the same durability wait as the entries).
 
 Every ``redis`` exception is translated here, once, by :func:`redis_errors`.
 """
@@ -46,9 +51,17 @@ from streams import codec
 from streams.envelope import read_origin
 from streams.errors import RedisRefused, RedisUnavailable
 from streams.ledger.client import close_client, open_client
-from streams.ledger.keys import ledger_key, ledger_pattern, owners_key, parse_ledger_key, run_pattern
+from streams.ledger.keys import (
+    ledger_key,
+    ledger_pattern,
+    owners_key,
+    parse_ledger_key,
+    report_claim_key,
+    run_pattern,
+)
 from streams.settings import Settings
 from streams.stations.ledger_view import LedgerKey, LedgerLookup
+from streams.stations.publish import ReportClaim
 
 log = logging.getLogger(__name__)
 
@@ -133,10 +146,11 @@ def refusal_advice(error: str, ns: str | None) -> str:
             f"the key is outside this Redis user's key pattern: EC_NS is {shown!r}, and the users of "
             "deploy/redis/users.acl may touch only the namespaces they were rendered for (~ec:* by "
             f"default). Render the users for this namespace — the local stack: `EC_NS={shown} make up`; "
-            f"elsewhere: `deploy/redis/acl.sh rules ec-ledger <redis version> {shown}` (and ec-reader) "
-            f"for ACL SETUSER, or `deploy/redis/acl.sh aclfile <redis version> <password dir> {shown}` "
-            "for an aclfile (deploy/k8s: EC_NS in configmap.yaml, then deploy/k8s/secrets.sh) — or set "
-            "EC_NS to the namespace the users were rendered for"
+            f"elsewhere: `deploy/redis/acl.sh rules ec-ledger <redis version> {shown}` (and ec-guard, "
+            "ec-reader) for ACL SETUSER, or "
+            f"`deploy/redis/acl.sh aclfile <redis version> <password dir> {shown}` for an aclfile "
+            "(deploy/k8s: EC_NS in configmap.yaml, then deploy/k8s/secrets.sh) — or set EC_NS to the "
+            "namespace the users were rendered for"
         )
     command = _COMMAND_REFUSED.search(error)
     if command is not None and command.group(1).lower() == "select":
@@ -148,8 +162,8 @@ def refusal_advice(error: str, ns: str | None) -> str:
     if command is not None:
         return (
             f"this Redis user may not run {command.group(1).upper()}: the ledger agent (and `ledger "
-            "rebuild`) logs in as ec-ledger, everything else as ec-reader (deploy/redis/users.acl; "
-            "render them with `make up` or deploy/redis/acl.sh)"
+            "rebuild`) logs in as ec-ledger, the guard as ec-guard, everything else as ec-reader "
+            "(deploy/redis/users.acl; render them with `make up` or deploy/redis/acl.sh)"
         )
     return (
         "check the password in EC_REDIS_URL / EC_REDIS_PASSWORD and the user's ACL (the ledger agent's "
@@ -372,18 +386,7 @@ class RedisLedgerStore:
                 await self.client.script_load(self._script.script)
                 replies = await self._send_writes(keys, entries, restore=restore)
             self.round_trips += 1
-        if self.durability == "replica":
-            acked = replies.pop()
-            if int(acked) < self.replicas:
-                raise RedisUnavailable(
-                    f"only {acked} of EC_REDIS_REPLICAS={self.replicas} replicas acknowledged the ledger "
-                    "write "
-                    f"within {self.wait_timeout_ms} ms"
-                )
-        elif self.durability == "fsync" and self._waitaof:
-            local = replies.pop()
-            if not local or int(local[0]) < 1:
-                raise RedisUnavailable("WAITAOF: the ledger write was not fsynced to the AOF in time")
+        self._check_durable(replies, "the ledger write")
         results = []
         for key, entry, (outcome, flat) in zip(keys, entries, replies, strict=True):
             pairs: dict[Any, Any] = dict(zip(flat[0::2], flat[1::2], strict=True))
@@ -411,12 +414,66 @@ class RedisLedgerStore:
                 for name, value in to_hash(entry).items():
                     args += [name, value]
                 pipe.evalsha(self._script.sha, 2, key, owners_key(self.ns, entry["tool_call_id"]), *args)
-            if self.durability == "replica":
-                pipe.execute_command("WAIT", self.replicas, self.wait_timeout_ms)
-            elif self.durability == "fsync" and self._waitaof:
-                pipe.execute_command("WAITAOF", 1, 0, self.wait_timeout_ms)
+            self._wait_durable(pipe)
             replies: list[Any] = await pipe.execute()
             return replies
+
+    def _wait_durable(self, pipe: Any) -> None:
+        """End a write pipeline with the wait ``EC_REDIS_DURABILITY`` asks for (none on an fsync server
+        without WAITAOF: it fsyncs before it replies)."""
+        if self.durability == "replica":
+            pipe.execute_command("WAIT", self.replicas, self.wait_timeout_ms)
+        elif self.durability == "fsync" and self._waitaof:
+            pipe.execute_command("WAITAOF", 1, 0, self.wait_timeout_ms)
+
+    def _check_durable(self, replies: list[Any], what: str) -> None:
+        """Pop the durability wait's reply off ``replies`` and hold the batch when it fell short.
+
+        Raises:
+            RedisUnavailable: fewer replicas than ``EC_REDIS_REPLICAS``, or no fsync in time.
+        """
+        if self.durability == "replica":
+            acked = replies.pop()
+            if int(acked) < self.replicas:
+                raise RedisUnavailable(
+                    f"only {acked} of EC_REDIS_REPLICAS={self.replicas} replicas acknowledged {what} "
+                    f"within {self.wait_timeout_ms} ms"
+                )
+        elif self.durability == "fsync" and self._waitaof:
+            local = replies.pop()
+            if not local or int(local[0]) < 1:
+                raise RedisUnavailable(f"WAITAOF: {what} was not fsynced to the AOF in time")
+
+    async def claim_reports(self, claims: Sequence[ReportClaim]) -> list[str | None]:
+        """Write-once each draft's claim on its report (SPEC 4.3), in order, in one pipeline ended by the
+        durability wait: ``SET <key> <owner> NX GET PX <ledger TTL>``. Returns what each triple's claim
+        held before (None: this claim took it), so a repeat in the same batch sees the first.
+
+        Raises:
+            RedisUnavailable: the claims are not known to be durable; retry them all (a claim already
+                taken answers its own owner: the same outcome).
+            RedisRefused: the user may not write ``<ns>:report:*`` (the guard's user, ``ec-guard``).
+        """
+        if not claims:
+            return []
+        await self._prepare_durability()
+        what = (
+            f"claiming the reports of {len(claims)} drafts in {self.ns}:report:* (the guard logs in as "
+            "ec-guard, the one user that may write them; ec-reader may not)"
+        )
+        with redis_errors(what, ns=self.ns):
+            async with self.client.pipeline(transaction=False) as pipe:
+                for claim in claims:
+                    key = report_claim_key(self.ns, claim.run_id, claim.draft_id, claim.attempt)
+                    pipe.set(key, claim.owner, nx=True, get=True, px=self.ttl_ms)
+                self._wait_durable(pipe)
+                replies: list[Any] = await pipe.execute()
+            self.round_trips += 1
+        self._check_durable(replies, "the report claims")
+        return [
+            held if held is None or isinstance(held, str) else bytes(held).decode("utf-8", "replace")
+            for held in replies
+        ]
 
     async def entries_of_run(self, run_id: str) -> list[LedgerEntry]:
         """Every live entry of one run (SCAN, for export and inspection; not a hot path)."""

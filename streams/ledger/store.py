@@ -9,6 +9,7 @@ from typing import Any, Protocol
 from models.ledger import LedgerEntry, WriteResult
 from models.vocab import LedgerOutcome
 from streams.stations.ledger_view import LedgerKey, LedgerLookup
+from streams.stations.publish import ReportClaim
 
 WRITE_ONCE_FIELDS: tuple[str, ...] = ("projection_sha256", "status")
 """What write-once compares (SPEC 3.6, 3.7): not the event id, origin, signature or stamps, so the same
@@ -64,6 +65,15 @@ class LedgerStore(Protocol):
 
     async def entries_of_run(self, run_id: str) -> list[LedgerEntry]:
         """Every live entry of one run."""
+        ...
+
+    async def claim_reports(self, claims: Sequence[ReportClaim]) -> list[str | None]:
+        """The guard's write-once claims on its drafts' reports (SPEC 4.3), in order, in one round trip:
+        what each triple's claim held before, None where this claim took it.
+
+        Raises:
+            RedisUnavailable: the claims are not known to be durable; the caller holds and retries them.
+        """
         ...
 
     async def close(self) -> None:

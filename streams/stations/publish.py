@@ -7,13 +7,21 @@ is a function of the verdict and the parsed draft alone, so a re-delivered draft
 and its signature (when the guard signs) covers the report's exact JSON.
 
 Downstream systems read ``reports``, never ``diagnosis-drafts``.
+
+One report per draft (SPEC 4.3): the first draft judged under a ``(run_id, draft_id, attempt)`` owns
+that triple, through a write-once claim the guard keeps beside the ledger (:class:`ReportClaim`, held
+by the edge: ``streams.ledger.redis``, ``streams.ledger.memory``). :func:`claim_outcome` is the one
+rule for what a claim's answer means: the owner (or the owner's own record re-delivered) publishes;
+the same bytes from another record and another draft publish nothing.
 """
 
 from __future__ import annotations
 
-from typing import cast
+from dataclasses import dataclass
+from typing import Any, cast
 
 from models.draft import DiagnosisDraft
+from models.ids import is_valid_id
 from models.verdict import (
     FallbackReport,
     Report,
@@ -24,7 +32,7 @@ from models.verdict import (
     Verdict,
     VerdictSignature,
 )
-from models.vocab import AnalysisKind, VerdictKind
+from models.vocab import AnalysisKind, ReportOutcome, VerdictKind
 from streams.trust.keys import Signer
 
 PUBLISH = "publish"
@@ -113,3 +121,45 @@ def report_event(
     if signer is not None:
         event["signature"] = cast(VerdictSignature, signer.sign_report(event))
     return event
+
+
+@dataclass(frozen=True, slots=True)
+class ReportClaim:
+    """One judged draft's claim on its ``(run_id, draft_id, attempt)``: write-once, the first one wins.
+
+    ``owner`` names the draft record that judged it — its bytes' SHA-256 and the verdict's ``event_id``
+    (a function of the record's coordinates) — so the owner's own record re-delivered is told apart from
+    the same bytes sent again as another record.
+    """
+
+    run_id: str
+    draft_id: str
+    attempt: int
+    draft_sha256: str
+    verdict_event_id: str
+
+    @property
+    def owner(self) -> str:
+        """What the claim stores: ``<draft_sha256> <verdict event_id>``."""
+        return f"{self.draft_sha256} {self.verdict_event_id}"
+
+
+def report_claim(verdict: Verdict) -> ReportClaim | None:
+    """The claim a judged draft makes, or None when its verdict names no triple a key can hold: no
+    valid ``run_id`` (the draft names no run), no ``draft_id``, or no ``event_id`` (judged offline)."""
+    run_id, draft_id, event_id = verdict["run_id"], verdict["draft_id"], verdict["event_id"]
+    if run_id is None or not is_valid_id(run_id) or draft_id is None or event_id is None:
+        return None
+    return ReportClaim(run_id, draft_id, verdict["attempt"], verdict["draft_sha256"], event_id)
+
+
+def claim_outcome(claim: ReportClaim, held: Any) -> ReportOutcome:
+    """What the claim's answer means: ``held`` is what the triple's claim held before this one (None:
+    nothing, so this draft took it). The owner, or its own record again, owns it (its report is
+    published); the same bytes from another record repeat what the owner published; anything else is a
+    conflict, and so is an answer that is not a claim (nothing says it is this draft's)."""
+    if held is None or held == claim.owner:
+        return ReportOutcome.OWNED
+    if isinstance(held, str) and held.split(" ", 1)[0] == claim.draft_sha256:
+        return ReportOutcome.REPEAT
+    return ReportOutcome.CONFLICT

@@ -37,6 +37,7 @@ from streams.pipeline import (
 from streams.retry import HoldListener, RetryPolicy, hold
 from streams.settings import Settings
 from streams.stations.ledger_view import LedgerKey, LedgerLookup
+from streams.stations.publish import ReportClaim
 
 
 class Sink(Protocol):
@@ -76,7 +77,8 @@ def wall_clock() -> str:
 
 
 class BatchRunner:
-    """One station's batches: at most one Redis round trip of writes (ledger) or two of reads (guard)."""
+    """One station's batches: at most one Redis round trip of writes (ledger), or two of reads and one of
+    report claims (guard)."""
 
     def __init__(
         self,
@@ -186,7 +188,16 @@ class BatchRunner:
                     on_hold=self.on_hold,
                 )
 
-            judged = await resolve_reads([(step, records[j]) for j, step in reads], read)
+            async def claim(claims: list[ReportClaim]) -> list[str | None]:
+                # SPEC 4.3: one report per draft; an outage holds the batch here too, never a dead letter
+                return await hold(
+                    lambda: store.claim_reports(claims),
+                    what=f"guard: claiming the reports of {len(claims)} drafts",
+                    policy=self.policy,
+                    on_hold=self.on_hold,
+                )
+
+            judged = await resolve_reads([(step, records[j]) for j, step in reads], read, claim)
             for (j, _), outcome in zip(reads, judged, strict=True):
                 out[j] = outcome
         return [o for o in out if o is not None]

@@ -1,10 +1,11 @@
 """Least privilege around the ledger (issue 19, item 5): the Redis users of deploy/redis/users.acl.
 
-Each test makes its own two users from that file, rendered by deploy/redis/acl.sh as the local stack
+Each test makes its own three users from that file, rendered by deploy/redis/acl.sh as the local stack
 renders them (the rules are written once), restricted to the test's own key namespace, and deletes
-them afterwards. The reader (the guard, the gateway, inspect, serve) reads with the project's own
+them afterwards. The reader (the gateway, inspect, serve) reads with the project's own
 ``RedisLedgerStore`` and is refused every write; the writer (the ledger agent) runs the real write
-path, durability check included, and is refused what an administrator does.
+path, durability check included, and is refused what an administrator does; the guard reads the ledger
+and takes its write-once report claims (SPEC 4.3) in ``<ns>:report:*``, and writes nothing else.
 """
 
 from __future__ import annotations
@@ -25,13 +26,14 @@ from models.ledger import LEDGER_ENTRY_FIELDS, LedgerEntry
 from models.vocab import LedgerOutcome
 from streams.errors import RedisRefused
 from streams.hashing import sha256_hex
-from streams.ledger.keys import ledger_key, owners_key
+from streams.ledger.keys import ledger_key, owners_key, report_claim_key
 from streams.ledger.redis import RedisLedgerStore
 from streams.settings import Settings
+from streams.stations.publish import ReportClaim
 
 ROOT = Path(__file__).resolve().parents[2]
 ACL = ROOT / "deploy" / "redis" / "acl.sh"
-WRITER, READER = "ec-ledger", "ec-reader"
+WRITER, READER, GUARD = "ec-ledger", "ec-reader", "ec-guard"
 """The roles of deploy/redis/users.acl."""
 
 WRITING_SCRIPT = "return redis.call('HSET', KEYS[1], 'status', 'READY')"
@@ -44,6 +46,7 @@ class Users:
     ns: str
     writer_url: str
     reader_url: str
+    guard_url: str
 
 
 def rules(role: str, version: str, ns: str) -> list[str]:
@@ -78,16 +81,16 @@ async def admin(redis_url: str) -> AsyncIterator[aioredis.Redis]:
 
 @pytest.fixture
 async def users(admin: aioredis.Redis, redis_url: str, unique_prefix: str) -> AsyncIterator[Users]:
-    """A writer and a reader made from users.acl for this test's namespace; deleted afterwards."""
+    """A writer, a reader and the guard made from users.acl for this test's namespace; deleted afterwards."""
     ns = unique_prefix.rstrip("-")
     version = str((await admin.info("server"))["redis_version"])
     made: dict[str, str] = {}
     try:
-        for role in (WRITER, READER):
+        for role in (WRITER, READER, GUARD):
             name, password = f"{unique_prefix}{role}", secrets.token_hex(16)
             await command(admin, "ACL", "SETUSER", name, *rules(role, version, ns), f">{password}")
             made[role] = login_url(redis_url, name, password)
-        yield Users(ns, made[WRITER], made[READER])
+        yield Users(ns, made[WRITER], made[READER], made[GUARD])
     finally:
         for role in made:
             await command(admin, "ACL", "DELUSER", f"{unique_prefix}{role}")
@@ -225,6 +228,52 @@ async def test_the_writer_runs_the_write_path_and_nothing_an_administrator_does(
     finally:
         await client.aclose()
     assert (await admin.hgetall(key))[b"status"] == b"READY"
+
+
+async def test_the_guard_reads_the_ledger_and_claims_reports_and_writes_nothing_else(
+    users: Users, admin: aioredis.Redis
+) -> None:
+    writer = store(users.writer_url, users.ns)
+    try:
+        (written,) = await writer.write_many([entry("run-1", "call-1")])
+    finally:
+        await writer.close()
+    claim = ReportClaim("run-1", "d-1", 1, "ab" * 32, "guard:t.diagnosis-drafts:0:7:1")
+    other = ReportClaim("run-1", "d-1", 1, "cd" * 32, "guard:t.diagnosis-drafts:0:8:1")
+    guard = store(users.guard_url, users.ns, durability="fsync")  # the real path, durability check included
+    try:
+        await guard.ping()
+        lookups = await guard.read_many([("run-1", "call-1"), ("run-1", "call-none")])
+        assert lookups[("run-1", "call-1")].entry == written.stored
+        assert await guard.claim_reports([claim, other]) == [None, claim.owner]
+        assert await guard.claim_reports([claim]) == [claim.owner]  # the owner again: the same answer
+    finally:
+        await guard.close()
+    key = report_claim_key(users.ns, "run-1", "d-1", 1)
+    assert await admin.get(key) == claim.owner.encode()
+    assert 0 < await admin.pttl(key) <= Settings().ledger_ttl_seconds * 1000  # expires with the ledger
+    entry_key = ledger_key(users.ns, "run-1", "call-1")
+    client = aioredis.Redis.from_url(users.guard_url)
+    try:
+        await refused(client.hset(entry_key, "status", "FAILED"))
+        await refused(client.set(entry_key, "x"))  # SET, but only on its own claims
+        await refused(client.zadd(owners_key(users.ns, "call-1"), {"run-x": 1}))
+        await refused(client.set(f"{users.ns}:elsewhere", "x"))
+        await refused(client.delete(key))  # a claim is write-once: nobody takes one back
+        await refused(client.eval(WRITING_SCRIPT, 1, entry_key))
+        await refused(client.flushall())
+        await refused(client.config_set("appendonly", "no"))
+    finally:
+        await client.aclose()
+    assert (await admin.hgetall(entry_key))[b"status"] == b"READY"
+    # the reader (the gateway, any agent-facing door) cannot take a claim and so hold back a report
+    as_reader = store(users.reader_url, users.ns, durability="none")
+    try:
+        with pytest.raises(RedisRefused, match="NoPermissionError"):
+            await as_reader.claim_reports([ReportClaim("run-1", "d-2", 1, "ab" * 32, "guard:x:0:1:1")])
+    finally:
+        await as_reader.close()
+    assert not await admin.exists(report_claim_key(users.ns, "run-1", "d-2", 1))
 
 
 async def test_a_worker_in_another_namespace_is_told_to_render_the_users_for_it(users: Users) -> None:
