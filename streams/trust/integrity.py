@@ -208,10 +208,12 @@ def distinct_reports(
     """The reports a reader may show, in the order given (the topic's, or the store's): those that hold
     (:func:`check_report`), each once by its signed fields (:func:`report_identity`), and one per
     ``(run_id, draft_id, attempt)`` — the first (SPEC 4.3: the first draft judged under a triple owns
-    it; a re-sent copy under a new ``event_id`` neither replaces nor repeats it)."""
+    it; a re-sent copy under a new ``event_id`` neither replaces nor repeats it). Of copies of one
+    report, the one shown is the original — its ``event_id`` has its verdict's coordinates — wherever
+    a copy sorts."""
     kept: list[dict[str, Any]] = []
     refused: list[str] = []
-    seen: set[bytes] = set()
+    seen: dict[bytes, int] = {}
     owners: set[tuple[str, str, int]] = set()
     repeats = conflicts = 0
     for event in events:
@@ -225,8 +227,11 @@ def distinct_reports(
         identity = report_identity(event)
         if identity in seen:
             repeats += 1
+            at = seen[identity]
+            if _at_its_verdict(event) and not _at_its_verdict(kept[at]):
+                kept[at] = dict(event)  # the copy came first (its origin is anyone's): show the original
             continue
-        seen.add(identity)
+        seen[identity] = len(kept)
         triple = report_triple(event)
         if triple is not None and triple in owners:
             conflicts += 1
@@ -235,3 +240,13 @@ def distinct_reports(
             owners.add(triple)
         kept.append(dict(event))
     return Published(kept, refused, repeats, conflicts)
+
+
+def _at_its_verdict(event: Mapping[str, Any]) -> bool:
+    """Whether a report's ``event_id`` has its verdict's coordinates, as the guard writes both from one
+    draft record (``publish:<coordinates>`` beside ``guard:<coordinates>``, SPEC 1): the original, not a
+    copy re-sent under another ``event_id`` (which is not signed)."""
+    event_id, verdict_event_id = event.get("event_id"), event.get("verdict_event_id")
+    if not isinstance(event_id, str) or not isinstance(verdict_event_id, str):
+        return False
+    return ":" in event_id and event_id.split(":", 1)[1] == verdict_event_id.split(":", 1)[-1]

@@ -149,7 +149,8 @@ def test_readers_drop_repeats_by_the_signed_fields_and_keep_the_first_report_of_
     kept = distinct_reports(
         [resent, first, forged, other_run, second_draft, next_attempt], trusted, run_id="run-A"
     )
-    assert [r["event_id"] for r in kept.reports] == [resent["event_id"], next_attempt["event_id"]]
+    # the copy sorted first, and the original is shown in its place: its event_id has its verdict's coordinates
+    assert [r["event_id"] for r in kept.reports] == [first["event_id"], next_attempt["event_id"]]
     assert (kept.repeats, kept.conflicts, len(kept.refused)) == (1, 1, 2)
     # in the other order the first one stays: a copy never replaces the report it copies
     kept = distinct_reports([first, resent], trusted, run_id="run-A")
