@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -27,6 +28,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from models.ids import is_valid_id
 from models.vocab import Station, Topic
 from streams import codec
 from streams.cli.audit import report_summary
@@ -311,11 +313,46 @@ def run_demo(args: argparse.Namespace) -> int:
     finally:
         for worker in workers:
             _stop(worker)
+    run_id, commands = _again(settings, raw, logs)
     out.print(
         Text.assemble(
             "\nTopics are kept under the prefix ",
             (prefix, "bold"),
-            f"; see them again with EC_TOPIC_PREFIX={prefix} EC_NS={settings.ns} evidence-chain ...",
+            f"; see {run_id} again (the audit sink reads the topics into a file, inspect shows the run):",
         )
     )
+    out.file.flush()
+    print(commands, flush=True)  # not through rich: a line it wraps would not paste
     return 0
+
+
+def _again(settings: Settings, raw: list[bytes], logs: Path) -> tuple[str, str]:
+    """The first sample run, and the commands a person can paste to see its whole trail again: the
+    audit sink drains this demo's topics into a SQLite file of its own, then ``inspect`` reads it."""
+    runs = [doc.get("run_id") for doc in map(_json_object, raw) if doc is not None]
+    run_id = next((run for run in runs if isinstance(run, str) and is_valid_id(run)), "RUN_ID")
+    cli = Path(sys.executable).with_name("evidence-chain")
+    if cli.is_relative_to(Path.cwd()):
+        cli = cli.relative_to(Path.cwd())
+    env = {
+        "EC_TOPIC_PREFIX": settings.topic_prefix,
+        "EC_APP_ID": settings.app_id,
+        "EC_NS": settings.ns,
+        "EC_AUDIT_DB": str(logs / f"{settings.topic_prefix}audit.db"),
+        "EC_AUDIT_SINK_PORT": "0",
+    }
+    exports = " ".join(f"{name}={shlex.quote(value)}" for name, value in env.items())
+    command = shlex.quote(str(cli))
+    sink, inspect = (
+        f"{command} audit-sink --once --loglevel warning",
+        f"{command} inspect {shlex.quote(run_id)}",
+    )
+    return run_id, f"export {exports}\n{sink} && {inspect}"
+
+
+def _json_object(line: bytes) -> dict[str, Any] | None:
+    try:
+        doc = codec.loads(line)
+    except codec.JSONDecodeError:
+        return None
+    return doc if isinstance(doc, dict) else None
