@@ -9,6 +9,9 @@
   removed first, so the restarted worker processes the batch.
 - ``EC_TEST_BATCH_DELAY=<seconds>``: every postprocess batch waits that long before it starts (a slow
   worker, so a test can be sure work is still in flight when it breaks something).
+- ``EC_TEST_GATE_DIR=<dir>`` and ``EC_TEST_GATE_ON=<text>``: the first ledger batch holding the text
+  writes ``<dir>/waiting`` and waits for ``<dir>/go`` before it starts (before any Redis write), so
+  a test can break Redis while a batch is provably in flight, then let it go.
 
 Nothing here is importable from the product: the hooks patch it from outside, in this process only.
 They patch ``BatchRunner.start``, the step every batch goes through (``run`` and the agent loop's
@@ -20,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from models.vocab import Station
@@ -56,9 +60,31 @@ def _install_delay() -> None:
     BatchRunner.start = slow  # type: ignore[method-assign]
 
 
+def _install_gate() -> None:
+    folder, marker = os.environ.get("EC_TEST_GATE_DIR"), os.environ.get("EC_TEST_GATE_ON", "").encode()
+    if not folder or not marker:
+        return
+    start = BatchRunner.start
+    waiting, go = Path(folder) / "waiting", Path(folder) / "go"
+
+    async def gated(self: BatchRunner, records: Any) -> Any:
+        if (
+            self.station is Station.LEDGER
+            and not waiting.exists()
+            and any(marker in r.value for r in records)
+        ):
+            waiting.write_text(f"{len(records)} records\n")
+            while not go.exists():  # noqa: ASYNC110 - the gate is a file the test (another process) makes
+                await asyncio.sleep(0.05)
+        return await start(self, records)
+
+    BatchRunner.start = gated  # type: ignore[method-assign]
+
+
 def _install() -> None:
     _install_stall()
     _install_delay()
+    _install_gate()
     marker = os.environ.get("EC_TEST_RAISE_ON", "").encode()
     if marker:
         original = pipeline.STATIONS[Station.POSTPROCESS]

@@ -10,7 +10,7 @@ import random
 import sys
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -157,6 +157,15 @@ async def wait_progress(run: Run, keys: list[tuple[str, str]], share: float, wor
             return
         await asyncio.sleep(0.2)
     raise AssertionError(f"no progress to {share:.0%}\n{worker.log_tail()}")
+
+
+async def wait_for(condition: Callable[[], bool], worker: Worker, what: str, timeout_s: float = 120) -> None:
+    """Until ``condition()`` holds; fails at once when the worker has exited, and after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if not worker.running or time.monotonic() > deadline:
+            raise AssertionError(f"no {what} (worker running: {worker.running})\n{worker.log_tail()}")
+        await asyncio.sleep(0.1)
 
 
 @dataclass

@@ -5,14 +5,27 @@ and no verdict is given while the ledger cannot be read."""
 from __future__ import annotations
 
 import asyncio
+import re
 import uuid
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from streams import codec
-from tests.faults.support import HookedWorker, Run, expected, fault_env, record_mix, wait_progress
+from tests.faults.support import HookedWorker, Run, expected, fault_env, record_mix, wait_for, wait_progress
 from tests.services import FaultKafka, FaultRedis
 
 OUTAGE_S = 10
+LEDGER_HOLD = re.compile(r"ledger: writing \d+ entries failed .*; holding the batch")  # streams.retry.hold
+
+
+def json_object(value: bytes) -> dict[str, Any]:
+    """A record as a JSON object, or ``{}`` (the hostile records that are not one)."""
+    try:
+        doc = codec.loads(value)
+    except codec.JSONDecodeError:
+        return {}
+    return doc if isinstance(doc, dict) else {}
 
 
 def draft(run_id: str, tool_call_id: str, n: int) -> bytes:
@@ -34,13 +47,30 @@ async def test_redis_down_mid_stream_and_mid_guard(
     records = record_mix(3000)
     want = expected(records, run.settings)
     keys = sorted(want.entries)
+    # The ledger batch holding a record 40 % into the stream waits at a gate until Redis is dead
+    # (tests/faults/hooked_worker.py): a batch is in flight when Redis dies, however busy the machine.
+    calls = Counter(tool_call for _, tool_call in keys)
+    ids = [(doc.get("run_id"), doc.get("tool_call_id")) for doc in map(json_object, records)]
+    gate_on = next(t for r, t in ids[len(ids) * 2 // 5 :] if (r, t) in want.entries and calls[t] == 1)
+    gate = tmp_path / "gate"
+    gate.mkdir()
     await run.prepare()
     await run.publish("raw-hits", records)
-    worker = HookedWorker(fault_env(run.prefix, run.kafka, run.redis), tmp_path / "worker.log").start()
+    env = fault_env(
+        run.prefix,
+        run.kafka,
+        run.redis,
+        EC_TEST_GATE_DIR=str(gate),
+        EC_TEST_GATE_ON=f'"tool_call_id":"{gate_on}"',
+    )
+    worker = HookedWorker(env, tmp_path / "worker.log").start()
     try:
         # mid-stream: the ledger agent holds its batch; nothing is written FAILED or dead-lettered
-        await wait_progress(run, keys, 0.3, worker)
+        await wait_for(lambda: (gate / "waiting").exists(), worker, "the ledger batch at the gate")
+        assert await run.entries_found([k for k in keys if k[1] == gate_on]) == 0
         fault_redis.stop(kill=True)
+        (gate / "go").touch()
+        await wait_for(lambda: bool(LEDGER_HOLD.search(worker.log_path.read_text())), worker, "ledger hold")
         before = len(await run.read("ledger", until=lambda v: True, settle=1.0))
         await asyncio.sleep(OUTAGE_S)
         during = len(await run.read("ledger", until=lambda v: True, settle=0.5))
@@ -48,7 +78,6 @@ async def test_redis_down_mid_stream_and_mid_guard(
         fault_redis.start()
         await run.wait_entries(keys, [worker])
         await run.check(want)  # exact dead letters: none for the outage
-        assert "holding the batch" in worker.log_path.read_text()
 
         # mid-guard: drafts that cite READY entries wait for the ledger, then PASS
         ready = [k for k, (status, _) in want.entries.items() if status == "READY"][:50]
