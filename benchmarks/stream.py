@@ -399,7 +399,7 @@ def guard_draft(
         },
         {
             "id": "p2",
-            "content": "观察 p99 延迟十五分钟，确认告警消失后再处理其余节点。",
+            "content": "观察 p99 延迟，确认告警消失后再处理其余节点。",
             "based_on_analysis_ids": [a["id"] for a in analysis[:2]],
         },
     ]

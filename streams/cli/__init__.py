@@ -26,6 +26,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="evidence-chain",
         description="Govern RAG evidence for an LLM agent and check its diagnosis against what it was shown.",
     )
+    parser.add_argument(
+        "--version", action="version", version=_version(), help="print the versions (and the review's rules)"
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     offline.register(sub)
     for name in (
@@ -49,6 +52,19 @@ def build_parser() -> argparse.ArgumentParser:
             continue
         module.register(sub)
     return parser
+
+
+def _version() -> str:
+    """``evidence-chain <package version> (review rules <n>)``: the rules the guard judges claims by."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from streams.stations.review import RULES_VERSION
+
+    try:
+        package = version("evidence-chain")
+    except PackageNotFoundError:
+        package = "unknown"
+    return f"evidence-chain {package} (review rules {RULES_VERSION})"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,4 +1,4 @@
-"""What goes back to the model after a verdict: a repair prompt for REJECT, the fixed report for FALLBACK.
+r"""What goes back to the model after a verdict: a repair prompt for REJECT, the fixed report for FALLBACK.
 
 The design note's loop (§9): a draft whose citations or structure break a rule goes back to the
 model with the violations and what to change ("evidence-repair-prompt"); a draft that still fails
@@ -6,13 +6,17 @@ on its last attempt is replaced by the fixed FALLBACK report. One instruction pe
 in Chinese as the design note's prompts are, English on request. The instructions are fixed text:
 nothing from the draft is echoed except the code and the path (a path is built by the guard from
 item indexes and field names, never from the model's words), so the prompt cannot carry an
-injection back into the model. For the review's codes (21-23) that means the prompt says which text
-holds an unsupported number, identifier or quotation, never which one: the verdict's message names it
-for people, and the model reads its own text again.
+injection back into the model — except the review's codes (21-23): for those the prompt names each
+unsupported specific as the draft wrote it, escaped (JSON string escapes, invisible characters as
+``\uXXXX``) and at most 80 characters, with its path, and, where the cited evidence gives the same key
+another value, that value (SPEC 4.2; docs/review-rules.md §9). It takes them from the violation's message,
+which the guard writes in one fixed form (:func:`streams.stations.review.message`); a message in any
+other form is not echoed, and the prompt falls back to the code's instruction alone.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -57,11 +61,11 @@ INSTRUCTIONS: dict[Language, dict[ViolationCode, str]] = {
         Code.LEDGER_PAYLOAD_UNKNOWN_FIELD: _ZH_UNVERIFIABLE,
         Code.LEDGER_PAYLOAD_TAMPERED: "账本中该工具调用的结果校验失败：不要引用它，"
         "改用其他证据或写入 limitations。",
-        Code.CLAIM_NUMBER_UNSUPPORTED: "这段文字中的某个数字在它所引用的证据中不存在：删除该数字，"
-        "或改引用原文含有这个数字的工具调用结果，并照原文书写。",
-        Code.CLAIM_IDENTIFIER_UNSUPPORTED: "这段文字中的某个标识（配置项、路径、版本、主机、错误码等）"
+        Code.CLAIM_NUMBER_UNSUPPORTED: "这段文字中的数字在它所引用的证据中不存在：删除该数字，"
+        "或改引用原文含有这个数字的工具调用结果，并照原文书写（数值与单位都照原文，不要换算）。",
+        Code.CLAIM_IDENTIFIER_UNSUPPORTED: "这段文字中的标识（配置项、路径、版本、主机、错误码、命令等）"
         "在它所引用的证据中不存在：删除它，或改引用含有它的工具调用结果，并逐字照抄证据中的写法。",
-        Code.CLAIM_QUOTE_UNSUPPORTED: "这段文字中引号内的内容不是所引用证据的原文：逐字引用证据原文，"
+        Code.CLAIM_QUOTE_UNSUPPORTED: "这段文字中引号或代码内的内容不是所引用证据的原文：逐字引用证据原文，"
         "或去掉引号改为转述，或改引用含有这句原文的工具调用结果。",
     },
     "en": {
@@ -99,19 +103,27 @@ INSTRUCTIONS: dict[Language, dict[ViolationCode, str]] = {
         "cite it; use other evidence or state it in limitations.",
         Code.CLAIM_NUMBER_UNSUPPORTED: "This text states a number that is in none of the evidence it cites: "
         "remove the number, or cite the tool call result that contains it and write it as the evidence "
-        "does.",
+        "does (the value and the unit as given, not converted).",
         Code.CLAIM_IDENTIFIER_UNSUPPORTED: "This text names an identifier (a config key, path, version, "
-        "host, error code ...) that is in none of the evidence it cites: remove it, or cite the tool call "
-        "result that contains it and copy it exactly as the evidence writes it.",
-        Code.CLAIM_QUOTE_UNSUPPORTED: "This text quotes words that are not in the evidence it cites: quote "
-        "the evidence word for word, or drop the quotation marks and paraphrase, or cite the tool call "
-        "result that contains the quoted words.",
+        "host, error code, command ...) that is in none of the evidence it cites: remove it, or cite the "
+        "tool call result that contains it and copy it exactly as the evidence writes it.",
+        Code.CLAIM_QUOTE_UNSUPPORTED: "This text quotes words (or code) that are not in the evidence it "
+        "cites: quote the evidence word for word, or drop the quotation marks and paraphrase, or cite the "
+        "tool call result that contains the quoted words.",
     },
 }
 """One fixed instruction per violation code and language."""
 
 _FRAME: dict[Language, dict[str, str]] = {
     "zh": {
+        "specific": "{index}. [{code}] 位置 {path}：{what} {specific} 不在它引用的证据中{hint}。"
+        "{instruction}",
+        "gives": "（所引用的证据中 {name} 的值是 {values}）",
+        "names": "（所引用的证据中的写法是 {name}）",
+        "or": "、",
+        "number": "数字",
+        "identifier": "标识",
+        "quotation": "引文",
         "head": "你上一版诊断草稿（attempt {attempt}）未通过证据校验，共 {count} 处问题。"
         "请逐条修正后重新输出完整的 DiagnosisDraft JSON，attempt 设为 {next_attempt}：",
         "item": "{index}. [{code}] 位置 {path}：{instruction}",
@@ -120,6 +132,14 @@ _FRAME: dict[Language, dict[str, str]] = {
         "root": "（整个草稿）",
     },
     "en": {
+        "specific": "{index}. [{code}] at {path}: the {what} {specific} is not in the evidence it "
+        "cites{hint}. {instruction}",
+        "gives": " (the cited evidence gives {name} the value {values})",
+        "names": " (the cited evidence writes {name})",
+        "or": " or ",
+        "number": "number",
+        "identifier": "identifier",
+        "quotation": "quotation",
         "head": "Your diagnosis draft (attempt {attempt}) failed the evidence check with {count} problem(s). "
         "Fix each one and output the whole DiagnosisDraft JSON again, with attempt {next_attempt}:",
         "item": "{index}. [{code}] at {path}: {instruction}",
@@ -160,13 +180,54 @@ def repair_prompt(verdict: Mapping[str, Any], language: Language = "zh") -> str 
     for index, violation in enumerate(violations, start=1):
         code = ViolationCode(violation["code"])
         path = violation.get("path") or frame["root"]
-        lines.append(
-            frame["item"].format(index=index, code=code, path=path, instruction=INSTRUCTIONS[language][code])
-        )
+        instruction = INSTRUCTIONS[language][code]
+        named = _specific(violation) if code in _CLAIM_CODES else None
+        if named is not None:
+            what, specific, name, values = named
+            hint = ""
+            if name is not None and values:
+                hint = frame["gives"].format(name=name, values=frame["or"].join(values))
+            elif name is not None:
+                hint = frame["names"].format(name=name)
+            lines.append(
+                frame["specific"].format(
+                    index=index, code=code, path=path, what=frame[what], specific=specific, hint=hint,
+                    instruction=instruction,
+                )
+            )
+            continue
+        lines.append(frame["item"].format(index=index, code=code, path=path, instruction=instruction))
     if count > len(violations):
         lines.append(frame["more"].format(hidden=count - len(violations)))
     lines.append(frame["tail"])
     return "\n".join(lines)
+
+
+_CLAIM_CODES = frozenset(
+    {Code.CLAIM_NUMBER_UNSUPPORTED, Code.CLAIM_IDENTIFIER_UNSUPPORTED, Code.CLAIM_QUOTE_UNSUPPORTED}
+)
+_STRING = r'"(?:[^"\\\x00-\x1f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})){0,80}…?"'
+_MESSAGE = re.compile(
+    rf"(?P<what>number|identifier|quotation) (?P<specific>{_STRING}) is in none of the cited evidence"
+    rf"(?:; the cited evidence (?:gives (?P<key>{_STRING}) the value "
+    rf"(?P<values>{_STRING}(?: or {_STRING}){{0,3}})"
+    rf"|names (?P<name>{_STRING})))?"
+)
+_ONE_STRING = re.compile(_STRING)
+
+
+def _specific(violation: Mapping[str, Any]) -> tuple[str, str, str | None, list[str]] | None:
+    """From a review violation's message (the guard's one form): what it is, the specific as the draft
+    wrote it (escaped, as in the message), and what the evidence says instead; None for any other form."""
+    message = violation.get("message")
+    if not isinstance(message, str) or len(message) > 1024:
+        return None
+    match = _MESSAGE.fullmatch(message)
+    if match is None:
+        return None
+    if match.group("key") is not None:
+        return match["what"], match["specific"], match["key"], _ONE_STRING.findall(match["values"])
+    return match["what"], match["specific"], match.group("name"), []
 
 
 def fallback_report(verdict: Mapping[str, Any]) -> dict[str, Any]:

@@ -17,7 +17,9 @@ The worker's metrics (served at ``GET /metrics`` on ``EC_WEB_PORT`` when ``EC_WE
 - ``evidence_chain_ready``: 1 while ``/readyz`` would answer 200, else 0 (probed on each scrape).
 - ``evidence_chain_violations_total{code}``: judged drafts whose verdict carries the code (once per
   draft and code); ``evidence_chain_review_refusals_total``: judged drafts the review of claims
-  (SPEC 4.2, the ``CLAIM_*`` codes) found an unsupported specific in.
+  (SPEC 4.2, the ``CLAIM_*`` codes) found an unsupported specific in;
+  ``evidence_chain_review_rules_info{version}``: 1 for the version of the review's rules
+  (docs/review-rules.md) a guard agent judges by, shown when the guard agent starts.
 - ``evidence_chain_event_loop_lag_seconds``: histogram of how late the event loop woke a probe that
   sleeps every ``LOOP_PROBE_SECONDS`` (everything of a worker shares that one loop: a long station
   run, a blocking call or a garbage collection shows here).
@@ -52,6 +54,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from models.vocab import DeadLetterReason, LedgerOutcome, Station, ViolationCode
 from streams.pipeline import Outcome
+from streams.stations.review import RULES_VERSION
 
 __all__ = ["CONTENT_TYPE_LATEST", "AuditSinkMetrics", "GatewayMetrics", "WorkerMetrics", "outcome_label"]
 
@@ -161,6 +164,12 @@ class WorkerMetrics:
             "Judged drafts in which the review of claims found an unsupported number, identifier or quote.",
             registry=r,
         )
+        self.review_rules = Gauge(
+            "evidence_chain_review_rules_info",
+            "The version of the review of claims' rules (docs/review-rules.md) the guard judges by.",
+            ["version"],
+            registry=r,
+        )
         self.loop_lag = Histogram(
             "evidence_chain_event_loop_lag_seconds",
             f"How much later than asked the event loop woke a probe sleeping {LOOP_PROBE_SECONDS:g}s.",
@@ -184,6 +193,7 @@ class WorkerMetrics:
         if agent == Station.GUARD:
             for code in ViolationCode:
                 self.violations.labels(code)
+            self.review_rules.labels(RULES_VERSION).set(1)
 
     def batch(
         self, agent: Station, outcomes: Sequence[Outcome[Any]], seconds: float, round_trips: int

@@ -10,6 +10,7 @@ from streams import codec
 from streams.audit.store import StoredEntry
 from streams.cli.evidence import draft_view, entry_view
 from tests.console import Command, Console, clean_env
+from tests import review_set
 from tests.golden import GOLDEN
 from tests.support import memory_ledger, verdict_of
 
@@ -44,25 +45,26 @@ def test_each_reviewed_text_has_its_specifics_with_where_they_were_found() -> No
     raw, verdict, entries = golden("d-review")
     view = draft_view(verdict, raw, entries, None)
     doc = "e2e-gateway-b9c1fa12-md-34223174#chunk-1"
+    # each specific as the draft wrote it (docs/review-rules.md §9), its unit and marks included
     assert marks(view["analysis"][0]) == [
         ("identifier", "proxy_read_timeout", True, "call_x1", doc),
-        ("number", "30", False, None, None),
+        ("number", "30s", False, None, None),
         ("number", "504", True, "call_x1", doc),
     ]
     assert marks(view["analysis"][1]) == [
-        ("quote", "证书过期", True, None, None),
-        ("number", "2025", False, None, None),
+        ("quote", "“证书过期”", True, None, None),
+        ("number", "2025 年", False, None, None),
     ]
     assert marks(view["conclusion"]) == [
         ("identifier", "proxy_connect_timeout", False, None, None),
-        ("number", "120", False, None, None),
+        ("number", "120s", False, None, None),
     ]
-    assert marks(view["action_plan"][0]) == [("quote", "systemctl restart nginx", False, None, None)]
+    assert marks(view["action_plan"][0]) == [("quote", "`systemctl restart nginx`", False, None, None)]
     # the page agrees with the verdict: what it marks unsupported is what the guard reported
     unsupported = {
         (p, s["value"]) for p, part in _parts(view) for s in part["specifics"] if not s["supported"]
     }
-    reported = {(v["path"], v["message"].split("'")[1]) for v in verdict["violations"]}
+    reported = {(v["path"], named) for v in verdict["violations"] for named in review_set.named({"violations": [v]})}
     assert unsupported == reported
 
 
@@ -76,9 +78,9 @@ def test_texts_that_were_not_reviewed_have_none() -> None:
     raw, verdict, entries = golden("d-skip")  # a1 cites a FAILED call; the conclusion builds on a1
     view = draft_view(verdict, raw, entries, None)
     assert view["analysis"][0]["specifics"] == []
-    assert marks(view["analysis"][1]) == [("number", "45", False, None, None)]
+    assert marks(view["analysis"][1]) == [("number", "45s", False, None, None)]
     assert view["conclusion"]["specifics"] == []
-    assert marks(view["action_plan"][0]) == [("number", "90", False, None, None)]
+    assert marks(view["action_plan"][0]) == [("number", "90s", False, None, None)]
 
 
 def test_review_off_shows_no_specifics() -> None:

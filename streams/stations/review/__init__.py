@@ -1,0 +1,631 @@
+"""Guard check D: the review of claims against the evidence they cite, rules version 2.
+
+Every specific a reviewed text states — a number with its unit, an identifier, a quotation, a command
+in a code span — must be stated by the evidence that text cites (SPEC 4.2: which texts, against what,
+and the codes 21-23). What a specific is and what "stated" means are the project's own rules, written
+normatively in ``docs/review-rules.md`` and versioned (:data:`RULES_VERSION`); they are measured against
+people's labels (``tests/data/review-set/``, ``make bench``). Plain words are never judged: a synonym,
+a paraphrase, a wrong inference or a negation is left to a model (the next gate, SemanticGuard).
+
+- :mod:`~streams.stations.review.forms`: what a reader sees (disguises, units, number words);
+- :mod:`~streams.stations.review.reading`: a text's claims (§3-§7 of the rules);
+- :mod:`~streams.stations.review.index`: what a cited projection states, indexed once;
+- here: which texts are reviewed (SPEC 4.2), each claim judged, the violations and the run page's view.
+
+Drafts of a run cite the same tool calls again and again (attempt 2 re-cites attempt 1's and repeats
+the texts that passed), so three answers are kept across drafts, bounded: a short text's claims, a
+cited projection's index keyed by its ``projection_sha256`` (checked by C against the stored bytes)
+and the narrowing, and a short text's unsupported claims keyed by the text, the names and those
+digests. All are pure functions of their keys, so no verdict depends on what was remembered.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from operator import itemgetter
+from typing import Any, NamedTuple
+
+from models.draft import DiagnosisDraft
+from models.verdict import Violation
+from models.vocab import EvidenceStatus, ViolationCode
+from streams.stations.review.forms import same_unit, shown
+from streams.stations.review.index import _PLACEHOLDER, Index, _decimal, number_holds
+from streams.stations.review.reading import (
+    _EDGES,
+    _TOKEN,
+    COMMON_TERMS,
+    COUNT,
+    Atom,
+    Claim,
+    Reading,
+    SpecificKind,
+    read,
+)
+
+RULES_VERSION = "2"
+"""The version of the review's rules (docs/review-rules.md). It is in the guard's audit figures, its
+metrics and ``evidence-chain --version``; a change to what any text is judged to state is a new version."""
+
+CODES: dict[SpecificKind, ViolationCode] = {
+    "number": ViolationCode.CLAIM_NUMBER_UNSUPPORTED,
+    "identifier": ViolationCode.CLAIM_IDENTIFIER_UNSUPPORTED,
+    "quote": ViolationCode.CLAIM_QUOTE_UNSUPPORTED,
+}
+
+__all__ = [
+    "CODES",
+    "COMMON_TERMS",
+    "RULES_VERSION",
+    "Evidence",
+    "Finding",
+    "Hint",
+    "ReviewedText",
+    "claims",
+    "review",
+    "reviewed_texts",
+    "shown",
+]
+
+
+class Hint(NamedTuple):
+    """What the cited evidence says instead of an unstated claim: the values it gives the same key
+    (``values``), or, with no values, the name the claim is a near miss of (``name``)."""
+
+    name: str
+    values: tuple[str, ...] = ()
+
+
+class Finding(NamedTuple):
+    """One claim a text states that its evidence does not: as the draft wrote it, and what the evidence
+    says instead where it says something."""
+
+    kind: SpecificKind
+    surface: str
+    hint: Hint | None = None
+
+
+# -- evidence --------------------------------------------------------------------------------------
+
+_ITEM_FIELDS = ("document_id", "source", "title", "breadcrumb", "excerpt")
+_ITEM_VALUES = itemgetter(*_ITEM_FIELDS)
+
+_Key = tuple[str, frozenset[str] | None]
+"""A cited projection and the document_ids it is narrowed to (None: all its items)."""
+
+
+def _strings(tool_call_id: str, projection: Mapping[str, Any], documents: frozenset[str] | None) -> list[str]:
+    """A cited projection's strings: its tool_call_id and query, then per item (only those in the narrowing,
+    if any) its document_id, source, title, breadcrumb and excerpt, nulls skipped."""
+    out = [tool_call_id]
+    query = projection.get("query")
+    if isinstance(query, str):
+        out.append(query)
+    if projection.get("evidence_status") == EvidenceStatus.EVIDENCE_FOUND:
+        for item in projection.get("evidence") or []:
+            if isinstance(item, Mapping) and (documents is None or item.get("document_id") in documents):
+                out.extend(v for name in _ITEM_FIELDS if isinstance(v := item.get(name), str))
+    return out
+
+
+_SOURCES_KEPT = 512
+"""Indexes kept across drafts (:data:`_SHARED`), the oldest dropped first: one holds some 50-200 KB for
+eight runbook excerpts, so at most some 25-100 MB."""
+_SHARED: dict[tuple[str, _Key], Index] = {}
+"""Indexes by (projection_sha256, key): the same stored bytes and narrowing state the same things."""
+
+
+def _remember(kept: dict[Any, Any], most: int, key: Any, value: Any) -> None:
+    """``kept[key] = value``, the oldest entries dropped first to keep at most ``most``."""
+    while len(kept) >= most:
+        try:
+            del kept[next(iter(kept))]
+        except (KeyError, RuntimeError, StopIteration):  # another thread changed it meanwhile
+            break
+    kept[key] = value
+
+
+@dataclass(slots=True)
+class _Projections:
+    """The cited projections of one draft, each indexed once per narrowing; with ``digests`` (each cited
+    tool call's ``projection_sha256``), indexed once across drafts."""
+
+    projections: Mapping[str, Mapping[str, Any]]
+    digests: Mapping[str, str] | None = None
+    _indexes: dict[_Key, Index] = field(default_factory=dict)
+
+    def index(self, key: _Key) -> Index:
+        found = self._indexes.get(key)
+        if found is None:
+            digest = self.digests.get(key[0]) if self.digests is not None else None
+            if digest is not None:
+                found = _SHARED.get((digest, key))
+            if found is None:
+                tool_call_id, documents = key
+                found = Index.of(_strings(tool_call_id, self.projections.get(tool_call_id) or {}, documents))
+                if digest is not None:
+                    _remember(_SHARED, _SOURCES_KEPT, (digest, key), found)
+            self._indexes[key] = found
+        return found
+
+
+@dataclass(slots=True)
+class Evidence:
+    """What one reviewed text may state: the projections it cites (indexed when first asked) and the
+    names (the draft's run_id and item ids)."""
+
+    keys: tuple[_Key, ...]
+    projections: _Projections
+    named: Index
+    _indexes: tuple[Index, ...] | None = None
+
+    def indexes(self) -> tuple[Index, ...]:
+        if self._indexes is None:
+            self._indexes = (*[self.projections.index(key) for key in self.keys], self.named)
+        return self._indexes
+
+    def judge(self, claim: Claim) -> tuple[bool, Hint | None]:
+        """Whether one reading of ``claim`` holds; if none does, the first hint of what the evidence says."""
+        hint: Hint | None = None
+        for reading in claim.readings:
+            failed = None
+            for atom in reading:
+                holds, atom_hint = self._holds(atom)
+                if not holds:
+                    failed = atom_hint
+                    break
+            else:
+                return True, None
+            if hint is None:
+                hint = failed
+        return False, hint
+
+    def _holds(self, atom: Atom) -> tuple[bool, Hint | None]:
+        indexes = self.indexes()
+        kind = atom.kind
+        if kind == "number":
+            return self._number(atom)
+        if kind == "identifier":
+            if atom.value in COMMON_TERMS or any(i.has_word(atom.value) for i in indexes):
+                return True, None
+            if self._fills(atom.value):
+                return True, None
+            near = self._near(atom.value)
+            return False, Hint(near) if near is not None else None
+        if kind == "weak":
+            if any(i.has_word(atom.value) for i in indexes):
+                return True, None
+            near = self._near(atom.value)
+            if near is None or _plural(atom.value, near):  # DaemonSets for DaemonSet: English, not a new name
+                return True, None
+            return False, Hint(near)
+        if kind == "word":
+            return atom.value in COMMON_TERMS or any(i.has_part(atom.value) for i in indexes), None
+        if kind == "quote":
+            return self._quote(atom.value), None
+        if kind == "code":
+            return self._code(atom.value), None
+        return self._pair(atom)
+
+    def _number(self, atom: Atom) -> tuple[bool, Hint | None]:
+        """A number is stated when the evidence states it in its unit (§3); one stated next to a key is
+        stated when the evidence gives that key that value, and not when it gives the key only others
+        (§5: a value taken from a neighbour)."""
+        indexes = self.indexes()
+        owned: set[tuple[str, str | None]] = set()
+        if atom.key is not None:
+            for index in indexes:
+                owned |= index.owned(atom.key)
+            value, unit = _decimal(atom.value), atom.unit
+            if any(v == value and _unit_holds(unit, u) for v, u in owned):
+                return True, None
+        if number_holds(indexes, atom.value, atom.unit) and not owned:
+            return True, None
+        if owned:  # what the evidence gives the key, in the claim's unit where it gives one
+            alike = {(v, u) for v, u in owned if u is not None and atom.unit is not None and same_unit(atom.unit, u)}
+            given = sorted({f"{v}{'' if u in (None, COUNT) else u}" for v, u in alike or owned})
+            return False, Hint(atom.key or "", tuple(given[:4]))
+        return False, None
+
+    def _pair(self, atom: Atom) -> tuple[bool, Hint | None]:
+        indexes = self.indexes()
+        key = atom.key or ""
+        assigned: set[str] = set()
+        for index in indexes:
+            assigned |= index.assigned(key)
+        if assigned:
+            if atom.value in assigned or _decimal(atom.value) in {_decimal(v) for v in assigned}:
+                return True, None
+            return False, Hint(key, tuple(sorted(assigned)[:4]))
+        if not any(i.has_word(key) for i in indexes):
+            near = self._near(key)
+            return False, Hint(near) if near is not None else None
+        value = Atom("number", atom.value, key=key) if atom.value.replace(".", "").isdigit() else None
+        if value is not None:
+            return self._number(value)
+        return any(i.has_word(atom.value) for i in indexes), None
+
+    def _near(self, word: str) -> str | None:
+        for index in self.indexes():
+            near = index.near_miss(word)
+            if near is not None and near != word:
+                return near
+        return None
+
+    def _quote(self, value: str) -> bool:
+        parts = [p for p in value.replace("…", "...").split("...") if len(p) >= 1] or [value]
+        for part in parts:
+            if part.isascii() and part.isalnum() and len(part) <= 3:
+                if not any(i.has_word(part) for i in self.indexes()):
+                    return False
+            elif not any(part in i.compact for i in self.indexes()):
+                return False
+        return True
+
+    def _code(self, value: str) -> bool:
+        indexes = self.indexes()
+        if any(_contains(i.spaced, value) for i in indexes):
+            return True
+        words = value.split(" ")
+        if any(_fits(words, command, self._fill) for i in indexes for command in i.commands):
+            return True
+        return all(self._code_word(w) for w in words)
+
+    def _code_word(self, word: str) -> bool:
+        for raw in _TOKEN.findall(word):
+            part = raw.strip(_EDGES)
+            if part and not (part in COMMON_TERMS or any(i.has_word(part) for i in self.indexes())):
+                if not self._fills(part):
+                    return False
+        return True
+
+    def _fill(self, fill: str) -> bool:
+        """Whether ``fill`` may stand for a placeholder: a word of the evidence or query, or made of them."""
+        indexes = self.indexes()
+        if any(i.has_word(fill) for i in indexes):
+            return True
+        parts = [p for p in _TOKEN.findall(fill) if p.strip(_EDGES)]
+        return bool(parts) and all(any(i.has_word(p.strip(_EDGES)) for i in indexes) for p in parts)
+
+    def _fills(self, word: str) -> bool:
+        """Whether ``word`` is a word of a command with placeholders, filled (§7)."""
+        return any(_fits([word], command, self._fill) for i in self.indexes() for command in i.commands)
+
+    def found_in(
+        self, claim: Claim, items: Sequence[tuple[str, str | None, Index]]
+    ) -> tuple[str | None, str | None]:
+        """``(tool_call_id, document_id)`` of the first evidence item that alone states ``claim``."""
+        for tool_call_id, document_id, index in items:
+            if Evidence((), self.projections, index, (index,)).judge(claim)[0]:
+                return tool_call_id, document_id
+        return None, None
+
+
+def _unit_holds(claimed: str | None, stated: str | None) -> bool:
+    """Whether a number stated in unit ``stated`` (None: bare) states it in unit ``claimed`` (None: any)."""
+    return claimed is None or same_unit(claimed, stated) or (claimed == COUNT and stated is None)
+
+
+def _contains(text: str, words: str) -> bool:
+    """Whether ``words`` occur in ``text`` as whole words (no letter or digit joined on either side)."""
+    at = text.find(words)
+    while at >= 0:
+        end = at + len(words)
+        if (at == 0 or not text[at - 1].isalnum() or not words[0].isalnum()) and (
+            end == len(text) or not text[end].isalnum() or not words[-1].isalnum()
+        ):
+            return True
+        at = text.find(words, at + 1)
+    return False
+
+
+def _plural(word: str, near: str) -> bool:
+    return word in (near + "s", near + "es") or near in (word + "s", word + "es")
+
+
+def _fits(words: list[str], command: tuple[str, ...], fill: Any) -> bool:
+    """Whether ``words`` are a run of ``command``'s words, each equal to its word or filling its
+    placeholders with what ``fill`` accepts (§7); the first may be the end of its word and the last the
+    start of its word when they are literal."""
+    count = len(words)
+    for start in range(len(command) - count + 1):
+        for offset, word in enumerate(words):
+            edge = ("start" if offset == 0 else "") + ("end" if offset == count - 1 else "")
+            if not _word_fits(word, command[start + offset], fill, edge):
+                break
+        else:
+            return True
+    return False
+
+
+def _word_fits(word: str, target: str, fill: Any, edge: str) -> bool:
+    if word == target:
+        return True
+    if _PLACEHOLDER.search(target) is None:
+        if edge == "startend":
+            return False  # one word is a whole word, not a piece of one
+        return (edge.startswith("start") and target.endswith(word)) or (
+            edge.endswith("end") and target.startswith(word)
+        )
+    match = _template(target).fullmatch(word)
+    return match is not None and all(fill(g) or _PLACEHOLDER.fullmatch(g) for g in match.groups())
+
+
+@lru_cache(maxsize=4096)
+def _template(target: str) -> re.Pattern[str]:
+    """A command word with placeholders as a pattern: each placeholder one filled piece."""
+    return re.compile(
+        "".join(
+            "(.+?)" if _PLACEHOLDER.fullmatch(piece) else re.escape(piece)
+            for piece in _PLACEHOLDER_SPLIT.split(target)
+            if piece
+        )
+    )
+
+
+_PLACEHOLDER_SPLIT = re.compile(f"({_PLACEHOLDER.pattern})")
+
+
+# -- which texts, against what ---------------------------------------------------------------------
+
+
+class ReviewedText(NamedTuple):
+    """One text under review: where it is, what it says, and the evidence it is judged on."""
+
+    path: str
+    content: str
+    evidence: Evidence
+
+
+def reviewed_texts(
+    draft: DiagnosisDraft | Mapping[str, Any],
+    reviewed: Sequence[bool],
+    projections: Mapping[str, Mapping[str, Any]],
+    digests: Mapping[str, str] | None = None,
+) -> Iterator[ReviewedText]:
+    """The texts D reviews, in order (analysis items, conclusion, actions), each with its evidence.
+
+    ``reviewed[i]`` says whether analysis item ``i`` cites a tool call and none of its citations or
+    ``document_ids`` got a B or C violation; ``projections`` holds the re-read projection of every
+    citation that passed C, by tool call id. Every text may also name the draft's ``run_id`` and the
+    ``id`` of any analysis or action item. ``digests``, each projection's ``projection_sha256`` as C
+    checked it, lets drafts share the index of a projection they cite alike.
+    """
+    names, texts = _texts(draft, reviewed)
+    named = Index.of(names.split("\n"))
+    cache = _Projections(projections, digests)
+    for path, content, keys in texts:
+        yield ReviewedText(path, content, Evidence(keys, cache, named))
+
+
+def _texts(
+    draft: DiagnosisDraft | Mapping[str, Any], reviewed: Sequence[bool]
+) -> tuple[str, list[tuple[str, str, tuple[_Key, ...]]]]:
+    """The names a text may use (joined), and each reviewed text's path, content and the cited
+    projections (with their narrowings) it is judged on: :func:`reviewed_texts` before any evidence."""
+    analysis = draft.get("analysis") or []
+    actions = draft.get("action_plan") or []
+    names = [draft.get("run_id"), *(i.get("id") for i in analysis), *(a.get("id") for a in actions)]
+    texts: list[tuple[str, str, tuple[_Key, ...]]] = []
+    cites: dict[str, tuple[_Key, ...]] = {}  # of each reviewed analysis id (its first item)
+    for index, item in enumerate(analysis):
+        if index >= len(reviewed) or not reviewed[index]:
+            cites.setdefault(item.get("id"), ())
+            continue
+        documents = frozenset(item.get("document_ids") or []) or None
+        keys = tuple((tcid, documents) for tcid in dict.fromkeys(item.get("tool_call_ids") or []))
+        cites.setdefault(item.get("id"), keys)
+        texts.append((f"analysis[{index}].content", item.get("content") or "", keys))
+
+    def built_on(refs: Sequence[str] | None) -> tuple[_Key, ...] | None:
+        if not refs or not all(cites.get(ref) for ref in refs):
+            return None
+        if len(refs) == 1:
+            return cites[refs[0]]
+        return tuple(dict.fromkeys(key for ref in dict.fromkeys(refs) for key in cites[ref]))
+
+    conclusion = draft.get("conclusion")
+    if conclusion is not None and (on := built_on(conclusion.get("based_on_analysis_ids"))) is not None:
+        texts.append(("conclusion.content", conclusion.get("content") or "", on))
+    for index, action in enumerate(actions):
+        if (on := built_on(action.get("based_on_analysis_ids"))) is not None:
+            texts.append((f"action_plan[{index}].content", action.get("content") or "", on))
+    return "\n".join(n for n in names if isinstance(n, str)), texts
+
+
+# -- the judgement ---------------------------------------------------------------------------------
+
+_CACHED_TEXT_CHARS = 2048
+"""Texts up to this long keep their claims and their answer across drafts."""
+_REMEMBERED = 64
+"""Texts stating more claims than this are not remembered (a list of hundreds, hostile or not, is read
+afresh): an entry stays some 20 KB at most."""
+_TEXTS_KEPT = 2048
+"""Texts whose claims (:data:`_READ`) and answers (:data:`_ANSWERED`) are kept, the oldest dropped first."""
+_READ: dict[str, tuple[Claim, ...]] = {}
+_ANSWERED: dict[tuple[str, str, tuple[tuple[str, _Key], ...]], tuple[Finding, ...]] = {}
+_SIGNED_KEYS = 8
+_SIGNED_NAMES = 1024
+_SIGNED_DOCUMENTS = 32
+
+
+def text_claims(text: str) -> tuple[Claim, ...]:
+    """The claims of ``text`` (:func:`~streams.stations.review.reading.read`), remembered when short."""
+    if len(text) > _CACHED_TEXT_CHARS:
+        return tuple(read(text))
+    said = _READ.get(text)
+    if said is None:
+        said = tuple(read(text))
+        if len(said) <= _REMEMBERED:
+            _remember(_READ, _TEXTS_KEPT, text, said)
+    return said
+
+
+def unsupported(content: str, evidence: Evidence) -> tuple[Finding, ...]:
+    """The claims of ``content`` that ``evidence`` does not state, each once, in the order they start.
+
+    A command in a code span that the evidence states (placeholders filled) states every word in it;
+    one that it does not is reported through the specifics in it that are not stated, or, when every
+    one of those is, as the command itself."""
+    claims = text_claims(content)
+    held: list[bool] = []
+    hints: list[Hint | None] = []
+    judged: dict[tuple[Reading, ...], tuple[bool, Hint | None]] = {}
+    for claim in claims:
+        answer = judged.get(claim.readings)
+        if answer is None:
+            answer = judged[claim.readings] = evidence.judge(claim)
+        held.append(answer[0])
+        hints.append(answer[1])
+    code_claims = {i: c for i, c in enumerate(claims) if c.readings[0][0].kind == "code"}
+    if code_claims:
+        order = sorted(code_claims, key=lambda i: claims[i].start)
+        by_code = {position: i for position, i in enumerate(order)}
+        inner_failed: dict[int, bool] = {}
+        for i, claim in enumerate(claims):
+            if claim.code >= 0 and claim.code in by_code:
+                owner = by_code[claim.code]
+                if held[owner]:
+                    held[i] = True
+                elif not held[i]:
+                    inner_failed[owner] = True
+        for owner in code_claims:
+            if inner_failed.get(owner):
+                held[owner] = True  # its unstated specifics speak for it
+    out: list[Finding] = []
+    seen: set[tuple[str, str]] = set()
+    for claim, holds, hint in zip(claims, held, hints, strict=True):
+        if holds:
+            continue
+        mark = (claim.kind, claim.readings[0][0].value)
+        if mark in seen:
+            continue
+        seen.add(mark)
+        out.append(Finding(claim.kind, claim.surface, hint))
+    return tuple(out)
+
+
+def _signature(
+    content: str, names: str, keys: tuple[_Key, ...], digests: Mapping[str, str] | None
+) -> tuple[str, str, tuple[tuple[str, _Key], ...]] | None:
+    """What the answer for a text depends on: the text, the names, and each cited projection's stored
+    bytes (its digest) and key; None when it is not remembered."""
+    if (
+        digests is None
+        or len(content) > _CACHED_TEXT_CHARS
+        or len(keys) > _SIGNED_KEYS
+        or len(names) > _SIGNED_NAMES
+    ):
+        return None
+    cited = []
+    documents = 0
+    for key in keys:
+        digest = digests.get(key[0])
+        if digest is None:
+            return None
+        documents += len(key[1] or ())
+        cited.append((digest, key))
+    return (content, names, tuple(cited)) if documents <= _SIGNED_DOCUMENTS else None
+
+
+_MAX_SHOWN = 80
+
+
+def escaped(surface: str) -> str:
+    """A specific as the draft wrote it, for a message or a repair prompt: in double quotes, with quotes,
+    backslashes, control, format and other invisible characters escaped (``"9\\u200b0s"``), at most 80
+    characters."""
+    text = json.dumps(surface, ensure_ascii=False)
+    text = "".join(
+        f"\\u{ord(c):04x}" if (not c.isprintable() or c in "\u00ad\u034f\u115f\u1160\u3164\uffa0") else c
+        for c in text
+    )
+    return text if len(text) <= _MAX_SHOWN else f'{text[: _MAX_SHOWN - 2]}…"'
+
+
+_WHAT = {"number": "number", "identifier": "identifier", "quote": "quotation"}
+
+
+def message(finding: Finding) -> str:
+    """A violation's message: the specific as the draft wrote it (escaped, at most 80 characters), and
+    what the cited evidence says instead: ``number "65s" is in none of the cited evidence; the cited
+    evidence gives "proxy_read_timeout" the value "60s"`` (or ``... names "proxy_read_timeout"``).
+    :func:`streams.client.repair.repair_prompt` reads these back."""
+    text = f"{_WHAT[finding.kind]} {escaped(finding.surface)} is in none of the cited evidence"
+    hint = finding.hint
+    if hint is not None and hint.values:
+        values = " or ".join(escaped(v) for v in hint.values)
+        text += f"; the cited evidence gives {escaped(hint.name)} the value {values}"
+    elif hint is not None:
+        text += f"; the cited evidence names {escaped(hint.name)}"
+    return text
+
+
+def review(
+    draft: DiagnosisDraft | Mapping[str, Any],
+    reviewed: Sequence[bool],
+    projections: Mapping[str, Mapping[str, Any]],
+    digests: Mapping[str, str] | None = None,
+) -> list[Violation]:
+    """D's violations (codes 21-23): per reviewed text in order, each unsupported claim in order."""
+    out: list[Violation] = []
+    names, texts = _texts(draft, reviewed)
+    cache: _Projections | None = None
+    named: Index | None = None
+    for path, content, keys in texts:
+        key = _signature(content, names, keys, digests)
+        found = _ANSWERED.get(key) if key is not None else None
+        if found is None:  # the evidence is made only for a text not remembered
+            if cache is None or named is None:
+                cache, named = _Projections(projections, digests), Index.of(names.split("\n"))
+            found = unsupported(content, Evidence(keys, cache, named))
+            if key is not None and len(found) <= _REMEMBERED:
+                _remember(_ANSWERED, _TEXTS_KEPT, key, found)
+        for finding in found:
+            out.append({"code": CODES[finding.kind], "path": path, "message": message(finding)})
+    return out
+
+
+def claims(content: str | None, evidence: Evidence | None) -> list[dict[str, Any]]:
+    """For the run page: each claim of ``content`` with its support and the evidence item it was found in
+    (``tool_call_id``/``document_id`` None when unsupported or found only in a query or the names).
+    Empty when the text is not reviewed (``evidence`` None)."""
+    if evidence is None or not content:
+        return []
+    missing = {(f.kind, f.surface) for f in unsupported(content, evidence)}
+    items = _item_indexes(evidence)
+    out = []
+    for claim in text_claims(content):
+        supported = (claim.kind, claim.surface) not in missing
+        tool_call_id, document_id = evidence.found_in(claim, items) if supported else (None, None)
+        out.append(
+            {
+                "kind": claim.kind,
+                "value": claim.surface,
+                "supported": supported,
+                "tool_call_id": tool_call_id,
+                "document_id": document_id,
+            }
+        )
+    return out
+
+
+def _item_indexes(evidence: Evidence) -> list[tuple[str, str | None, Index]]:
+    """Each evidence item of the text's cited projections indexed alone (for the run page)."""
+    out: list[tuple[str, str | None, Index]] = []
+    for tool_call_id, documents in evidence.keys:
+        projection = evidence.projections.projections.get(tool_call_id) or {}
+        if projection.get("evidence_status") != EvidenceStatus.EVIDENCE_FOUND:
+            continue
+        for item in projection.get("evidence") or []:
+            if not isinstance(item, Mapping) or (
+                documents is not None and item.get("document_id") not in documents
+            ):
+                continue
+            document_id = item.get("document_id")
+            index = Index.of(v for name in _ITEM_FIELDS if isinstance(v := item.get(name), str))
+            out.append((tool_call_id, document_id if isinstance(document_id, str) else None, index))
+    return out

@@ -1,0 +1,509 @@
+"""What the evidence states, indexed once per cited projection (review rules §3-§7).
+
+An :class:`Index` reads the strings of one cited projection (its tool_call_id and query, then each
+evidence item's document_id, source, title, breadcrumb and excerpt) in their display form
+(:func:`~streams.stations.review.forms.shown`), with the words the draft's reader uses
+(:mod:`~streams.stations.review.reading`), so both sides agree on what a word and a number are:
+
+- ``words``: every word, each part of a word split at ``= : @ ,`` (and at ``/``), and a name joined to
+  the version after it (``JDK 17`` is also ``jdk17`` and ``jdkv17``);
+- ``numbers``: each number's value with the units it is stated in (None: stated bare) — the numbers
+  of every word that holds a digit, the numbers written with digit grouping and in words;
+
+and, made only when a question needs them:
+
+- :meth:`owned`: the numbers stated next to a key (§5: after the key, up to the next key that is not
+  joined to it by "and", "与", a comma …; a sentence with no key of its own goes on with the last one's);
+- :meth:`hinted`: whether a bare number is stated next to a key whose name fixes a unit
+  (``MaxGCPauseMillis=200`` is 200 ms);
+- :meth:`assigned`: a key's values written ``key=value``;
+- :meth:`near_miss`: the name-like word a word is one edit away from (§4.3);
+- ``compact`` (no spaces, for quotations, §6), ``spaced`` and :meth:`commands` (for code, §7).
+
+Building one costs about as much as reading its strings once with C-speed regular expressions; what
+is made only when asked costs nothing for a draft that does not ask.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from streams.stations.review.forms import (
+    EN_NUMBER,
+    ZH_MULTIPLIER,
+    ZH_MULTIPLIERS,
+    ZH_NUMBER,
+    displayed,
+    english_value,
+    hinted_unit,
+    lowered,
+    unit_of,
+)
+from streams.stations.review.reading import (
+    _CONNECTOR,
+    _EDGES,
+    _SEGMENT_END,
+    _TOKEN,
+    _WORD_CHAR,
+    _chinese,
+    _unit_after,
+    word_readings,
+)
+
+_SPLIT = re.compile(r"[=/:@,]")
+_SPLIT_KEEPING_PATHS = re.compile(r"[=:@,]")
+_JOINED_WORD = re.compile(r"([a-z][a-z]+)v?([0-9]+(?:\.[0-9]+)*)")
+_NAME_BEFORE = re.compile(r"(?<![a-z0-9_.-])([a-z][a-z]+)[ -]$")
+_VERSION_WORD = re.compile(r"[0-9]+(?:\.[0-9]+)*")
+_DIGIT = re.compile(r"[0-9]")
+_ZH_NUMERAL = re.compile(r"[零〇一二两三四五六七八九十百千万亿半]")
+_EN_NUMBER_WORDS = frozenset(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand "
+    "million billion".split()
+)
+_NAME_LIKE = re.compile(r"[0-9_.=:/-]")
+_DIGIT_TOKEN = re.compile(
+    f"(?<!{_WORD_CHAR}){_WORD_CHAR}*?[0-9]{_WORD_CHAR}*(?:(?:\\*{{1,2}}|`+){_WORD_CHAR}+)*"
+)
+"""A word (as :data:`~streams.stations.review.reading._TOKEN` finds them) with a digit in it."""
+_MARKS = re.compile(r"[*`]+")
+_PLACEHOLDER = re.compile(r"<[^<>\s]{1,40}>|\{[A-Za-z_][A-Za-z0-9_.-]{0,39}\}|\$\{?[A-Z][A-Z0-9_]{1,39}\}?")
+_CONJUNCTION = re.compile(r"\s*(?:与|和|及|或|、|,|，|/|and|or|&)\s*")
+_FIELD_SEPARATOR = "\x1f"
+_COMMAND_SPLIT = re.compile(r"[\s\u2e80-\u9fff\uff0c\uff1a\uff1b\uff08\uff09\u3001-\u3011]+")
+_COMMAND_EDGES = "`'\"“”‘’()（）,.;，。；:："
+_OWNED_SPAN = 400
+"""How far after a key its numbers are looked for (characters of the field)."""
+
+
+def _skeleton(value: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", value)
+
+
+def _deletions(value: str) -> Iterable[str]:
+    return (value[:i] + value[i + 1 :] for i in range(len(value)))
+
+
+def _decimal(value: str) -> str:
+    """A decimal's value without trailing zeros (``75.0`` is ``75``, ``60.000`` is ``60``)."""
+    if value.count(".") == 1 and value.replace(".", "").isdigit():
+        value = value.rstrip("0").rstrip(".")
+    return value
+
+
+def _key_like(value: str) -> bool:
+    """Whether a word may be a key a value is stated next to: a name with ``_ . - :`` or a digit in it,
+    or a camel-case name."""
+    read = word_readings(value)
+    return read is not None and read[0] == "identifier" and len(read[1]) == 1
+
+
+@dataclass(slots=True)
+class Index:
+    """What one cited projection (or the names a text may use) states: see the module docstring."""
+
+    texts: tuple[str, ...]
+    """Each string, shown."""
+    cased: tuple[str, ...] = ()
+    """Each string displayed, its case kept (character for character the same as ``texts``)."""
+    _words: dict[str, bool] = field(default_factory=dict)
+    _parts: dict[str, bool] = field(default_factory=dict)
+    _numbers: dict[str, set[str | None]] = field(default_factory=dict)
+    _spelled: dict[str, set[str | None]] | None = None
+    _owned: dict[str, set[tuple[str, str | None]]] = field(default_factory=dict)
+    _assigned: dict[str, set[str]] | None = None
+    _names: dict[str, str] | None = None
+    _compact: str | None = None
+    _spaced: str | None = None
+    _commands: list[tuple[str, ...]] | None = None
+
+    @classmethod
+    def of(cls, strings: Iterable[str]) -> Index:
+        """The index of ``strings``, read as one text with a separator no word or quotation crosses."""
+        cased = displayed(_FIELD_SEPARATOR.join(s for s in strings if s))
+        return cls((lowered(cased),), (cased,))
+
+    # -- words -------------------------------------------------------------------------------------
+
+    def has_word(self, word: str) -> bool:
+        """Whether ``word`` (shown) is a word of the evidence: a whole word, a part of one split at
+        ``= : @ ,`` (or ``/``), or a name joined to the version after it (``JDK 17`` gives ``jdk17``)."""
+        answer = self._words.get(word)
+        if answer is None:
+            answer = any(_word_in(text, word) for text in self.texts) or self._joined(word)
+            if len(self._words) < _ANSWERS_KEPT:
+                self._words[word] = answer
+        return answer
+
+    def has_part(self, word: str) -> bool:
+        """Whether ``word`` is a word of the evidence or a piece of a dotted name (``watermark.low``)."""
+        answer = self._parts.get(word)
+        if answer is None:
+            answer = self.has_word(word) or any(_word_in(text, word, dotted=True) for text in self.texts)
+            if len(self._parts) < _ANSWERS_KEPT:
+                self._parts[word] = answer
+        return answer
+
+    def _joined(self, word: str) -> bool:
+        joined = _JOINED_WORD.fullmatch(word)
+        if joined is None:
+            return False
+        name, version = joined.groups()
+        pattern = re.compile(
+            rf"(?<![a-z0-9_.-]){re.escape(name)}[ -]?v?{re.escape(version)}(?![0-9]|\.[0-9])"
+        )
+        return any(pattern.search(text) is not None for text in self.texts)
+
+    # -- numbers -----------------------------------------------------------------------------------
+
+    def units_of(self, value: str) -> set[str | None]:
+        """The units ``value`` (decimal, as :func:`_decimal` gives it) is stated in (None: bare)."""
+        units = self._numbers.get(value)
+        if units is None:
+            units = set()
+            for text in self.texts:
+                _digits_in(text, value, units)
+            units |= self._spelled_numbers().get(value, set())
+            if len(self._numbers) < _ANSWERS_KEPT:
+                self._numbers[value] = units
+        return units
+
+    def _spelled_numbers(self) -> dict[str, set[str | None]]:
+        """The numbers written in words (English, Chinese, multipliers)."""
+        if self._spelled is None:
+            found: dict[str, set[str | None]] = {}
+            self._spelled = found
+            for text in self.texts:
+                if not _EN_NUMBER_WORDS.isdisjoint(_LETTER_RUN.findall(text)):
+                    for match in EN_NUMBER.finditer(text):
+                        value = english_value(match.group())
+                        if value is not None:
+                            found.setdefault(value, set()).add(_unit_after(text, match.end())[0])
+                if _ZH_NUMERAL.search(text) is not None:
+                    for multiplier in ZH_MULTIPLIER.finditer(text):
+                        value, unit = ZH_MULTIPLIERS[multiplier.group()]
+                        found.setdefault(value, set()).add(unit)
+                    for numerals in ZH_NUMBER.finditer(text):
+                        claim = _chinese(
+                            text, numerals.start(), numerals.end(), numerals.group(), everything=True
+                        )
+                        if claim is not None:
+                            atom = claim.readings[0][0]
+                            found.setdefault(_decimal(atom.value), set()).add(
+                                None if atom.unit == "#" else atom.unit
+                            )
+        return self._spelled
+
+    # -- made when asked ---------------------------------------------------------------------------
+
+    def owned(self, key: str) -> set[tuple[str, str | None]]:
+        """The numbers (value, unit) stated next to ``key`` (§5), and the unit its name fixes on bare ones."""
+        found = self._owned.get(key)
+        if found is None:
+            found = self._owned[key] = set()
+            hinted = hinted_unit(key)
+            for text, cased in zip(self.texts, self.cased, strict=True):
+                at = text.find(key)
+                while at >= 0:
+                    end = at + len(key)
+                    if _whole_word(text, at, end):
+                        for value, unit in _numbers_after(text, cased, end):
+                            found.add((value, unit))
+                            if unit is None and hinted is not None:
+                                found.add((value, hinted))
+                    at = text.find(key, end)
+        return found
+
+    def hinted(self, value: str, unit: str) -> bool:
+        """Whether ``value``, stated bare, carries ``unit`` as its key or its sentence fixes it (LABELS' fine
+        points): the key it is given to names the unit (``MaxGCPauseMillis=200``, ``max.poll.interval.ms
+        (default 300000)``) or declares it (``--max-old-space-size (in MiB)``), or its sentence does
+        (``--election-timeout=1000 (milliseconds)``, ``单位为秒``)."""
+        for text, cased in zip(self.texts, self.cased, strict=True):
+            at = text.find(value)
+            while at >= 0:
+                end = at + len(value)
+                if (at == 0 or not text[at - 1].isalnum()) and (end == len(text) or not text[end].isdigit()):
+                    key = _key_before(text, cased, at)
+                    if key is not None and (hinted_unit(key) == unit or self._declared(key) == unit):
+                        return True
+                    if unit in _declared_units(_sentence(text, at)):
+                        return True
+                at = text.find(value, end)
+        return False
+
+    def _declared(self, key: str) -> str | None:
+        """The unit the evidence declares for ``key`` (``key (in MiB)``, ``key（单位：秒）``), if any."""
+        pattern = re.compile(
+            re.escape(key) + r"\s*[(（]\s*(?:in\s+|单位[:：为是]?\s*)?([^\s()（）]{1,12})\s*[)）]"
+        )
+        for text in self.texts:
+            for match in pattern.finditer(text):
+                declared = unit_of(match.group(1))
+                if declared is not None:
+                    return declared
+        return None
+
+    def assigned(self, key: str) -> set[str]:
+        """The values ``key`` is given as ``key=value``."""
+        if self._assigned is None:
+            self._assigned = {}
+            for text in self.texts:
+                if "=" not in text:
+                    continue
+                for raw in _TOKEN.findall(text):
+                    word = raw.strip(_EDGES)
+                    if "=" in word:
+                        name, _, value = word.partition("=")
+                        name, value = name.strip(_EDGES), value.strip(_EDGES)
+                        if name and value:
+                            self._assigned.setdefault(name, set()).add(value)
+        return self._assigned.get(key, set())
+
+    def near_miss(self, word: str) -> str | None:
+        """The name-like word of the evidence that ``word`` (not stated) is one edit away from, if any."""
+        skeleton = _skeleton(word)
+        if len(skeleton) < 4:
+            return None
+        if self._names is None:
+            self._names = {}
+            stated_words = {w.strip(_EDGES) for text in self.texts for w in _TOKEN.findall(text)}
+            for stated in stated_words:
+                if _NAME_LIKE.search(stated) or not stated.isalpha():
+                    stated_skeleton = _skeleton(stated)
+                    if len(stated_skeleton) >= 4:
+                        self._names.setdefault(stated_skeleton, stated)
+                        for deleted in _deletions(stated_skeleton):
+                            self._names.setdefault(deleted, stated)
+        found = self._names.get(skeleton)
+        if found is None:
+            for deleted in _deletions(skeleton):
+                found = self._names.get(deleted)
+                if found is not None:
+                    break
+        return found
+
+    @property
+    def compact(self) -> str:
+        """The strings shown without spaces, apart (for quotations)."""
+        if self._compact is None:
+            self._compact = _FIELD_SEPARATOR.join("".join(t.split()) for t in self.texts)
+            self._compact = _SPACES.sub("", self.texts[0]) if len(self.texts) == 1 else self._compact
+        return self._compact
+
+    @property
+    def spaced(self) -> str:
+        """The strings shown with single spaces, apart (for code)."""
+        if self._spaced is None:
+            self._spaced = _FIELD_SEPARATOR.join(" ".join(t.split(" ")) for t in self.texts)
+            self._spaced = _SPACE_RUNS.sub(" ", self.texts[0]) if len(self.texts) == 1 else self._spaced
+        return self._spaced
+
+    @property
+    def commands(self) -> list[tuple[str, ...]]:
+        """Each sentence that holds a ``<placeholder>``, as its words (for code, §7)."""
+        if self._commands is None:
+            self._commands = []
+            for text in self.texts:
+                if _PLACEHOLDER.search(text) is None:
+                    continue
+                for sentence in _SEGMENT_END.split(text):
+                    if _PLACEHOLDER.search(sentence):
+                        words = (w.strip(_COMMAND_EDGES) for w in _COMMAND_SPLIT.split(sentence))
+                        self._commands.append(tuple(w for w in words if w))
+        return self._commands
+
+
+_SPACES = re.compile(r"[^\S\x1f]+")
+_SPACE_RUNS = re.compile(r"[^\S\x1f]+")
+_ANSWERS_KEPT = 1024
+"""Answers an index remembers (a hostile draft's thousands of specifics are not all kept)."""
+_WORD_BEFORE = re.compile(f"{_WORD_CHAR}*$")
+_WORD_AFTER = re.compile(f"{_WORD_CHAR}*")
+_LETTER_RUN = re.compile(r"[a-z]+")
+
+
+def _enclosing(text: str, start: int, end: int) -> tuple[int, int]:
+    """The word (a run of word characters) around ``text[start:end]``."""
+    before = _WORD_BEFORE.search(text, max(0, start - 256), start)
+    after = _WORD_AFTER.match(text, end, min(len(text), end + 256))
+    return (start - len(before.group()) if before else start), (after.end() if after else end)
+
+
+def _word_in(text: str, word: str, dotted: bool = False) -> bool:
+    """Whether ``word`` is a word of ``text`` (shown): its enclosing word, without the punctuation at its
+    ends, is ``word``, or one of its parts split at ``= : @ ,`` (or also ``/``; with ``dotted``, ``.``) is."""
+    at = text.find(word)
+    while at >= 0:
+        end = at + len(word)
+        first, last = _enclosing(text, at, end)
+        whole = text[first:last]
+        stripped = whole.strip(_EDGES)
+        if stripped == word or (stripped != whole and _MARKS.sub("", stripped) == word):
+            return True
+        if stripped != word and len(stripped) > len(word):
+            for split in (_SPLIT, _SPLIT_KEEPING_PATHS, *((_DOT,) if dotted else ())):
+                if any(p.strip(_EDGES) == word for p in split.split(stripped)):
+                    return True
+        at = text.find(word, at + 1)
+    return False
+
+
+_DOT = re.compile(r"\.")
+
+
+def _digits_in(text: str, value: str, units: set[str | None]) -> None:
+    """Add to ``units`` the unit of each place ``text`` states the number ``value``: a word holding the
+    value as a number (its reading's, or the unit written after it), or the value with digit grouping."""
+    digits = value.split(".")[0] if value[:1].isdigit() else value
+    at = text.find(digits) if digits else -1
+    seen: set[int] = set()
+    while at >= 0:
+        first, last = _enclosing(text, at, at + len(digits))
+        if first not in seen:
+            seen.add(first)
+            token = text[first:last]
+            read = word_readings(token)
+            if read is not None:
+                stripped_end = last - (len(token) - len(token.rstrip(_EDGES)))
+                for reading in read[1]:
+                    for atom in reading:
+                        if atom.kind == "number" and _decimal(atom.value) == value:
+                            unit = atom.unit
+                            if unit is None and len(read[1]) == 1:
+                                unit = _unit_after(text, stripped_end)[0]
+                            units.add(unit)
+                        elif atom.kind == "number" and value in _chain_parts(atom.value):
+                            units.add(None)
+                        elif atom.kind == "pair":
+                            assigned = word_readings(atom.value)
+                            for assigned_atom in assigned[1][0] if assigned is not None else ():
+                                if assigned_atom.kind == "number" and _decimal(assigned_atom.value) == value:
+                                    units.add(assigned_atom.unit)
+        at = text.find(digits, last)
+    if len(digits) > 3 and "." not in value:
+        grouped = re.compile(_grouping(digits))
+        for match in grouped.finditer(text):
+            units.add(_unit_after(text, match.end())[0])
+
+
+def _chain_parts(chain: str) -> set[str]:
+    """The numbers a chain of digit runs also states (``10.42.7.19:8443``: ``8443``; a date: its parts)."""
+    if ":" in chain or chain.count("-") > 1 or "/" in chain:
+        return {_decimal(p) for p in re.split(r"[:/-]", chain)}
+    return set()
+
+
+def _grouping(digits: str) -> str:
+    """A pattern of ``digits`` written with digit grouping (``1,024``, ``1 024``, ``1_024``)."""
+    head = len(digits) % 3 or 3
+    groups = [digits[:head]] + [digits[i : i + 3] for i in range(head, len(digits), 3)]
+    return (
+        r"(?<![0-9.,])"
+        + r"([, _\u00a0\u202f\u2009])".join(groups[:2])
+        + "".join(rf"\1{g}" for g in groups[2:])
+        + r"(?![0-9])"
+    )
+
+
+def _key_before(text: str, cased: str, at: int) -> str | None:
+    """The key a value at ``at`` is given to: the last name before it with only ``=``, ``:``, an opening
+    parenthesis or the words that say "is", "defaults to" … between (:data:`_CONNECTOR`)."""
+    window_start = max(0, at - 80)
+    tokens = list(_TOKEN.finditer(text, window_start, at))
+    for token in reversed(tokens):
+        name = token.group().strip(_EDGES)
+        if not name:
+            continue
+        if _CONNECTOR.fullmatch(text[token.end() : at]) is None:
+            return None
+        if _key_like(cased[token.start() : token.end()].strip(_EDGES)):
+            return name
+    return None
+
+
+_DECLARED = re.compile(
+    r"[(（]\s*(?:in\s+|单位[:：为是]?\s*)?([a-zµμ%\u4e00-\u9fff]{1,12})\s*[)）]|\bin\s+([a-z]{1,12})\b|单位[:：为是]\s*([\u4e00-\u9fff]{1,3}|[a-z]{1,12})"
+)
+
+
+def _declared_units(sentence: str) -> set[str]:
+    """The units a sentence declares for bare numbers (``(milliseconds)``, ``in seconds``, ``单位为秒``)."""
+    out: set[str] = set()
+    for match in _DECLARED.finditer(sentence):
+        name = next(g for g in match.groups() if g)
+        unit = unit_of(name)
+        if unit is not None:
+            out.add(unit)
+    return out
+
+
+def _sentence(text: str, at: int) -> str:
+    """The sentence (or line, or list item) of ``text`` that holds position ``at``."""
+    start = 0
+    for end in _SEGMENT_END.finditer(text, 0, at):
+        start = end.end()
+    stop = _SEGMENT_END.search(text, at)
+    return text[start : stop.start() if stop else len(text)]
+
+
+def _whole_word(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` is a whole word (or a whole part of one split at ``= / : @ ,``)."""
+    before = text[start - 1] if start else " "
+    after = text[end] if end < len(text) else " "
+    joined_before = _TOKEN.fullmatch(before) is not None and before not in "=/:@,"
+    joined_after = _TOKEN.fullmatch(after) is not None and after not in "=/:@,.:-"
+    return not joined_before and not joined_after
+
+
+def _numbers_after(text: str, cased: str, end: int) -> Iterable[tuple[str, str | None]]:
+    """The numbers stated after a key that ends at ``end``: up to the next key that is not joined to it
+    (``A 与 B 默认均为 60s`` gives A 60s), at most :data:`_OWNED_SPAN` characters on, in its field."""
+    stop = min(len(text), end + _OWNED_SPAN)
+    joinable = True
+    last = end
+    for match in _TOKEN.finditer(text, end, stop):
+        read = word_readings(cased[match.start() : match.end()])
+        if read is None:
+            continue
+        kind, readings = read
+        if kind == "number":
+            joinable = False
+            word_end = match.end() - (len(match.group()) - len(match.group().rstrip(_EDGES)))
+            unit = (
+                _unit_after(text, word_end)[0] if len(readings) == 1 and readings[0][0].unit is None else None
+            )
+            for reading in readings:
+                for atom in reading:
+                    if atom.kind == "number":
+                        yield _decimal(atom.value), atom.unit if atom.unit is not None else unit
+        elif len(readings) == 1 and readings[0][0].kind in ("identifier", "weak"):
+            if not (joinable and _CONJUNCTION.fullmatch(text[last : match.start()])):
+                return
+        last = match.end()
+    # a sentence with no key of its own goes on with this one's: numbers in the next sentence count
+    # only through the scan above reaching them before another key
+
+
+def number_holds(indexes: Iterable[Index], value: str, unit: str | None) -> bool:
+    """Whether a number (with its unit) is stated in any of ``indexes`` (a count ``#`` is stated by a
+    count or a bare number; a bare number by a number in any unit; a unit by the same unit, or by a
+    bare number next to a key whose name fixes it)."""
+    from streams.stations.review.forms import same_unit
+
+    value = _decimal(value)
+    bare_in: list[Index] = []
+    for index in indexes:
+        units = index.units_of(value)
+        if not units:
+            continue
+        if unit is None or any(same_unit(unit, u) for u in units):
+            return True
+        if unit == "#" and None in units:
+            return True
+        if None in units:
+            bare_in.append(index)
+    return unit != "#" and any(index.hinted(value, unit) for index in bare_in if unit is not None)
