@@ -289,6 +289,13 @@ def sections(text: str) -> dict[str, str]:
     return {m.group("name"): m.group(0).rstrip("\n") + "\n" for m in _SECTION.finditer(text)}
 
 
+def smoke_line(script: str, ran: str, out: Path) -> str:
+    """The one line a ``--smoke`` run prints. Its figures come from toy sizes (a ``nan`` where a span is
+    too short to measure) and its report carries other sections and findings along, so none of it is
+    printed: the line says what ran and where the report is."""
+    return f"{script} --smoke: {ran} ran at toy sizes (the figures are not results); report: {out}"
+
+
 def write_section(path: Path, name: str, body: str) -> None:
     """Put ``body`` into ``path`` as the marked section ``name``: in place of the one there, else appended.
 
