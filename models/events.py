@@ -121,7 +121,9 @@ class AuditRecord(TypedDict):
             "py_rag_evidence_status, retrieval_trace, pack_used_chars, pack_included, pack_omitted, "
             "contract_anomaly; project: evidence_status, returned_count, relevance_level, truncated, "
             "projection_bytes, projection_sha256; ledger: status, outcome, key; guard: draft_id, attempt, "
-            "verdict, violation_codes, cited_tool_call_ids; dead-letter: reason, error, station. A rejected "
+            "verdict, violation_codes, cited_tool_call_ids (and, beyond SPEC 5: violations, report_event_id, "
+            "report_claim, review_rules — the version of the review's rules, docs/review-rules.md, null "
+            "with the review off); dead-letter: reason, error, station. A rejected "
             "input has status (and reason or failure_reason) instead."
         ),
     ]

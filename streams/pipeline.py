@@ -68,6 +68,7 @@ from streams.stations.pack import pack
 from streams.stations.postprocess import postprocess
 from streams.stations.project import Projection, pick, project_lookup
 from streams.stations.publish import PUBLISH, ReportClaim, claim_outcome, report_claim, report_event
+from streams.stations.review import RULES_VERSION
 from streams.trust.keys import Signer, TrustedKeys, load_signer, load_trusted_keys
 
 __all__ = [
@@ -623,6 +624,8 @@ def guard_station(record: Record, settings: Rules) -> PendingRead:
             "violations": violation_links(plan, verdict["violations"]),
             "report_event_id": None if report is None else report["event_id"],
             "report_claim": None,  # what the claim on its (run_id, draft_id, attempt) said: settle_claims
+            # the version of the review's rules (docs/review-rules.md) the verdict was judged by; null: off
+            "review_rules": RULES_VERSION if guard.settings.review == "enforce" else None,
         }
         return Outcome(
             station=Station.GUARD,

@@ -79,7 +79,10 @@ class Settings(BaseSettings):
         description="When a ledger write counts as done: fsynced (fsync), on replicas (replica), replied.",
     )
     redis_replicas: int = Field(
-        1, ge=1, description="Replicas that must acknowledge a ledger write (replica)."
+        1,
+        ge=1,
+        description="Replicas that must acknowledge a ledger write (replica). Run one more replica than "
+        "this: after a failover the promoted primary needs this many left, or every write is held.",
     )
     redis_wait_timeout_ms: int = Field(1_000, ge=1, description="Longest WAIT / WAITAOF for a ledger write.")
     redis_sentinels: Annotated[tuple[tuple[str, int], ...], NoDecode] = Field(

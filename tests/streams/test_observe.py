@@ -15,6 +15,7 @@ import faust
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from models.limits import GuardSettings
 from models.vocab import DeadLetterReason, Station, ViolationCode
 from streams import codec
 from streams.audit.sink import SinkStats, health
@@ -22,6 +23,7 @@ from streams.messages import Record
 from streams.observe.logs import JsonFormatter, logging_config, record_fields
 from streams.observe.metrics import PHASES, WorkerMetrics, outcome_label
 from streams.settings import Settings
+from streams.stations.review import RULES_VERSION
 from streams.worker.runner import BatchRunner
 from tests.streams.conftest import FakeSink
 from tests.streams.loop_fakes import RAW, FakeProbe, Loop, event
@@ -111,6 +113,15 @@ async def test_ledger_and_guard_outcomes_are_labelled_as_operators_read_them() -
     assert by_code["CLAIM_NUMBER_UNSUPPORTED"] == 1  # two items, one draft
     assert by_code["CITATION_NOT_FOUND"] == 1
     assert samples(metrics, "evidence_chain_review_refusals_total") == {(): 1.0}  # d2 only
+
+    # the version of the review's rules a verdict was judged by: in its audit figures and the metrics
+    assert {outcome.audit["review_rules"] for outcome in (verdict, *judged)} == {RULES_VERSION}
+    assert samples(metrics, "evidence_chain_review_rules_info") == {(("version", RULES_VERSION),): 1.0}
+    off = BatchRunner(
+        Station.GUARD, SETTINGS.model_copy(update={"guard": GuardSettings(review="off")}), FakeSink(), ledger
+    )
+    (unreviewed,) = await off.run([record(codec.dumps(claims))])
+    assert unreviewed.audit["review_rules"] is None and not unreviewed.audit["violation_codes"]
 
 
 async def test_the_event_loop_lag_is_how_much_later_than_asked_the_probe_woke() -> None:
