@@ -1,6 +1,7 @@
 """The package as a user installs it: the wheel and the sdist built by ``python -m build``, the wheel
 installed with no extras into a virtualenv of its own, and the commands that need no service run from
-there on the golden cases (``make install-check``; ``make test`` runs it).
+there on the golden cases, with the README's library example (``make install-check``; ``make test``
+runs it).
 
 The development environment installs every extra, so only here would a module that imports an optional
 backend at the top (psycopg, OpenTelemetry) show. The commands run outside the checkout, with the
@@ -22,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from streams import codec
-from tests.golden import GOLDEN, assert_same_line, by_case, case_names, expected, normalized_verdict
+from tests.golden import GOLDEN, assert_same_line, by_case, case_names, expected, lines, normalized_verdict
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGES = ("models", "streams")
@@ -210,6 +211,20 @@ def test_verify_on_the_golden_cases(installed: Installed) -> None:
     assert list(got) == case_names("guard")
     for case, line in wanted.items():
         assert normalized_verdict(codec.loads(got[case])) == normalized_verdict(codec.loads(line)), case
+
+
+def readme_example() -> str:
+    """The Python example of the README's section for people who install the wheel."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Use it as a library or a tool", 1)[1].split("\n## ", 1)[0]
+    return section.split("```python\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_readme_library_example_runs_on_the_installed_wheel(installed: Installed) -> None:
+    (first, *_) = lines((GOLDEN / "pipe" / "input.jsonl").read_bytes())
+    done = installed.run([installed.python, "-c", readme_example()], stdin=first + b"\n")
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout == expected("pipe", "expected_projection.jsonl")[case_names("pipe")[0]] + b"\n"
 
 
 @pytest.mark.parametrize(
