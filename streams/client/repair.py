@@ -119,6 +119,8 @@ _FRAME: dict[Language, dict[str, str]] = {
         "specific": "{index}. [{code}] 位置 {path}：{what} {specific} 不在它引用的证据中{hint}。"
         "{instruction}",
         "gives": "（所引用的证据中 {name} 的值是 {values}）",
+        "too_many": "{index}. [{code}] 位置 {path}：这段文字列出的数值、标识与引文太多，"
+        "审查读到 {specific} 为止：只写证据支持的关键内容，拆分或精简这段文字。",
         "names": "（所引用的证据中的写法是 {name}）",
         "or": "、",
         "number": "数字",
@@ -135,6 +137,8 @@ _FRAME: dict[Language, dict[str, str]] = {
         "specific": "{index}. [{code}] at {path}: the {what} {specific} is not in the evidence it "
         "cites{hint}. {instruction}",
         "gives": " (the cited evidence gives {name} the value {values})",
+        "too_many": "{index}. [{code}] at {path}: this text states more specifics than the review reads; it "
+        "stopped at {specific}: keep to what the evidence supports and shorten or split the text.",
         "names": " (the cited evidence writes {name})",
         "or": " or ",
         "number": "number",
@@ -185,6 +189,9 @@ def repair_prompt(verdict: Mapping[str, Any], language: Language = "zh") -> str 
         if named is not None:
             what, specific, name, values = named
             hint = ""
+            if values == ["…"]:
+                lines.append(frame["too_many"].format(index=index, code=code, path=path, specific=specific))
+                continue
             if name is not None and values:
                 hint = frame["gives"].format(name=name, values=frame["or"].join(values))
             elif name is not None:
@@ -208,7 +215,9 @@ _CLAIM_CODES = frozenset(
 )
 _STRING = r'"(?:[^"\\\x00-\x1f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})){0,80}…?"'
 _MESSAGE = re.compile(
-    rf"(?P<what>number|identifier|quotation) (?P<specific>{_STRING}) is in none of the cited evidence"
+    rf"(?P<what>number|identifier|quotation) (?P<specific>{_STRING}) "
+    rf"(?:is in none of the cited evidence|(?P<many>is one more than the [0-9]+ specifics a text may state: "
+    rf"the review reads no further))"
     rf"(?:; the cited evidence (?:gives (?P<key>{_STRING}) the value "
     rf"(?P<values>{_STRING}(?: or {_STRING}){{0,3}})"
     rf"|names (?P<name>{_STRING})))?"
@@ -225,6 +234,8 @@ def _specific(violation: Mapping[str, Any]) -> tuple[str, str, str | None, list[
     match = _MESSAGE.fullmatch(message)
     if match is None:
         return None
+    if match.group("many") is not None:
+        return match["what"], match["specific"], "", ["…"]
     if match.group("key") is not None:
         return match["what"], match["specific"], match["key"], _ONE_STRING.findall(match["values"])
     return match["what"], match["specific"], match.group("name"), []

@@ -39,6 +39,7 @@ from streams.stations.review.reading import (
     _TOKEN,
     COMMON_TERMS,
     COUNT,
+    MOST_CLAIMS,
     Atom,
     Claim,
     Reading,
@@ -86,6 +87,8 @@ class Finding(NamedTuple):
     kind: SpecificKind
     surface: str
     hint: Hint | None = None
+    too_many: bool = False
+    """The claim after the most a text may state (§8): not judged, the text is refused at it."""
 
 
 # -- evidence --------------------------------------------------------------------------------------
@@ -225,7 +228,11 @@ class Evidence:
         if number_holds(indexes, atom.value, atom.unit) and not owned:
             return True, None
         if owned:  # what the evidence gives the key, in the claim's unit where it gives one
-            alike = {(v, u) for v, u in owned if u is not None and atom.unit is not None and same_unit(atom.unit, u)}
+            alike = {
+                (v, u)
+                for v, u in owned
+                if u is not None and atom.unit is not None and same_unit(atom.unit, u)
+            }
             given = sorted({f"{v}{'' if u in (None, COUNT) else u}" for v, u in alike or owned})
             return False, Hint(atom.key or "", tuple(given[:4]))
         return False, None
@@ -469,42 +476,40 @@ def unsupported(content: str, evidence: Evidence) -> tuple[Finding, ...]:
 
     A command in a code span that the evidence states (placeholders filled) states every word in it;
     one that it does not is reported through the specifics in it that are not stated, or, when every
-    one of those is, as the command itself."""
+    one of those is, as the command itself (§7). A text that states more than :data:`MOST_CLAIMS`
+    claims is judged on those and refused at the next (§8)."""
     claims = text_claims(content)
-    held: list[bool] = []
-    hints: list[Hint | None] = []
-    judged: dict[tuple[Reading, ...], tuple[bool, Hint | None]] = {}
+    beyond = claims[MOST_CLAIMS] if len(claims) > MOST_CLAIMS else None
+    claims = claims[:MOST_CLAIMS]
+    answers: dict[tuple[Reading, ...], tuple[bool, Hint | None]] = {}
+    judged = []
     for claim in claims:
-        answer = judged.get(claim.readings)
+        answer = answers.get(claim.readings)
         if answer is None:
-            answer = judged[claim.readings] = evidence.judge(claim)
-        held.append(answer[0])
-        hints.append(answer[1])
-    code_claims = {i: c for i, c in enumerate(claims) if c.readings[0][0].kind == "code"}
-    if code_claims:
-        order = sorted(code_claims, key=lambda i: claims[i].start)
-        by_code = {position: i for position, i in enumerate(order)}
-        inner_failed: dict[int, bool] = {}
+            answer = answers[claim.readings] = evidence.judge(claim)
+        judged.append(answer)
+    held = [holds for holds, _ in judged]
+    commands = [i for i, claim in enumerate(claims) if claim.readings[0][0].kind == "code"]
+    if commands:
+        unstated_inside: set[int] = set()
         for i, claim in enumerate(claims):
-            if claim.code >= 0 and claim.code in by_code:
-                owner = by_code[claim.code]
-                if held[owner]:
-                    held[i] = True
+            if 0 <= claim.code < len(commands):
+                command = commands[claim.code]
+                if held[command]:
+                    held[i] = True  # a stated command states every word in it
                 elif not held[i]:
-                    inner_failed[owner] = True
-        for owner in code_claims:
-            if inner_failed.get(owner):
-                held[owner] = True  # its unstated specifics speak for it
+                    unstated_inside.add(command)
+        for command in unstated_inside:
+            held[command] = True  # its unstated specifics speak for it
     out: list[Finding] = []
     seen: set[tuple[str, str]] = set()
-    for claim, holds, hint in zip(claims, held, hints, strict=True):
-        if holds:
-            continue
+    for claim, holds, (_, hint) in zip(claims, held, judged, strict=True):
         mark = (claim.kind, claim.readings[0][0].value)
-        if mark in seen:
-            continue
-        seen.add(mark)
-        out.append(Finding(claim.kind, claim.surface, hint))
+        if not holds and mark not in seen:
+            seen.add(mark)
+            out.append(Finding(claim.kind, claim.surface, hint))
+    if beyond is not None:
+        out.append(Finding(beyond.kind, beyond.surface, None, too_many=True))
     return tuple(out)
 
 
@@ -554,6 +559,11 @@ def message(finding: Finding) -> str:
     what the cited evidence says instead: ``number "65s" is in none of the cited evidence; the cited
     evidence gives "proxy_read_timeout" the value "60s"`` (or ``... names "proxy_read_timeout"``).
     :func:`streams.client.repair.repair_prompt` reads these back."""
+    if finding.too_many:
+        return (
+            f"{_WHAT[finding.kind]} {escaped(finding.surface)} is one more than the {MOST_CLAIMS} specifics "
+            "a text may state: the review reads no further"
+        )
     text = f"{_WHAT[finding.kind]} {escaped(finding.surface)} is in none of the cited evidence"
     hint = finding.hint
     if hint is not None and hint.values:

@@ -32,9 +32,6 @@ from dataclasses import dataclass, field
 
 from streams.stations.review.forms import (
     EN_NUMBER,
-    ZH_MULTIPLIER,
-    ZH_MULTIPLIERS,
-    ZH_NUMBER,
     displayed,
     english_value,
     hinted_unit,
@@ -44,14 +41,16 @@ from streams.stations.review.forms import (
 from streams.stations.review.reading import (
     _CONNECTOR,
     _EDGES,
+    _GROUPED,
     _SEGMENT_END,
     _TOKEN,
     _WORD_CHAR,
-    _chinese,
     _unit_after,
+    chinese_numbers,
     word_readings,
 )
 
+_NOT_DIGIT = re.compile(r"[^0-9]")
 _SPLIT = re.compile(r"[=/:@,]")
 _SPLIT_KEEPING_PATHS = re.compile(r"[=:@,]")
 _JOINED_WORD = re.compile(r"([a-z][a-z]+)v?([0-9]+(?:\.[0-9]+)*)")
@@ -172,29 +171,25 @@ class Index:
         return units
 
     def _spelled_numbers(self) -> dict[str, set[str | None]]:
-        """The numbers written in words (English, Chinese, multipliers)."""
+        """The numbers written with digit grouping (``1,024``) or in words (English, Chinese, multipliers)."""
         if self._spelled is None:
             found: dict[str, set[str | None]] = {}
             self._spelled = found
             for text in self.texts:
+                for grouped in _GROUPED.finditer(text):
+                    whole = grouped.group(1) + _NOT_DIGIT.sub("", grouped.group(2))
+                    found.setdefault(whole, set()).add(_unit_after(text, grouped.end())[0])
                 if not _EN_NUMBER_WORDS.isdisjoint(_LETTER_RUN.findall(text)):
                     for match in EN_NUMBER.finditer(text):
                         value = english_value(match.group())
                         if value is not None:
                             found.setdefault(value, set()).add(_unit_after(text, match.end())[0])
                 if _ZH_NUMERAL.search(text) is not None:
-                    for multiplier in ZH_MULTIPLIER.finditer(text):
-                        value, unit = ZH_MULTIPLIERS[multiplier.group()]
-                        found.setdefault(value, set()).add(unit)
-                    for numerals in ZH_NUMBER.finditer(text):
-                        claim = _chinese(
-                            text, numerals.start(), numerals.end(), numerals.group(), everything=True
+                    for claim in chinese_numbers(text, everything=True):
+                        atom = claim.readings[0][0]
+                        found.setdefault(_decimal(atom.value), set()).add(
+                            None if atom.unit == "#" else atom.unit
                         )
-                        if claim is not None:
-                            atom = claim.readings[0][0]
-                            found.setdefault(_decimal(atom.value), set()).add(
-                                None if atom.unit == "#" else atom.unit
-                            )
         return self._spelled
 
     # -- made when asked ---------------------------------------------------------------------------
@@ -384,10 +379,6 @@ def _digits_in(text: str, value: str, units: set[str | None]) -> None:
                                 if assigned_atom.kind == "number" and _decimal(assigned_atom.value) == value:
                                     units.add(assigned_atom.unit)
         at = text.find(digits, last)
-    if len(digits) > 3 and "." not in value:
-        grouped = re.compile(_grouping(digits))
-        for match in grouped.finditer(text):
-            units.add(_unit_after(text, match.end())[0])
 
 
 def _chain_parts(chain: str) -> set[str]:
@@ -395,18 +386,6 @@ def _chain_parts(chain: str) -> set[str]:
     if ":" in chain or chain.count("-") > 1 or "/" in chain:
         return {_decimal(p) for p in re.split(r"[:/-]", chain)}
     return set()
-
-
-def _grouping(digits: str) -> str:
-    """A pattern of ``digits`` written with digit grouping (``1,024``, ``1 024``, ``1_024``)."""
-    head = len(digits) % 3 or 3
-    groups = [digits[:head]] + [digits[i : i + 3] for i in range(head, len(digits), 3)]
-    return (
-        r"(?<![0-9.,])"
-        + r"([, _\u00a0\u202f\u2009])".join(groups[:2])
-        + "".join(rf"\1{g}" for g in groups[2:])
-        + r"(?![0-9])"
-    )
 
 
 def _key_before(text: str, cased: str, at: int) -> str | None:

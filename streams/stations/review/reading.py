@@ -17,6 +17,9 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterator
 from functools import lru_cache
+from heapq import merge
+from itertools import islice
+from operator import attrgetter
 from typing import Literal, NamedTuple
 
 from streams.stations.review.forms import (
@@ -272,6 +275,9 @@ _MEASURE_AFTER = re.compile(
 points follows it (``两个原因``); or such a point right after the number (``三点``)."""
 
 
+_COUNT_NEXT = frozenset(" \t\u00a0")
+
+
 def _cjk_next(text: str, end: int) -> bool:
     """Whether the first character after ``end`` and any spaces is CJK."""
     while end < len(text) and text[end] in " \t\u00a0":
@@ -286,6 +292,8 @@ def _counts(text: str, start: int, end: int, value: str, zh_one: bool = False) -
     (one digit, a small number word) is a specific only when it counts. Returns where the counted word
     ends (the count as the draft wrote it, ``9 个``, ``8 consumers``), or None."""
     following = text[end : end + 1]
+    if following and following not in _COUNT_NEXT and not following.isalpha():
+        return None  # a quotation mark, a digit, a dash …: nothing it could count follows
     if following in (".", ")", "、", "）") and _LIST_MARKER.search(text, max(0, start - 40), start):
         return None
     before = text[max(0, start - 12) : start]
@@ -375,8 +383,7 @@ def _structure(text: str) -> _Structure:
     blocked = bytearray(len(text))  # 1 where a code span or block is: no quotation starts there
 
     def blank(first: int, last: int) -> None:
-        for i in range(first, last):
-            chars[i] = " "
+        chars[first:last] = " " * (last - first)
 
     for fence in _FENCE.finditer(text):
         blank(fence.start(), fence.start(3))  # the fence and its info string (a language tag)
@@ -414,7 +421,7 @@ def _structure(text: str) -> _Structure:
         if end < 0:
             dead.add(mark)  # no closer after here: none after a later opener either
             continue
-        if any(blocked[start:end]):
+        if blocked.find(1, start, end) >= 0:
             continue
         quotes.append((start, end + 1, text[start + 1 : end]))
         blank(start, end + 1)
@@ -430,31 +437,45 @@ _GROUPED = re.compile(
 )
 _HALF_OF = re.compile(r"\s+(?:an?\s+)?")
 _OF_THE = re.compile(r"\s+(?:of|the)\b")
-_RANGE_BEFORE = re.compile(r"(?<![0-9A-Za-z.])[0-9]+(?:\.[0-9]+)?[%a-zA-Z]{0,3}\s*(?:–|—|~|～|〜|to|到|至)\s*$")
+_RANGE_BEFORE = re.compile(
+    r"(?<![0-9A-Za-z.])[0-9]+(?:\.[0-9]+)?[%a-zA-Z]{0,3}\s*(?:–|—|~|～|〜|to|到|至)\s*$"
+)
 
 
-def read(text: str) -> list[Claim]:
-    """The claims of ``text``, in the order they start."""
-    return list(_read(text))
+MOST_CLAIMS = 500
+"""The most claims a text is read for (docs/review-rules.md §8): a text stating more is refused at the
+next one, which bounds what any text costs (a 256 KiB draft of quotation marks and digits is read only as
+far as its 501st claim). No diagnosis a person can check states 500 specifics in one text."""
+
+
+def read(text: str, most: int = MOST_CLAIMS) -> list[Claim]:
+    """The claims of ``text``, in the order they start: at most ``most + 1`` of them (the one after the
+    last a text may state, if it states more)."""
+    return list(islice(_read(text), most + 1))
 
 
 def _read(text: str) -> Iterator[Claim]:
+    """Every claim of ``text`` in the order they start, read as far as they are asked for: each kind is
+    found by a pass of its own in text order, and the passes are merged."""
     structure = _structure(text)
     prose = structure.prose
-    claims: list[Claim] = []
-    code_index = {}
-    for start, _, content in structure.codes:
-        code_index[start] = len(claims)
-        claims.append(
-            Claim("quote", f"`{content}`", start, ((Atom("code", " ".join(shown(content).split())),),))
-        )
-    for start, end, content in structure.quotes:
-        value = quote_value(content)
-        if len(value) >= 2:
-            claims.append(Claim("quote", text[start:end], start, ((Atom("quote", value),),)))
-    claims.extend(_words(prose, structure.codes))
-    claims.sort(key=lambda c: c.start)
-    return iter(claims)
+    codes = (
+        Claim("quote", f"`{content}`", start, ((Atom("code", " ".join(shown(content).split())),),))
+        for start, _, content in structure.codes
+    )
+    quotes = (
+        Claim("quote", text[start:end], start, ((Atom("quote", value),),))
+        for start, end, content in structure.quotes
+        if len(value := quote_value(content)) >= 2
+    )
+    passes: list[Iterator[Claim]] = [codes, quotes, _words(prose, structure.codes)]
+    passes += [_english_numbers(prose, structure.codes), _english_multipliers(prose, structure.codes)]
+    if ZH_MULTIPLIER.search(prose) is not None or ZH_NUMBER.search(prose) is not None:
+        passes.append(chinese_numbers(prose))
+    return merge(*passes, key=_START)
+
+
+_START = attrgetter("start")
 
 
 _QUOTE_EDGES = re.compile(r"^[\W_]+|[\W_]+$")
@@ -478,18 +499,16 @@ def _code_of(codes: list[tuple[int, int, str]], position: int) -> int:
 _AFTER_ANY = 1 << 62
 
 
-def _words(prose: str, codes: list[tuple[int, int, str]], everything: bool = False) -> list[Claim]:
-    """The numbers, number words and identifiers of the prose (quotations blanked), with keys (§5).
-    ``everything``: every number, counted or not (the evidence states what it states)."""
-    out: list[Claim] = []
+def _words(prose: str, codes: list[tuple[int, int, str]]) -> Iterator[Claim]:
+    """The numbers and identifiers of the prose's words (quotations blanked), with keys (§5), in order."""
     grouped: dict[int, tuple[int, Claim]] = {}
     for match in _GROUPED.finditer(prose):  # 1,024 and 2 350 000: one number each (or, read apart, several)
         start, end = match.span()
-        whole = match.group(1) + re.sub(r"[^0-9]", "", match.group(2))
+        whole = match.group(1) + _NOT_DIGIT.sub("", match.group(2))
         unit, end_u = _unit_after(prose, end)
         if unit is None and (counted := _counts(prose, start, end, whole)) is not None:
             unit, end_u = COUNT, counted
-        parts = re.split(r"[, \u00a0\u202f\u2009]", match.group(0))
+        parts = _GROUP_SEPARATOR.split(match.group(0))
         apart = (*(Atom("number", p) for p in parts[:-1]), Atom("number", parts[-1], unit))
         both: tuple[Reading, ...] = ((Atom("number", whole, unit),), apart)
         grouped[start] = (end_u, Claim("number", prose[start:end_u], start, both, _code_of(codes, start)))
@@ -504,62 +523,69 @@ def _words(prose: str, codes: list[tuple[int, int, str]], everything: bool = Fal
             skip_to, claim = grouped[start]
             end = skip_to
         else:
-            read = word_readings(match.group())
+            raw = match.group()
+            read = word_readings(raw)
             if read is None:
                 continue
-            kind = read[0]
-            readings: tuple[Reading, ...] = read[1]
-            surface = match.group()
-            start += len(surface) - len(surface.lstrip(_EDGES.replace("-", "")))
-            end -= len(surface) - len(surface.rstrip(_EDGES))
-            first = readings[0][0]
-            if kind == "number" and first.unit is None:
+            kind, readings = read
+            start += len(raw) - len(raw.lstrip(_LEADING_EDGES))
+            end -= len(raw) - len(raw.rstrip(_EDGES))
+            first, end_shown = start, end  # the claim as written: from first to end_shown
+            atom = readings[0][0]
+            if kind == "number" and atom.unit is None:
                 unit, end_u = _unit_after(prose, end)
                 if unit is not None:  # 60 秒, 120/90 秒: the unit written after the word is its numbers'
-                    readings = tuple(
-                        tuple(
-                            a._replace(unit=unit) if a.kind == "number" and a.unit is None else a for a in r
-                        )
-                        for r in readings
-                    )
-                    surface, end = prose[start:end_u], end_u
-                elif (counted := _counts(prose, start, end, first.value)) is not None:
-                    readings = tuple(
-                        tuple(
-                            a._replace(unit=COUNT) if a.kind == "number" and a.unit is None else a for a in r
-                        )
-                        for r in readings
-                    )
-                    surface = prose[_count_start(prose, start) : counted]
-                elif len(first.value) == 1 and not everything:
+                    readings = _with_unit(readings, unit)
+                    end = end_shown = end_u
+                elif (counted := _counts(prose, start, end, atom.value)) is not None:
+                    readings = _with_unit(readings, COUNT)
+                    first, end_shown = _count_start(prose, start), counted
+                elif len(atom.value) == 1:
                     continue
-            if ("`" in surface or "*" in surface) and start > 0 and prose[start - 1] in "*`":
-                while start > 0 and prose[start - 1] in "*`":  # `9`0s, **1**20s: as written, marks and all
-                    start -= 1
-                surface = prose[
-                    start : start + len(surface) + (match.start() - start if match.start() < start else 0)
-                ]
-                surface = prose[start:end] if end > start else surface
-            if kind == "number" and (lower := _RANGE_BEFORE.search(prose, max(0, start - 24), start)):
-                surface = prose[lower.start() : start] + surface  # 10–20 times: the range as written
-            claim = Claim(kind, _surface(surface), start, readings, _code_of(codes, start))
-        first = claim.readings[0][0]
+            if "`" in raw or "*" in raw:
+                while first > 0 and prose[first - 1] in "*`":  # `9`0s, **1**20s: as written, marks and all
+                    first -= 1
+            if kind == "number" and start and prose[start - 1] in _RANGE_TAIL:
+                lower = _RANGE_BEFORE.search(prose, max(0, start - 24), start)
+                if lower is not None:  # 10–20 times: the range as written
+                    first = lower.start()
+            claim = Claim(kind, prose[first:end_shown], start, readings, _code_of(codes, start))
+        atom = claim.readings[0][0]
         if claim.kind == "number":
-            if key is not None and _CONNECTOR.fullmatch(prose[key_end:start]):
-                keyed = tuple(
-                    tuple(a._replace(key=key) if a.kind == "number" else a for a in r) for r in claim.readings
-                )
-                claim = claim._replace(readings=keyed)
+            if key is not None and _CONNECTOR.fullmatch(prose, key_end, start):
+                claim = claim._replace(readings=_with_key(claim.readings, key))
                 key_end = end  # "from 1,000 to 10,000": the next number may be the same key's
             else:
                 key = None
-        elif first.kind in ("identifier", "weak") and len(claim.readings) == 1:
-            key, key_end = first.value, end
+        elif atom.kind in ("identifier", "weak") and len(claim.readings) == 1:
+            key, key_end = atom.value, end
         else:
             key = None
-        out.append(claim)
-    out.extend(_number_words(prose, codes, everything))
-    return out
+        yield claim
+
+
+_LEADING_EDGES = _EDGES.replace("-", "")
+"""A word's leading punctuation, but for the dashes that start a flag."""
+_RANGE_TAIL = frozenset(" \t–—~～〜到至o")
+_NOT_DIGIT = re.compile(r"[^0-9]")
+_GROUP_SEPARATOR = re.compile(r"[, \u00a0\u202f\u2009]")
+
+
+@lru_cache(maxsize=4096)
+def _with_unit(readings: tuple[Reading, ...], unit: str) -> tuple[Reading, ...]:
+    """``readings`` with ``unit`` on each number that has none (a unit after a word is its numbers')."""
+    return tuple(
+        tuple(a._replace(unit=unit) if a.kind == "number" and a.unit is None else a for a in reading)
+        for reading in readings
+    )
+
+
+@lru_cache(maxsize=4096)
+def _with_key(readings: tuple[Reading, ...], key: str) -> tuple[Reading, ...]:
+    """``readings`` with each number stated next to ``key`` (§5)."""
+    return tuple(
+        tuple(a._replace(key=key) if a.kind == "number" else a for a in reading) for reading in readings
+    )
 
 
 _UNIT_START = frozenset(" \t\u00a0-(（%×µμ")
@@ -567,12 +593,6 @@ _UNIT_WORD = re.compile(
     r"[ \t\u00a0]?(?:-[ \t\u00a0]?)?(?:([A-Za-z%µμ×]+(?:/[A-Za-z]+)?)(?![A-Za-z0-9_])|([\u4e00-\u9fff]{1,3}))"
     r"|[ \t\u00a0]?[(（][ \t\u00a0]?([A-Za-z%µμ]+|[\u4e00-\u9fff]{1,3})[ \t\u00a0]?[)）]"
 )
-
-
-def _surface(written: str) -> str:
-    """A word as the draft wrote it, without the punctuation around it (a flag keeps its dashes)."""
-    kept = written.rstrip(_EDGES).lstrip(_EDGES.replace("-", ""))
-    return kept or written
 
 
 def _unit_after(text: str, end: int) -> tuple[str | None, int]:
@@ -601,8 +621,8 @@ def _unit_after(text: str, end: int) -> tuple[str | None, int]:
     return None, end
 
 
-def _number_words(prose: str, codes: list[tuple[int, int, str]], everything: bool = False) -> Iterator[Claim]:
-    """Numbers written in words (§3.3): English (``text2num``), Chinese (``cn2an``), multipliers."""
+def _english_numbers(prose: str, codes: list[tuple[int, int, str]]) -> Iterator[Claim]:
+    """Numbers written in English words (§3.1, ``text2num``), in order."""
     for match in EN_NUMBER.finditer(prose):
         value = english_value(match.group())
         if value is None:
@@ -611,41 +631,55 @@ def _number_words(prose: str, codes: list[tuple[int, int, str]], everything: boo
         unit, end_u = _unit_after(prose, end)
         if unit is None and (counted := _counts(prose, start, end, value)) is not None:
             unit, end_u = COUNT, counted
-        elif not everything and unit is None and len(value) == 1:
+        elif unit is None and len(value) == 1:
             continue
-        if not everything and unit is None and value in ("0", "1"):
+        if unit is None and value in ("0", "1"):
             continue
         yield Claim(
             "number", prose[start:end_u], start, ((Atom("number", value, unit),),), _code_of(codes, start)
         )
+
+
+def _english_multipliers(prose: str, codes: list[tuple[int, int, str]]) -> Iterator[Claim]:
+    """Multipliers and fractions written in English words (``twice``, ``half an hour``), in order."""
     for match in EN_MULTIPLIER.finditer(prose):
         value, unit = EN_MULTIPLIERS[match.group().lower()]
         start, end = match.span()
         if value == "0.5":
             after = _HALF_OF.match(prose, end)
             if after is not None:
-                unit2, end_u = _unit_after(prose, after.end() - 1)
-                if unit2 is not None:
-                    yield Claim("number", prose[start:end_u], start, ((Atom("number", value, unit2),),))
+                half_of, end_u = _unit_after(prose, after.end() - 1)
+                if half_of is not None:
+                    yield Claim("number", prose[start:end_u], start, ((Atom("number", value, half_of),),))
                     continue
             if not _OF_THE.match(prose, end):
                 continue
         yield Claim(
             "number", prose[start:end], start, ((Atom("number", value, unit),),), _code_of(codes, start)
         )
-    multiplied: list[tuple[int, int]] = []
+
+
+def chinese_numbers(prose: str, everything: bool = False) -> Iterator[Claim]:
+    """The numbers written in Chinese (§3.1), in order: multipliers (``翻倍``) and runs of numerals that
+    are numbers (:func:`_chinese`). ``everything``: every number, counted or not (the evidence's)."""
+    multiplied: set[int] = set()
+    multipliers = []
     for match in ZH_MULTIPLIER.finditer(prose):
         value, unit = ZH_MULTIPLIERS[match.group()]
-        multiplied.append(match.span())
-        yield Claim("number", match.group(), match.start(), ((Atom("number", value, unit),),))
-    if not _has_cjk_numeral(prose):
+        multiplied.update(range(*match.span()))
+        multipliers.append(Claim("number", match.group(), match.start(), ((Atom("number", value, unit),),)))
+    yield from merge(multipliers, _chinese_numerals(prose, everything, multiplied), key=_START)
+
+
+def _chinese_numerals(prose: str, everything: bool, multiplied: set[int]) -> Iterator[Claim]:
+    if ZH_NUMBER.search(prose) is None:
         return
+    idioms = [m.span() for m in _IDIOM.finditer(prose)]
     for match in ZH_NUMBER.finditer(prose):
         start, end = match.span()
-        if any(a <= start < b for a, b in multiplied):
+        if start in multiplied:
             continue
-        numerals = match.group()
-        claim = _chinese(prose, start, end, numerals, everything)
+        claim = _chinese(prose, start, end, match.group(), everything, idioms)
         if claim is not None:
             yield claim
 
@@ -659,39 +693,24 @@ _ZH_IDIOMS = (
     "一条龙", "百分百", "一步", "九成", "十之八九", "一共", "一半",
 )  # fmt: skip
 _IDIOM = re.compile("|".join(map(re.escape, sorted(_ZH_IDIOMS, key=len, reverse=True))) + "|十分(?!钟)")
-_ZH_TIME_UNITS = (
-    "秒",
-    "毫秒",
-    "分钟",
-    "小时",
-    "天",
-    "周",
-    "个月",
-    "年",
-    "微秒",
-    "纳秒",
-    "秒钟",
-    "个小时",
-    "日",
-)
 
 
-def _has_cjk_numeral(text: str) -> bool:
-    return ZH_NUMBER.search(text) is not None
-
-
-def _in_idiom(prose: str, start: int, end: int) -> bool:
-    """Whether a run of numerals at ``prose[start:end]`` is part of a word that is no number (``一般``,
-    ``统一``, ``十分`` not followed by ``钟``)."""
-    for idiom in _IDIOM.finditer(prose, max(0, start - 2), min(len(prose), end + 3)):
-        if idiom.start() < end and idiom.end() > start:
+def _in_idiom(idioms: list[tuple[int, int]], start: int, end: int) -> bool:
+    """Whether a run of numerals at ``start:end`` overlaps a word that is no number (``一般``, ``统一``,
+    ``十分`` not followed by ``钟``); ``idioms``: those words' spans, in order."""
+    at = bisect_right(idioms, (end, 0)) - 1
+    while at >= 0 and idioms[at][1] > start:
+        if idioms[at][0] < end:
             return True
+        at -= 1
     return False
 
 
-def _chinese(prose: str, start: int, end: int, numerals: str, everything: bool = False) -> Claim | None:
+def _chinese(
+    prose: str, start: int, end: int, numerals: str, everything: bool, idioms: list[tuple[int, int]]
+) -> Claim | None:
     """A run of Chinese numerals as a number claim, when it is one (§3.3)."""
-    if _in_idiom(prose, start, end):
+    if _in_idiom(idioms, start, end):
         return None
     value = chinese_value(numerals)
     if value is None:
@@ -715,11 +734,3 @@ def _chinese(prose: str, start: int, end: int, numerals: str, everything: bool =
         elif prose[max(0, start - 1) : start] == "第" and prose[end : end + 1] in ("步", "点", "条"):
             return None
     return Claim("number", prose[start:end_u], start, ((Atom("number", value, unit),),))
-
-
-def read_evidence(text: str) -> list[Claim]:
-    """The claims of an evidence string: every number, number word and identifier, quotations and code
-    read through (the evidence's quotation marks are its own text)."""
-    claims = _words(text, [], everything=True)
-    claims.sort(key=lambda c: c.start)
-    return claims
