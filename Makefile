@@ -221,6 +221,7 @@ test: install up up-postgres browser netns-tools prometheus check install-check 
 	$(VENV_PY) benchmarks/stream.py --smoke --out .local/bench/smoke.md
 	$(VENV_PY) benchmarks/lookup.py --smoke --out .local/bench/smoke.md
 	$(VENV_PY) benchmarks/mcp_lookup.py --smoke --out .local/bench/smoke.md
+	$(VENV_PY) benchmarks/review_score.py --smoke
 	tests/clients/generate.sh
 	$(VENV_PY) -m pytest tests/clients
 
@@ -248,6 +249,7 @@ $(BENCH_STAMP): pyproject.toml | $(INSTALL_STAMP)
 # The stream and lookup figures (BENCHMARKS.md) need the local stack; about 30 minutes.
 bench: install up bench-quix-venv $(BENCH_STAMP)
 	$(VENV_PY) benchmarks/chain.py
+	$(VENV_PY) benchmarks/review_score.py
 	$(VENV_PY) benchmarks/breakdown.py
 	$(VENV_PY) benchmarks/stream.py --profile
 	$(VENV_PY) benchmarks/lookup.py
