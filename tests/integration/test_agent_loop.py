@@ -91,8 +91,8 @@ async def test_run_a_is_repaired_and_run_b_falls_back(stack: Stack) -> None:
     assert run_b.replies[1] is not None and codec.loads(run_b.replies[1]) == FIXED_REPORT
     assert run_b.verdicts[1].verdict["fallback_report"] == FIXED_REPORT
 
-    # Run C: numbers its evidence never said (SPEC 4.2), a repair prompt naming code and path only,
-    # and the corrected draft passes.
+    # Run C: numbers its evidence never said (SPEC 4.2), a repair prompt naming each as the draft wrote
+    # it with its code and path (and what the evidence gives the key), and the corrected draft passes.
     assert run_c.kinds == ["REJECT", "PASS"]
     assert _codes(run_c.verdicts[0].verdict) == [
         ("CLAIM_NUMBER_UNSUPPORTED", "analysis[0].content"),
@@ -101,7 +101,7 @@ async def test_run_a_is_repaired_and_run_b_falls_back(stack: Stack) -> None:
     prompt = run_c.replies[0]
     assert prompt is not None and "[CLAIM_NUMBER_UNSUPPORTED]" in prompt
     assert "action_plan[0].content" in prompt
-    assert "30" not in prompt and "120" not in prompt  # the model's own words never come back
+    assert '"30s"' in prompt and '"120s"' in prompt and '"60s"' in prompt  # as written; the evidence's value
 
     # What each run published, read back from reports: exactly one event for the last verdict, the PASS
     # report holding the draft's reviewed fields, the FALLBACK one the fixed report.
