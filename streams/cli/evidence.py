@@ -9,7 +9,8 @@ JSON document; :mod:`streams.cli.evidence_pages` draws it.
   entry, never in its place. An entry whose stored ``run_id`` and ``tool_call_id`` are not the row's
   (SPEC 3.7: an entry is evidence for one key) is not shown at all: ``key_mismatch`` says so.
 - Per draft, the analysis items (from the stored draft bytes, the verdict's ``draft_sha256``), each with
-  the evidence items it cites and the violations whose path is inside it; the conclusion and the
+  the evidence items it cites (by their place in the entry, which holds them once) and the document ids
+  it names that none of them holds, and the violations whose path is inside it; the conclusion and the
   action plan likewise; the verdict's signature; and ``report``: the event published on ``reports``
   for that verdict (SPEC 4.3, as the topic carried it), or None (a REJECT, or not stored). With trusted
   keys a verdict or a report that does not hold is never shown (SPEC 4.3): the verdict's content is
@@ -193,22 +194,49 @@ def _inside(path: str, prefix: str) -> bool:
 def _cited(
     tool_call_ids: Sequence[str], document_ids: Sequence[str], entries: Mapping[str, Mapping[str, Any]]
 ) -> list[dict[str, Any]]:
-    """The evidence an item cites: per tool call, the items it names (all the call's when it names none)."""
+    """The evidence an item cites: per tool call, ``items``: the positions in its entry's ``items`` of
+    those the item names, or None when it names none (it cites them all). The items themselves are in
+    the entry, once per page: an item citing 50 lookups does not copy 50 projections (issue 38 M7)."""
     out = []
     for tool_call_id in tool_call_ids:
         entry = entries.get(tool_call_id)
-        items = list(entry["items"]) if entry else []
-        if document_ids:
-            items = [i for i in items if i["document_id"] in document_ids]
+        listed = list(entry["items"]) if entry else []
+        named = [index for index, item in enumerate(listed) if item["document_id"] in document_ids]
         out.append(
             {
                 "tool_call_id": tool_call_id,
                 "stored": entry is not None,
                 "evidence_status": entry["evidence_status"] if entry else None,
-                "items": items,
+                "item_count": len(listed),
+                "items": named if document_ids else None,
             }
         )
     return out
+
+
+def _unmatched(
+    tool_call_ids: Sequence[str], document_ids: Sequence[str], entries: Mapping[str, Mapping[str, Any]]
+) -> list[str]:
+    """The document ids an item names that none of the stored entries it cites holds."""
+    found = {
+        item["document_id"] for t in tool_call_ids if (entry := entries.get(t)) for item in entry["items"]
+    }
+    return [d for d in dict.fromkeys(document_ids) if d not in found]
+
+
+MAX_SPECIFICS_SHOWN = 50
+"""Specifics listed per text; the rest are counted (``specifics_left_out``), so one long text cannot
+make a page of megabytes."""
+
+
+def _some_specifics(found: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """``specifics`` (at most :data:`MAX_SPECIFICS_SHOWN`) and ``specifics_left_out``: how many more,
+    and how many of those are not supported (None when none are left out)."""
+    rest = found[MAX_SPECIFICS_SHOWN:]
+    left_out = (
+        {"count": len(rest), "unsupported": sum(1 for s in rest if not s.get("supported"))} if rest else None
+    )
+    return {"specifics": list(found[:MAX_SPECIFICS_SHOWN]), "specifics_left_out": left_out}
 
 
 def _claims(
@@ -262,7 +290,8 @@ def draft_view(
     and ``report``: what was published for that verdict (the ``reports`` event, or None). Each analysis
     item, the conclusion and each action has ``specifics``: every number, identifier and quotation of a
     reviewed text with ``kind``, ``value``, ``supported`` and the ``tool_call_id``/``document_id`` it
-    was found in (SPEC 4.2); an empty list when the text is not reviewed or ``review`` is off."""
+    was found in (SPEC 4.2), the first :data:`MAX_SPECIFICS_SHOWN` of them (``specifics_left_out`` counts
+    the rest); an empty list when the text is not reviewed or ``review`` is off."""
     violations = [dict(v) for v in (verdict or {}).get("violations") or [] if isinstance(v, dict)]
     placed: set[int] = set()
 
@@ -295,7 +324,8 @@ def draft_view(
                 "tool_call_ids": tool_call_ids,
                 "document_ids": document_ids,
                 "cites": _cited(tool_call_ids, document_ids, entries),
-                "specifics": specifics.get(f"analysis[{index}].content", []),
+                "unmatched_document_ids": _unmatched(tool_call_ids, document_ids, entries),
+                **_some_specifics(specifics.get(f"analysis[{index}].content", [])),
                 "violations": at(f"analysis[{index}]"),
             }
         )
@@ -304,7 +334,7 @@ def draft_view(
         {
             "content": conclusion.get("content"),
             "based_on_analysis_ids": _strings(conclusion.get("based_on_analysis_ids")),
-            "specifics": specifics.get("conclusion.content", []),
+            **_some_specifics(specifics.get("conclusion.content", [])),
             "violations": at("conclusion"),
         }
         if isinstance(conclusion, dict)
@@ -319,7 +349,7 @@ def draft_view(
                 "id": action.get("id"),
                 "content": action.get("content"),
                 "based_on_analysis_ids": _strings(action.get("based_on_analysis_ids")),
-                "specifics": specifics.get(f"action_plan[{index}].content", []),
+                **_some_specifics(specifics.get(f"action_plan[{index}].content", [])),
                 "violations": at(f"action_plan[{index}]"),
             }
         )

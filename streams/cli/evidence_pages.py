@@ -24,6 +24,12 @@ def shown_anchor(tool_call_id: str) -> str:
     return f"shown-{printable(tool_call_id)}"
 
 
+def item_anchor(tool_call_id: str, index: int) -> str:
+    """The element id of one evidence item of a tool call's projection on its run's page (``~`` is in
+    no valid id, so no tool call's anchor can be another's item's)."""
+    return f"{shown_anchor(tool_call_id)}~{index}"
+
+
 def receipt_href(run_id: str, draft_id: str, attempt: int | None = None) -> str:
     """The receipt's address: ``/runs/<run>/drafts/<draft>/receipt.json`` (``?attempt=N`` for one attempt)."""
     base = f"/runs/{quote(run_id, safe='')}/drafts/{quote(draft_id, safe='')}/receipt.json"

@@ -14,16 +14,19 @@ import base64
 import functools
 import hashlib
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
 import jinja2
 
+from streams import codec
 from streams.audit.store import VERDICT_OUTCOMES
 from streams.cli.display import html_text as text  # noqa: F401 - pages.text: the one escaping of a value
 from streams.cli.display import printable
-from streams.cli.evidence_pages import MAX_TEXT_CHARS, chain_summary, receipt_href, shown_anchor
+from streams.cli.evidence_pages import MAX_TEXT_CHARS, chain_summary, item_anchor, receipt_href, shown_anchor
+from streams.cli.page_window import FIRST, MAX_PAGE_BYTES, PAGE_BUDGET_BYTES, Starts, run_address, windowed
 
 STYLE = """
 body { font: 15px/1.45 system-ui, sans-serif; margin: 1.5rem auto; max-width: 80rem; padding: 0 1rem;
@@ -118,7 +121,9 @@ def templates() -> jinja2.Environment:
         run_href=run_href,
         call_anchor=call_anchor,
         shown_anchor=shown_anchor,
+        item_anchor=item_anchor,
         chain_summary=chain_summary,
+        max_page_bytes=MAX_PAGE_BYTES,
     )
     return env
 
@@ -251,14 +256,91 @@ def _with_links(view: Mapping[str, Any], listed: Sequence[Mapping[str, Any]]) ->
     return out
 
 
-def run_page(document: Mapping[str, Any]) -> str:
-    """One run: each tool call with what the ledger recorded and the projection's figures, each draft
-    with its verdict, and every violation's tool calls linked to their rows."""
-    calls = document["tool_calls"]
-    return _render(
-        "run.html",
-        title=f"Run {document['run_id']}",
-        document=document,
-        recorded={c["tool_call_id"] for c in calls},
-        entries={e["tool_call_id"]: e for e in document.get("entries") or []},
-    )
+@dataclass(frozen=True)
+class Links:
+    """Where a tool call's row and its evidence are, from anywhere on one page of a run: an anchor on
+    this page, or the page whose window starts at it (:mod:`streams.cli.page_window`)."""
+
+    base: str
+    starts: Starts
+    calls_here: frozenset[str]
+    calls_at: Mapping[str, int]
+    entries_here: frozenset[str]
+    entries_at: Mapping[str, int]
+
+    @classmethod
+    def of(cls, whole: Mapping[str, Any], page: Mapping[str, Any], starts: Starts) -> Links:
+        """The links of ``page``, a window of the run document ``whole``."""
+        return cls(
+            base=run_href(str(whole["run_id"])),
+            starts=starts,
+            calls_here=frozenset(str(c["tool_call_id"]) for c in page.get("tool_calls") or []),
+            calls_at=_positions(whole.get("tool_calls") or []),
+            entries_here=frozenset(str(e["tool_call_id"]) for e in page.get("entries") or []),
+            entries_at=_positions(whole.get("entries") or []),
+        )
+
+    def call(self, tool_call_id: str) -> str | None:
+        """The address of the tool call's row (None: the run has no audit record of it)."""
+        return self._at(tool_call_id, self.calls_here, self.calls_at, "calls", call_anchor(tool_call_id))
+
+    def entry(self, tool_call_id: str, item: int | None = None) -> str | None:
+        """The address of the tool call's stored entry, or of its ``item``-th evidence item (None: the
+        audit store holds no entry of it)."""
+        anchor = shown_anchor(tool_call_id) if item is None else item_anchor(tool_call_id, item)
+        return self._at(tool_call_id, self.entries_here, self.entries_at, "entries", anchor)
+
+    def _at(
+        self, key: str, here: frozenset[str], at: Mapping[str, int], parameter: str, anchor: str
+    ) -> str | None:
+        fragment = quote(anchor, safe="")
+        if key in here:
+            return f"#{fragment}"
+        if key not in at:
+            return None
+        return run_address(self.base, self.starts.moved(parameter, at[key]).query(), fragment)
+
+
+def _positions(elements: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    positions: dict[str, int] = {}
+    for index, element in enumerate(elements):
+        positions.setdefault(str(element["tool_call_id"]), index)
+    return positions
+
+
+def run_json(document: Mapping[str, Any], starts: Starts = FIRST) -> bytes:
+    """One page of a run as JSON (:func:`run_document`'s lists cut to their windows, with
+    ``left_out``), never more than :data:`MAX_PAGE_BYTES`."""
+    base = run_href(str(document["run_id"]), as_json=True)
+    budget = PAGE_BUDGET_BYTES
+    while True:
+        body = codec.dumps(windowed(document, starts, base, budget, html=False))
+        if len(body) <= MAX_PAGE_BYTES or budget < 1024:
+            return body
+        budget //= 2
+
+
+def run_page(document: Mapping[str, Any], starts: Starts = FIRST) -> str:
+    """One run: each tool call with what the ledger recorded and the projection's figures, the evidence
+    each showed the agent (once), each draft with its verdict and its items linked to the evidence they
+    cite, and every violation's tool calls linked to their rows; each list cut to its window (what is
+    left out is said, with links to it), the page never more than :data:`MAX_PAGE_BYTES`."""
+    base = run_href(str(document["run_id"]))
+    budget = PAGE_BUDGET_BYTES
+    while True:
+        page = windowed(document, starts, base, budget)
+        html = _render(
+            "run.html",
+            title=f"Run {document['run_id']}",
+            document=page,
+            recorded={str(c["tool_call_id"]) for c in document["tool_calls"]},
+            entries={e["tool_call_id"]: e for e in page.get("entries") or []},
+            documents={
+                str(e["tool_call_id"]): [i.get("document_id") for i in e.get("items") or []]
+                for e in document.get("entries") or []
+            },
+            links=Links.of(document, page, starts),
+        )
+        if len(html.encode("utf-8")) <= MAX_PAGE_BYTES or budget < 1024:
+            return html
+        budget //= 2

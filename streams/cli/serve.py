@@ -5,9 +5,11 @@
 run's trail (:mod:`streams.cli.pages`) and its evidence (:mod:`streams.cli.evidence`): what each tool call
 showed the agent, signatures checked with ``EC_TRUSTED_KEYS_FILE``, each claim beside what it cites;
 ``/runs/<run>/drafts/<draft>/receipt.json`` (``?attempt=N``) is a draft's receipt (SPEC 4.1).
-Add ``?format=json`` to either page for the same data as JSON.
+Add ``?format=json`` to either page for the same data as JSON. A run page and its JSON stay under
+5 MB: each of its lists (tool calls, entries, drafts) is shown a window at a time (``?calls=``,
+``?entries=``, ``?drafts=``: :mod:`streams.cli.page_window`), and the page says what it left out.
 ``/runs?run_id=X`` redirects to X's page (and shows it, for the runs ``.`` and ``..`` that no path
-can name). A query value out of its range (``limit``, ``format``) or given twice is a 400. Every
+can name). A query value out of its range (``limit``, ``format``, the offsets) or given twice is a 400. Every
 request opens the database read-only, reads, and closes it (in a thread, so a slow database never
 blocks the loop), so the page keeps working while the sink writes and comes back by itself after a
 database outage.
@@ -41,6 +43,7 @@ from streams.audit.store import AuditStore, describe
 from streams.cli import pages
 from streams.cli.audit import settings_with_db
 from streams.cli.evidence import evidence_document
+from streams.cli.page_window import Starts
 from streams.cli.receipt import receipt_keys, receipt_parts
 from streams.errors import AuditStoreBusy, ConfigurationError, RequestRefused, UnknownVerdict
 from streams.http import Limits, host_name, listening, loopback_or_allowed, serve_until_signal
@@ -61,6 +64,8 @@ MAX_RUNS = 5000
 _LIMIT = re.compile(r"[0-9]{1,4}")  # ASCII digits only (str.isdigit takes "²"); MAX_RUNS has 4 digits
 _ATTEMPT = re.compile(r"[0-9]{1,7}")
 _OFFSET = re.compile(r"[0-9]{1,9}")
+WINDOWS = ("calls", "entries", "drafts")
+"""The run page's window offsets (:mod:`streams.cli.page_window`)."""
 RUNS_PER_PAGE = 100
 """Runs on one page of the list (``?limit=`` up to :data:`MAX_RUNS`; ``?offset=`` pages on)."""
 _FORMATS = ("html", "json")
@@ -163,10 +168,16 @@ def _query_problem(request: web.Request, accepted: tuple[str, ...]) -> str | Non
     limit = request.query.get("limit") if "limit" in accepted else None
     if limit is not None and not (_LIMIT.fullmatch(limit) and 1 <= int(limit) <= MAX_RUNS):
         return f"limit must be a whole number from 1 to {MAX_RUNS}"
-    offset = request.query.get("offset") if "offset" in accepted else None
-    if offset is not None and not _OFFSET.fullmatch(offset):
-        return "offset must be a whole number from 0 to 999999999"
+    for name in ("offset", *WINDOWS):
+        value = request.query.get(name) if name in accepted else None
+        if value is not None and not _OFFSET.fullmatch(value):
+            return f"{name} must be a whole number from 0 to 999999999"
     return None
+
+
+def _starts(request: web.Request) -> Starts:
+    """Where the run page's windows start (``?calls=``, ``?entries=``, ``?drafts=``; checked already)."""
+    return Starts(**{name: int(request.query.get(name, "0")) for name in WINDOWS})
 
 
 def _answer(request: web.Request, document: Any, html: Callable[[], str], status: int = 200) -> web.Response:
@@ -229,7 +240,7 @@ def build_app(settings: Settings, allowed_hosts: Collection[str] = ()) -> web.Ap
             return _problem(request, 503, "Audit database unusable", str(exc))
 
     async def runs(request: web.Request) -> web.Response:
-        problem = _query_problem(request, ("run_id", "limit", "offset", "format"))
+        problem = _query_problem(request, ("run_id", "limit", "offset", "format", *WINDOWS))
         if problem is not None:
             return _problem(request, 400, "Bad request", problem)
         wanted = request.query.get("run_id", "").strip()
@@ -249,7 +260,7 @@ def build_app(settings: Settings, allowed_hosts: Collection[str] = ()) -> web.Ap
         return await guarded(request, page)
 
     async def run(request: web.Request) -> web.Response:
-        problem = _query_problem(request, ("format",))
+        problem = _query_problem(request, ("format", *WINDOWS))
         if problem is not None:
             return _problem(request, 400, "Bad request", problem)
         return await show_run(request, request.match_info["run_id"])
@@ -282,7 +293,11 @@ def build_app(settings: Settings, allowed_hosts: Collection[str] = ()) -> web.Ap
                     "(evidence-chain audit-sink)?",
                 )
             document = pages.run_document(run_id, tool_calls, verdicts, details, evidence)
-            return await _render(request, document, lambda: pages.run_page(document))
+            starts = _starts(request)
+            if _wants_json(request):  # a window of the run, under 5 MB, as the page is (page_window)
+                body = await asyncio.to_thread(pages.run_json, document, starts)
+                return web.Response(body=body, content_type="application/json", headers=HEADERS)
+            return await _render(request, None, lambda: pages.run_page(document, starts))
 
         return await guarded(request, page)
 

@@ -90,6 +90,8 @@ def test_specifics_show_supported_with_where_or_not_and_nothing_without_them() -
         '<span class="mono">call_1</span> · <span class="mono">doc-1#chunk-1</span>'
     ) in page
     assert 'class="specifics"' not in _page(_view())
+    counted = _page(_view(specifics=specifics, specifics_left_out={"count": 31, "unsupported": 7}))
+    assert "and 31 more specifics not listed here, 7 of them not in the cited evidence" in counted
 
 
 def test_the_published_report_shows_when_there_is_one() -> None:

@@ -11,20 +11,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp.test_utils import TestClient, TestServer
+from aiohttp.test_utils import TestClient
 
 from streams.audit.factory import open_store
 from streams.cli import pages
-from streams.cli.audit import settings_with_db
 from streams.cli.receipt import choose_verdict
-from streams.cli.serve import build_app
+from tests.cli.conftest import Serve
 from tests.streams.audit_records import chain, guard
 
 Make = Callable[..., Any]
 
 
 @pytest.fixture
-async def make(tmp_path: Path) -> AsyncIterator[Make]:
+async def make(tmp_path: Path, serve_app: Serve) -> AsyncIterator[Make]:
     target = str(tmp_path / "audit.db")
     store = open_store(target)
     try:
@@ -32,17 +31,11 @@ async def make(tmp_path: Path) -> AsyncIterator[Make]:
         assert store.apply(records) == len(records)
     finally:
         store.close()
-    clients: list[TestClient[Any, Any]] = []
 
     async def start(*allowed: str) -> TestClient[Any, Any]:
-        client: TestClient[Any, Any] = TestClient(TestServer(build_app(settings_with_db(target), allowed)))
-        await client.start_server()
-        clients.append(client)
-        return client
+        return await serve_app(target, *allowed)
 
     yield start
-    for client in clients:
-        await client.close()
 
 
 async def test_a_foreign_host_is_403_and_an_unreadable_one_400(make: Make) -> None:
