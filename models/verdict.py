@@ -126,14 +126,21 @@ class ReportAction(TypedDict):
 
 
 class Report(TypedDict):
-    """A PASS draft's reviewed fields and nothing else (SPEC 4.3): what may leave the chain."""
+    """A PASS draft's reviewed fields and nothing else (SPEC 4.3): what may leave the chain. Its
+    ``limitations`` are the agent's own words, published as written: the review does not judge them."""
 
     analysis: list[ReportAnalysisItem]
     conclusion: Annotated[
         ReportConclusion | None, Field(description="Null: the evidence was insufficient for one.")
     ]
     action_plan: list[ReportAction]
-    limitations: list[str]
+    limitations: Annotated[
+        list[str],
+        Field(
+            description="The agent's own words, as it wrote them: the review of claims (SPEC 4.2) does not "
+            "judge them, so whoever shows them shows them as the agent's, never as checked (SPEC 4.3)."
+        ),
+    ]
 
 
 class ReportEvent(TypedDict):

