@@ -99,6 +99,9 @@ async def test_requests_in_no_session_are_refused_and_two_such_clients_share_not
                 "requested": "2026-07-28",
             }
             assert "only in a session" in error["message"]
+            for version in ({}, VERSION):  # a handshake-era client that sends no Mcp-Session-Id
+                alone = await post(endpoint, call, source=source, **version)
+                assert alone.status_code == 400 and json_rpc_error(alone)["code"] == -32600, alone.text
     assert recorder.lookups == [] and recorder.drafts == []
 
 
