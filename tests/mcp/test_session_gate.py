@@ -144,13 +144,16 @@ async def test_sessions_are_capped_per_client_address_and_in_all() -> None:
 
 
 async def test_a_session_nobody_uses_is_closed_quickly_and_a_used_one_stays() -> None:
-    recorder = Recorder(settings=Settings(mcp_max_sessions_per_peer=2, mcp_unused_session_seconds=0.3))
-    async with mcp_http(McpRuns(None, per_session=True), recorder) as endpoint:
+    now = [0.0]  # the gate's clock, moved by hand: nothing here depends on how fast the machine is
+    recorder = Recorder(settings=Settings(mcp_max_sessions_per_peer=2, mcp_unused_session_seconds=30))
+    async with mcp_http(McpRuns(None, per_session=True), recorder, clock=lambda: now[0]) as endpoint:
         unused = await opened(endpoint)
         used = await opened(endpoint)
         assert (await use(endpoint, used)).status_code == 200
         assert (await post(endpoint, MCP_INITIALIZE)).status_code == 503  # both are open
-        await asyncio.sleep(1.0)  # past the unused one's 0.3 s; the used one idles 1800 s
+        now[0] = 29.0
+        assert (await post(endpoint, MCP_INITIALIZE)).status_code == 503  # not yet
+        now[0] = 31.0  # past the unused one's 30 s; the used one idles 1800 s
         third = await opened(endpoint)  # the unused one is gone: there is room
         gone = await post(endpoint, {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}, session=unused)
         assert gone.status_code == 404, gone.text

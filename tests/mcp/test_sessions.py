@@ -9,7 +9,7 @@ stand-in for the client that records what the tools send it: neither Kafka nor R
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -29,6 +29,7 @@ from streams.http.asgi import uvicorn_config
 from streams.mcp.run import McpRuns
 from streams.mcp.server import EvidenceTools, build_server, instructions
 from streams.mcp.serving import _listen, http_app
+from streams.mcp.sessions import SessionGate
 from streams.search.request import MAX_QUERY_CHARS
 from streams.settings import Settings
 
@@ -67,11 +68,16 @@ class Recorder:
 
 
 @asynccontextmanager
-async def mcp_http(runs: McpRuns, recorder: Recorder) -> AsyncIterator[str]:
-    """``/mcp`` as ``serve_http`` serves it on 127.0.0.2, with the recorder's settings."""
+async def mcp_http(
+    runs: McpRuns, recorder: Recorder, clock: Callable[[], float] | None = None
+) -> AsyncIterator[str]:
+    """``/mcp`` as ``serve_http`` serves it on 127.0.0.2, with the recorder's settings (and ``clock`` as
+    the session gate's notion of now, when given)."""
     settings = recorder.settings
     client = cast(EvidenceChainClient, recorder)
     app = http_app(build_server(client, runs), HOST, None, settings)
+    if clock is not None:
+        cast(SessionGate, app.app).clock = clock
     listening = _listen(HOST, 0)
     port = listening.getsockname()[1]
     server = uvicorn.Server(uvicorn_config(app, limits_of(settings), log_level="warning", lifespan="on"))
