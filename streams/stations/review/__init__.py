@@ -45,6 +45,7 @@ from streams.stations.review.reading import (
     Reading,
     SpecificKind,
     read,
+    word_readings,
 )
 
 RULES_VERSION = "2"
@@ -250,9 +251,10 @@ class Evidence:
         if not any(i.has_word(key) for i in indexes):
             near = self._near(key)
             return False, Hint(near) if near is not None else None
-        value = Atom("number", atom.value, key=key) if atom.value.replace(".", "").isdigit() else None
-        if value is not None:
-            return self._number(value)
+        read = word_readings(atom.value)
+        if read is not None and read[0] == "number" and len(read[1][0]) == 1:  # =65s: 65 s next to the key
+            number = read[1][0][0]
+            return self._number(number._replace(key=key))
         return any(i.has_word(atom.value) for i in indexes), None
 
     def _near(self, word: str) -> str | None:
@@ -294,12 +296,20 @@ class Evidence:
         indexes = self.indexes()
         if any(i.has_word(fill) for i in indexes):
             return True
-        parts = [p for p in _TOKEN.findall(fill) if p.strip(_EDGES)]
-        return bool(parts) and all(any(i.has_word(p.strip(_EDGES)) for i in indexes) for p in parts)
+        parts = [p.strip(_EDGES) for p in _FILL_PARTS.split(fill) if p.strip(_EDGES)]
+        return bool(parts) and all(any(i.has_word(p) for i in indexes) for p in parts)
 
     def _fills(self, word: str) -> bool:
-        """Whether ``word`` is a word of a command with placeholders, filled (§7)."""
-        return any(_fits([word], command, self._fill) for i in self.indexes() for command in i.commands)
+        """Whether ``word`` is a word of a command with placeholders, filled (§7): a word that is more than
+        a placeholder (``/etc/nginx/conf.d/<upstream>.conf``); a bare ``<host>`` is filled only inside a
+        command, where the words around it place it."""
+        return any(
+            _word_fits(word, target, self._fill, "startend")
+            for i in self.indexes()
+            for command in i.commands
+            for target in command
+            if _PLACEHOLDER.search(target) is not None and _PLACEHOLDER.fullmatch(target) is None
+        )
 
     def found_in(
         self, claim: Claim, items: Sequence[tuple[str, str | None, Index]]
@@ -309,6 +319,9 @@ class Evidence:
             if Evidence((), self.projections, index, (index,)).judge(claim)[0]:
                 return tool_call_id, document_id
         return None, None
+
+
+_FILL_PARTS = re.compile(r"[/:@]+")
 
 
 def _unit_holds(claimed: str | None, stated: str | None) -> bool:
@@ -351,6 +364,9 @@ def _fits(words: list[str], command: tuple[str, ...], fill: Any) -> bool:
 def _word_fits(word: str, target: str, fill: Any, edge: str) -> bool:
     if word == target:
         return True
+    word, target = word.strip(_PATH_EDGES), target.strip(_PATH_EDGES)
+    if word == target:
+        return True
     if _PLACEHOLDER.search(target) is None:
         if edge == "startend":
             return False  # one word is a whole word, not a piece of one
@@ -373,6 +389,7 @@ def _template(target: str) -> re.Pattern[str]:
     )
 
 
+_PATH_EDGES = "/.:"
 _PLACEHOLDER_SPLIT = re.compile(f"({_PLACEHOLDER.pattern})")
 
 
@@ -502,9 +519,10 @@ def unsupported(content: str, evidence: Evidence) -> tuple[Finding, ...]:
         for command in unstated_inside:
             held[command] = True  # its unstated specifics speak for it
     out: list[Finding] = []
-    seen: set[tuple[str, str]] = set()
+    seen: set[tuple[str, str, str | None]] = set()
     for claim, holds, (_, hint) in zip(claims, held, judged, strict=True):
-        mark = (claim.kind, claim.readings[0][0].value)
+        first = claim.readings[0][0]
+        mark = (claim.kind, first.value, first.unit)
         if not holds and mark not in seen:
             seen.add(mark)
             out.append(Finding(claim.kind, claim.surface, hint))

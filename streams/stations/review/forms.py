@@ -150,7 +150,7 @@ UNITS: dict[str, tuple[str, ...]] = {
     "s": ("s", "sec", "secs", "second", "seconds", "秒", "秒钟"),
     "min": ("min", "mins", "minute", "minutes", "分钟", "分鐘"),
     "h": ("h", "hr", "hrs", "hour", "hours", "小时", "个小时", "小時"),
-    "d": ("d", "day", "days", "天", "日"),
+    "d": ("d", "day", "days", "天"),
     "w": ("w", "wk", "wks", "week", "weeks", "周", "星期", "个星期"),
     "mo": ("mo", "month", "months", "个月"),
     "y": ("y", "yr", "yrs", "year", "years", "年"),

@@ -53,7 +53,8 @@ from streams.stations.review.reading import (
 _NOT_DIGIT = re.compile(r"[^0-9]")
 _SPLIT = re.compile(r"[=/:@,]")
 _SPLIT_KEEPING_PATHS = re.compile(r"[=:@,]")
-_JOINED_WORD = re.compile(r"([a-z][a-z]+)v?([0-9]+(?:\.[0-9]+)*)")
+_JOINED_WORD = re.compile(r"([a-z][a-z]+?)-?v?([0-9]+(?:\.[0-9]+)*)")
+_CAMEL_NAME = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")
 _NAME_BEFORE = re.compile(r"(?<![a-z0-9_.-])([a-z][a-z]+)[ -]$")
 _VERSION_WORD = re.compile(r"[0-9]+(?:\.[0-9]+)*")
 _DIGIT = re.compile(r"[0-9]")
@@ -265,9 +266,10 @@ class Index:
             return None
         if self._names is None:
             self._names = {}
-            stated_words = {w.strip(_EDGES) for text in self.texts for w in _TOKEN.findall(text)}
-            for stated in stated_words:
-                if _NAME_LIKE.search(stated) or not stated.isalpha():
+            stated_words = {w.strip(_EDGES) for text in self.cased for w in _TOKEN.findall(text)}
+            for cased_word in stated_words:
+                stated = lowered(cased_word)
+                if _NAME_LIKE.search(stated) or not stated.isalpha() or _CAMEL_NAME.search(cased_word):
                     stated_skeleton = _skeleton(stated)
                     if len(stated_skeleton) >= 4:
                         self._names.setdefault(stated_skeleton, stated)
@@ -362,6 +364,9 @@ def _digits_in(text: str, value: str, units: set[str | None]) -> None:
             seen.add(first)
             token = text[first:last]
             read = word_readings(token)
+            joined = _JOINED_WORD.fullmatch(token.strip(_EDGES))
+            if joined is not None and _decimal(joined.group(2)) == value:
+                units.add(None)  # JDK17, TLSv1.3: the version is a number too
             if read is not None:
                 stripped_end = last - (len(token) - len(token.rstrip(_EDGES)))
                 for reading in read[1]:

@@ -84,7 +84,12 @@ _LETTERS = (
 )
 """Letters and digits of the scripts a specific may be written or disguised in (CJK is not one: Chinese
 text runs into numbers and names with no space, so its characters end a word)."""
-_INVISIBLE = "\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff\ufe00-\ufe0f\U000e0000-\U000e007f"
+_INVISIBLE = (
+    "\u00ad\u034f\u061c\u115f\u1160\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufeff\uffa0"
+    "\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe00-\ufe0f\ufe20-\ufe2f\U000e0000-\U000e007f\U000e0100-\U000e01ef"
+)
+"""Format characters, combining marks, variation selectors and the Hangul fillers: inside a word they
+are read through (``9\u200b0s`` is one word, shown ``90s``)."""
 _JOINERS = "._/:=%#@\\-\uff0d\uff0e\uff0f\uff05\uff1d\uff3f"
 _WORD_CHAR = f"[{_LETTERS}{_INVISIBLE}{_JOINERS}]"
 _TOKEN = re.compile(f"{_WORD_CHAR}+(?:(?:\\*{{1,2}}|`+){_WORD_CHAR}+)*")
@@ -119,7 +124,7 @@ COMMON_TERMS = frozenset(
 """Common technical vocabulary used as a name, never a fact about the incident (LABELS: ``HTTP/2``,
 ``p99``, ``5xx``, ``k8s``, ``UTF-8`` …), compared as shown (lowered)."""
 
-_STATUS_PLURAL = re.compile(r"[1-5][0-9]{2}s")
+_STATUS_PLURAL = re.compile(r"[45][0-9]{2}s")
 _NUMBER_UNIT = re.compile(r"([0-9]+(?:\.[0-9]+)?)-?([a-z%µμ/]+)?")
 _CHAIN = re.compile(r"([0-9]+(?:[./:-][0-9]+)+)(?:-?([a-z%µμ/]+))?")
 _GROUPED_TOKEN = re.compile(r"[0-9]{1,3}(?:_[0-9]{3})+")
@@ -304,7 +309,7 @@ def _counts(text: str, start: int, end: int, value: str, zh_one: bool = False) -
     if measure is not None and (measure.group("measure") or measure.group("discourse")):
         if measure.group("discourse") and measure.group("measure") != "倍":
             return None
-        return None if zh_one else measure.end()
+        return None if zh_one or value == "1" else measure.end()
     if ordinal:
         return end
     word = _NEXT_WORD.match(text, end)
@@ -536,7 +541,7 @@ def _words(prose: str, codes: list[tuple[int, int, str]]) -> Iterator[Claim]:
                 unit, end_u = _unit_after(prose, end)
                 if unit is not None:  # 60 秒, 120/90 秒: the unit written after the word is its numbers'
                     readings = _with_unit(readings, unit)
-                    end = end_shown = end_u
+                    end = end_shown = skip_to = end_u  # the unit's own word is not read again
                 elif (counted := _counts(prose, start, end, atom.value)) is not None:
                     readings = _with_unit(readings, COUNT)
                     first, end_shown = _count_start(prose, start), counted
@@ -588,9 +593,14 @@ def _with_key(readings: tuple[Reading, ...], key: str) -> tuple[Reading, ...]:
     )
 
 
+_YEAR = re.compile(r"(?:[^0-9.]|^)(?:19|20)[0-9]{2}")
+"""The four digits of a calendar year (1900-2099) ending a number: ``年`` after it is no unit."""
+
+
 _UNIT_START = frozenset(" \t\u00a0-(（%×µμ")
 _UNIT_WORD = re.compile(
-    r"[ \t\u00a0]?(?:-[ \t\u00a0]?)?(?:([A-Za-z%µμ×]+(?:/[A-Za-z]+)?)(?![A-Za-z0-9_])|([\u4e00-\u9fff]{1,3}))"
+    r"[ \t\u00a0]?(?:-[ \t\u00a0]?)?(?:([A-Za-z%µμ×]+(?:/[A-Za-z]+)?)(?![A-Za-z0-9_])"
+    r"|([\u4e00-\u9fff]{1,3}(?:/[\u4e00-\u9fff]{1,2})?))"
     r"|[ \t\u00a0]?[(（][ \t\u00a0]?([A-Za-z%µμ]+|[\u4e00-\u9fff]{1,3})[ \t\u00a0]?[)）]"
 )
 
@@ -614,10 +624,15 @@ def _unit_after(text: str, end: int) -> tuple[str | None, int]:
     if cjk is None:  # in parentheses: the whole word is the unit
         unit = unit_of(name.lower())
         return (unit, match.end()) if unit is not None else (None, end)
+    if cjk is not None and name.startswith("年") and _YEAR.fullmatch(text, max(0, end - 5), end):
+        return None, end  # 2026 年: a year of the calendar, not a count of years
+    if "/" in name and (unit := unit_of(name)) is not None:  # 次/秒
+        return unit, match.end()
+    name = name.split("/")[0]
     for size in range(len(name), 0, -1):  # 个小时, 小时: the longest unit the characters start with
         unit = unit_of(name[:size])
         if unit is not None:
-            return unit, match.end() - (len(name) - size)
+            return unit, match.start(2) + size
     return None, end
 
 
@@ -716,6 +731,8 @@ def _chinese(
     if value is None:
         return None
     unit, end_u = _unit_after(prose, end)
+    if unit == "y" and len(value) == 4 and value[:2] in ("19", "20"):  # 二〇二五年: a year, not 2025 years
+        unit = None
     percent = prose[max(0, start - 3) : start] == "百分之"
     if percent:
         unit = "%"
