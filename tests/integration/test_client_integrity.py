@@ -66,13 +66,18 @@ def settings_for(prefix: str, kafka: str, redis: str, trusted: Path | None) -> S
     )
 
 
-def entry_for(tool_call_id: str, signer: Signer | None) -> LedgerEntry:
-    """A READY entry of ``RUN`` as the ledger station asks to write it, signed by ``signer``."""
-    projection = next(p for p in PROJECTED if isinstance(p, dict) and p.get("tool_call_id"))
+def entry_for(
+    tool_call_id: str, signer: Signer | None, *, run_id: str = RUN, excerpt: str | None = None
+) -> LedgerEntry:
+    """A READY entry of ``run_id`` as the ledger station asks to write it, signed by ``signer``; with
+    ``excerpt``, its one evidence item's excerpt."""
+    projection = next(p for p in PROJECTED if isinstance(p, dict) and p.get("evidence"))
+    if excerpt is not None:
+        projection = {**projection, "evidence": [{**projection["evidence"][0], "excerpt": excerpt}]}
     text = codec.dumps({**projection, "tool_call_id": tool_call_id}).decode()
     origin: Origin = {"topic": "raw-hits", "partition": 0, "offset": 1, "timestamp": 1_700_000_000_000}
     event = {
-        "run_id": RUN,
+        "run_id": run_id,
         "tool_call_id": tool_call_id,
         "status": "OK",
         "projection": text,

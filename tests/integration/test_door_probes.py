@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,7 +28,6 @@ import redis.asyncio as aioredis
 from aiohttp.test_utils import TestClient, TestServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from models.events import Origin
 from models.ledger import LedgerEntry, as_stored
 from models.vocab import Topic
 from streams import codec
@@ -44,52 +42,25 @@ from streams.mcp.run import McpRun, McpRuns
 from streams.mcp.server import EvidenceTools
 from streams.search import DEFAULT_MODE, Filters, SearchMode
 from streams.settings import Settings
-from streams.stations.ledger import ledger_entry
-from streams.trust import Signer, generate_key_pair
+from streams.trust import Signer
 from tests.integration.helpers import golden_lines, isolated_settings
+from tests.integration.test_client_integrity import Keys, keys  # noqa: F401 - keys: a fixture
+from tests.integration.test_client_integrity import entry_for as signed_entry
 from tests.pyrag import recorded_answers
+from tests.trust.support import report_event
 
 pytestmark = pytest.mark.timeout(120)
 
 RAW = golden_lines("pipe", "input.jsonl")
-PROJECTED = [codec.loads(line) for line in golden_lines("pipe", "expected_projection.jsonl")]
 RUN_A, RUN_B = "run-a", "run-b"
 QUERY = "网关超时怎么排查"
 SECRET = "RUN-A-ONLY EXCERPT"
 JSON = {"Content-Type": "application/json"}
 
 
-@dataclass
-class Keys:
-    ledger: Signer
-    guard: Signer
-    trusted_keys_file: Path
-
-
-@pytest.fixture(scope="module")
-def keys(tmp_path_factory: pytest.TempPathFactory) -> Keys:
-    folder = tmp_path_factory.mktemp("keys")
-    ledger, _, ledger_pub = generate_key_pair(folder, "ledger", "ledger")
-    guard, _, guard_pub = generate_key_pair(folder, "guard", "guard")
-    trusted = folder / "trusted.keys"
-    trusted.write_text(ledger_pub.read_text() + guard_pub.read_text(), encoding="utf-8")
-    return Keys(ledger, guard, trusted)
-
-
 def entry_for(run_id: str, tool_call_id: str, signer: Signer, excerpt: str = SECRET) -> LedgerEntry:
     """A READY entry as the ledger station asks to write it, its one excerpt ``excerpt``, signed."""
-    projection = next(p for p in PROJECTED if isinstance(p, dict) and p.get("evidence"))
-    evidence = [{**projection["evidence"][0], "excerpt": excerpt}]
-    text = codec.dumps({**projection, "tool_call_id": tool_call_id, "evidence": evidence}).decode()
-    origin: Origin = {"topic": "raw-hits", "partition": 0, "offset": 1, "timestamp": 1_700_000_000_000}
-    event = {
-        "run_id": run_id,
-        "tool_call_id": tool_call_id,
-        "status": "OK",
-        "projection": text,
-        "projection_sha256": sha256_hex(text.encode()),
-    }
-    return ledger_entry(event, origin=origin, event_id=f"ev-{run_id}-{tool_call_id}", signer=signer)
+    return signed_entry(tool_call_id, signer, run_id=run_id, excerpt=excerpt)
 
 
 def record_for(run_id: str, tool_call_id: str) -> bytes:
@@ -160,7 +131,12 @@ class Doors:
 
 
 @pytest.fixture
-async def doors(keys: Keys, kafka_bootstrap: str, redis_url: str, unique_prefix: str) -> AsyncIterator[Doors]:
+async def doors(
+    keys: Keys,  # noqa: F811 - the fixture of test_client_integrity, imported above
+    kafka_bootstrap: str,
+    redis_url: str,
+    unique_prefix: str,
+) -> AsyncIterator[Doors]:
     settings = isolated_settings(
         unique_prefix,
         kafka_bootstrap,
@@ -315,36 +291,13 @@ async def test_a_verdict_no_guard_key_signed_is_refused_through_every_door(doors
 # --- M3 ------------------------------------------------------------------------------------------------
 
 
-def report_for(run_id: str, signer: Signer | None, **fields: Any) -> dict[str, Any]:
-    event: dict[str, Any] = {
-        "event_id": "publish:t.diagnosis-drafts:0:7:1",
-        "origin": {"topic": "t.diagnosis-drafts", "partition": 0, "offset": 7, "timestamp": 1},
-        "run_id": run_id,
-        "draft_id": "d-1",
-        "attempt": 1,
-        "verdict": "PASS",
-        "verdict_event_id": "guard:t.diagnosis-drafts:0:7:1",
-        "draft_sha256": "ab" * 32,
-        "report": {
-            "analysis": [],
-            "conclusion": {"content": "genuine", "based_on_analysis_ids": []},
-            "action_plan": [],
-            "limitations": ["l"],
-        },
-        "source_timestamp": 1,
-    } | fields
-    if signer is not None:
-        event["signature"] = signer.sign_report(event)
-    return event
-
-
 async def test_client_reports_hands_out_only_genuine_reports_once(doors: Doors) -> None:
     guard = doors.keys.guard
-    genuine = report_for(RUN_B, guard)
+    genuine = report_event(guard, run_id=RUN_B)
     copy = genuine | {"event_id": "publish:elsewhere:0:99:9"}
-    forged = report_for(
-        RUN_B,
+    forged = report_event(
         None,
+        run_id=RUN_B,
         event_id="publish:t.diagnosis-drafts:0:8:1",
         verdict_event_id="guard:t.diagnosis-drafts:0:8:1",
         draft_id="d-2",
@@ -353,7 +306,7 @@ async def test_client_reports_hands_out_only_genuine_reports_once(doors: Doors) 
             "conclusion": {"content": "FORGED CONCLUSION", "based_on_analysis_ids": []},
         },
     )
-    other_run = report_for(RUN_A, guard, draft_id="d-3")
+    other_run = report_event(guard, run_id=RUN_A, draft_id="d-3")
     key = RUN_B.encode()
     name = doors.settings.topic(Topic.REPORTS)
     partition = await doors.client._partition_of(Topic.REPORTS, key)  # noqa: SLF001 - where the run's reports land

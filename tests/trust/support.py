@@ -49,3 +49,28 @@ def drafts() -> list[bytes]:
 
 def draft(draft_id: str) -> bytes:
     return next(d for d in drafts() if f'"draft_id":"{draft_id}"'.encode() in d.replace(b" ", b""))
+
+
+def report_event(signer: Signer | None, **fields: Any) -> dict[str, Any]:
+    """A PASS ``reports`` event of run ``run-A``'s draft ``d-1`` attempt 1 as the guard writes it (its
+    ``event_id`` at its verdict's coordinates), with ``fields`` changed, signed by ``signer`` (or not)."""
+    event: dict[str, Any] = {
+        "event_id": "publish:t.diagnosis-drafts:0:7:1",
+        "origin": {"topic": "t.diagnosis-drafts", "partition": 0, "offset": 7, "timestamp": 1},
+        "run_id": "run-A",
+        "draft_id": "d-1",
+        "attempt": 1,
+        "verdict": "PASS",
+        "verdict_event_id": "guard:t.diagnosis-drafts:0:7:1",
+        "draft_sha256": "ab" * 32,
+        "report": {
+            "analysis": [],
+            "conclusion": {"content": "ok", "based_on_analysis_ids": []},
+            "action_plan": [],
+            "limitations": ["x"],
+        },
+        "source_timestamp": 1,
+    } | fields
+    if signer is not None:
+        event["signature"] = signer.sign_report(event)
+    return event

@@ -26,6 +26,7 @@ from streams.trust import (
     report_identity,
 )
 from streams.trust.keys import generate_key_pair
+from tests.trust.support import report_event
 
 PROJECTION = '{"evidence_status":"NO_EVIDENCE","tool_call_id":"c1","query":"q","evidence":[]}'
 
@@ -46,29 +47,6 @@ def entry(run_id: str = "run-A", tool_call_id: str = "c1") -> dict[str, Any]:
         "projection_sha256": sha256_hex(PROJECTION.encode()),
         "failure_reason": None,
     }
-
-
-def report(guard: Signer | None, **fields: Any) -> dict[str, Any]:
-    event: dict[str, Any] = {
-        "event_id": "publish:t.diagnosis-drafts:0:7:1",
-        "origin": {"topic": "t.diagnosis-drafts", "partition": 0, "offset": 7, "timestamp": 1},
-        "run_id": "run-A",
-        "draft_id": "d-1",
-        "attempt": 1,
-        "verdict": "PASS",
-        "verdict_event_id": "guard:t.diagnosis-drafts:0:7:1",
-        "draft_sha256": "ab" * 32,
-        "report": {
-            "analysis": [],
-            "conclusion": {"content": "ok", "based_on_analysis_ids": []},
-            "action_plan": [],
-            "limitations": ["x"],
-        },
-        "source_timestamp": 1,
-    } | fields
-    if guard is not None:
-        event["signature"] = guard.sign_report(event)
-    return event
 
 
 def test_a_transplanted_signed_entry_holds_alone_and_fails_first_for_another_key(tmp_path: Any) -> None:
@@ -113,10 +91,10 @@ def test_a_verdict_holds_only_for_its_draft_and_under_a_guard_key(tmp_path: Any)
 
 def test_a_report_holds_only_for_its_run_and_under_a_guard_key(tmp_path: Any) -> None:
     ledger, guard, trusted = keys(tmp_path)
-    genuine = report(guard)
+    genuine = report_event(guard)
     assert check_report(genuine, trusted, run_id="run-A").holds
     assert check_report(genuine, trusted, run_id="run-B").fault is SignedFault.KEY
-    forged = report(
+    forged = report_event(
         None,
         report={
             **genuine["report"],
@@ -126,14 +104,14 @@ def test_a_report_holds_only_for_its_run_and_under_a_guard_key(tmp_path: Any) ->
     assert check_report(forged, trusted).fault is SignedFault.SIGNATURE
     altered = {**genuine, "report": forged["report"]}  # a genuine signature over other words
     assert check_report(altered, trusted).fault is SignedFault.SIGNATURE
-    assert check_report(report(ledger), trusted).fault is SignedFault.SIGNATURE
+    assert check_report(report_event(ledger), trusted).fault is SignedFault.SIGNATURE
 
 
 def test_readers_drop_repeats_by_the_signed_fields_and_keep_the_first_report_of_a_draft(
     tmp_path: Any,
 ) -> None:
     _, guard, trusted = keys(tmp_path)
-    first = report(guard)
+    first = report_event(guard)
     # the same signed bytes under a new event_id (not signed): the same report
     resent = {
         **first,
@@ -141,15 +119,17 @@ def test_readers_drop_repeats_by_the_signed_fields_and_keep_the_first_report_of_
         "origin": {**first["origin"], "offset": 99},
     }
     assert report_identity(resent) == report_identity(first)
-    forged = report(None, report={**first["report"], "limitations": ["FORGED"]})
-    other_run = report(guard, run_id="run-B")
+    forged = report_event(None, report={**first["report"], "limitations": ["FORGED"]})
+    other_run = report_event(guard, run_id="run-B")
     # another draft's genuine report under the same (run, draft_id, attempt): the first owns the triple
-    second_draft = report(guard, draft_sha256="ef" * 32, verdict_event_id="guard:t.diagnosis-drafts:0:8:1")
-    next_attempt = report(guard, attempt=2, verdict_event_id="guard:t.diagnosis-drafts:0:9:1")
+    second_draft = report_event(
+        guard, draft_sha256="ef" * 32, verdict_event_id="guard:t.diagnosis-drafts:0:8:1"
+    )
+    next_attempt = report_event(guard, attempt=2, verdict_event_id="guard:t.diagnosis-drafts:0:9:1")
     kept = distinct_reports(
         [resent, first, forged, other_run, second_draft, next_attempt], trusted, run_id="run-A"
     )
-    # the copy sorted first, and the original is shown in its place: its event_id has its verdict's coordinates
+    # the copy sorted first; the original is shown in its place (its event_id has its verdict's coordinates)
     assert [r["event_id"] for r in kept.reports] == [first["event_id"], next_attempt["event_id"]]
     assert (kept.repeats, kept.conflicts, len(kept.refused)) == (1, 1, 2)
     # in the other order the first one stays: a copy never replaces the report it copies
