@@ -11,6 +11,7 @@ addresses (all of 127/8 is loopback on Linux), so the server sees two client add
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any, cast
 
 import httpx2
@@ -178,13 +179,23 @@ async def test_an_sdk_client_from_another_address_connects_while_one_address_flo
 # --- L4: malformed JSON-RPC over HTTP gets a JSON-RPC error ------------------------------------------
 
 
-@pytest.mark.parametrize("body", [b"garbage", b"{", b"[1, 2]", b'{"jsonrpc": "2.0", "id": 5}'])
-async def test_malformed_json_rpc_over_http_gets_a_json_rpc_error(body: bytes) -> None:
+@pytest.mark.parametrize(
+    "body", [b"garbage", b"{", b"[1, 2]", b'{"jsonrpc": "2.0", "id": 5}', b"\x1f\x8b\x08 not gzip"]
+)
+async def test_malformed_json_rpc_over_http_gets_a_json_rpc_error_and_no_traceback(
+    body: bytes, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
     async with mcp_http(McpRuns(None, per_session=True), Recorder()) as endpoint:
         session = await opened(endpoint)
-        for answer in (await post(endpoint, body), await post(endpoint, body, session=session)):
+        for answer in (
+            await post(endpoint, body),
+            await post(endpoint, body, session=session),
+            await post(endpoint, body, session=session, **{"Content-Encoding": "gzip"}),
+        ):
             assert answer.status_code == 400, answer.text
             assert json_rpc_error(answer)["code"] in (-32700, -32600, -32602)
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
 
 
 # --- L3 and L4: what is refused before it is judged spends nothing ---------------------------------------
