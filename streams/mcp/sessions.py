@@ -189,8 +189,11 @@ class SessionGate:
         every = min(max(self.limits.unused_seconds / 4, 0.05), 5.0)
         while True:
             await asyncio.sleep(every)
-            await self.close_unused()
-            self._forget_ended()
+            try:
+                await self.close_unused()
+                self._forget_ended()
+            except Exception:  # one session that would not close must not end the sweeping
+                log.exception("mcp: closing unused sessions failed; trying again in %.1fs", every)
 
     # --- requests ----------------------------------------------------------------------------------
 
