@@ -32,7 +32,6 @@ SECTIONS: tuple[tuple[str, str, str, float], ...] = (
 )
 """Each list of a run's document: its name, its query parameter, the element id of its section on the
 page, and its share of the budget."""
-MAX_OFFSET = 999_999_999
 
 
 @dataclass(frozen=True, slots=True)
