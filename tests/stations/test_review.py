@@ -569,7 +569,7 @@ IDENTIFIER_STATED = [
     # a whole word of the evidence, or a part split at = : @ , /
     ok("日志 /var/log/app/gc.log", "-Xlog:gc*:file=/var/log/app/gc.log:time"),
     ok("日志 gc.log", "-Xlog:gc*:file=/var/log/app/gc.log:time"),
-    bad("日志 /var/log/app/gc.out", "-Xlog:gc*:file=/var/log/app/gc.log:time", ID("var/log/app/gc.out")),
+    bad("日志 /var/log/app/gc.out", "-Xlog:gc*:file=/var/log/app/gc.log:time", ID("/var/log/app/gc.out")),
     ok("配置 nginx.conf", "配置在 /etc/nginx/nginx.conf"),
     ok("用户 db01", "用户 app@db01 登录失败"),
     ok("主机 node-7", "hosts: node-6,node-7"),
@@ -816,7 +816,7 @@ CODE = [
     bad(
         "看 `/etc/nginx/conf.d/billing-api.conf`",
         "配置在 /etc/nginx/conf.d/<upstream>.conf",
-        ID("etc/nginx/conf.d/billing-api.conf"),
+        ID("/etc/nginx/conf.d/billing-api.conf"),
         query="inventory-api 504",
     ),
     # the same filling outside code
@@ -828,7 +828,7 @@ CODE = [
     bad(
         "配置在 /etc/nginx/conf.d/billing-api.conf",
         "配置在 /etc/nginx/conf.d/<upstream>.conf",
-        ID("etc/nginx/conf.d/billing-api.conf"),
+        ID("/etc/nginx/conf.d/billing-api.conf"),
         query="inventory-api 504",
     ),
     # every word of the command a word of the evidence

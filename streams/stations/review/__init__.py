@@ -234,7 +234,7 @@ class Evidence:
                 for v, u in owned
                 if u is not None and atom.unit is not None and same_unit(atom.unit, u)
             }
-            given = sorted({f"{v}{'' if u in (None, COUNT) else u}" for v, u in alike or owned})
+            given = sorted({f"{v}{'' if u is None or u.startswith(COUNT) else u}" for v, u in alike or owned})
             return False, Hint(atom.key or "", tuple(given[:4]))
         return False, None
 
@@ -274,9 +274,13 @@ class Evidence:
                 return False
         return True
 
+    def states_verbatim(self, command: str) -> bool:
+        """Whether an evidence string holds ``command`` (shown, single spaces) word for word (§7)."""
+        return any(_contains(i.spaced, command) for i in self.indexes())
+
     def _code(self, value: str) -> bool:
         indexes = self.indexes()
-        if any(_contains(i.spaced, value) for i in indexes):
+        if self.states_verbatim(value):
             return True
         words = value.split(" ")
         if any(_fits(words, command, self._fill) for i in indexes for command in i.commands):
@@ -326,7 +330,7 @@ _FILL_PARTS = re.compile(r"[/:@]+")
 
 def _unit_holds(claimed: str | None, stated: str | None) -> bool:
     """Whether a number stated in unit ``stated`` (None: bare) states it in unit ``claimed`` (None: any)."""
-    return claimed is None or same_unit(claimed, stated) or (claimed == COUNT and stated is None)
+    return claimed is None or same_unit(claimed, stated) or (claimed.startswith(COUNT) and stated is None)
 
 
 def _contains(text: str, words: str) -> bool:
@@ -364,7 +368,7 @@ def _fits(words: list[str], command: tuple[str, ...], fill: Any) -> bool:
 def _word_fits(word: str, target: str, fill: Any, edge: str) -> bool:
     if word == target:
         return True
-    word, target = word.strip(_PATH_EDGES), target.strip(_PATH_EDGES)
+    word, target = word.strip(_WORD_EDGES), target.strip(_WORD_EDGES)
     if word == target:
         return True
     if _PLACEHOLDER.search(target) is None:
@@ -389,7 +393,8 @@ def _template(target: str) -> re.Pattern[str]:
     )
 
 
-_PATH_EDGES = "/.:"
+_WORD_EDGES = _EDGES + "*`'\""
+"""What a command's word is compared without, at its ends (``--flag``, ``<bucket>/*``, quotes)."""
 _PLACEHOLDER_SPLIT = re.compile(f"({_PLACEHOLDER.pattern})")
 
 
@@ -508,12 +513,15 @@ def unsupported(content: str, evidence: Evidence) -> tuple[Finding, ...]:
     held = [holds for holds, _ in judged]
     commands = [i for i, claim in enumerate(claims) if claim.readings[0][0].kind == "code"]
     if commands:
+        verbatim = {
+            c for c in commands if held[c] and evidence.states_verbatim(claims[c].readings[0][0].value)
+        }
         unstated_inside: set[int] = set()
         for i, claim in enumerate(claims):
             if 0 <= claim.code < len(commands):
                 command = commands[claim.code]
-                if held[command]:
-                    held[i] = True  # a stated command states every word in it
+                if command in verbatim:
+                    held[i] = True  # a command the evidence writes word for word states every word in it
                 elif not held[i]:
                     unstated_inside.add(command)
         for command in unstated_inside:

@@ -174,6 +174,15 @@ UNITS: dict[str, tuple[str, ...]] = {
     "iops": ("iops",),
     "qps": ("qps",),
     "rps": ("rps",),
+    "rpm": ("rpm",),
+    "tps": ("tps",),
+    "fps": ("fps",),
+    "ppm": ("ppm",),
+    "ppb": ("ppb",),
+    "bps": ("bps", "bit/s"),
+    "kbps": ("kbps", "kbit/s"),
+    "mbps": ("mbps", "mbit/s"),
+    "gbps": ("gbps", "gbit/s"),
 }
 """Each canonical unit with the ways a draft or an excerpt writes it. Units are compared, never
 converted: ``60s`` is ``60 seconds`` and ``60 秒``, never ``1 minute`` (LABELS: values as the evidence
@@ -216,8 +225,63 @@ def unit_of(name: str) -> str | None:
 
 
 def same_unit(left: str | None, right: str | None) -> bool:
-    """Whether two canonical units (or None, no unit) are the same unit."""
-    return left == right or (left is not None and right in SAME_UNIT.get(left, ()))
+    """Whether two canonical units (or None, no unit) are the same unit. Counts (``#``, ``#replica``)
+    are the same unit unless both name what they count and the names differ (one holding the other is
+    the same thing: ``#版本`` and ``#不同版本``)."""
+    if left == right:
+        return True
+    if left is None or right is None:
+        return False
+    if left[:1] == "#" and right[:1] == "#":
+        return same_thing(left[1:], right[1:])
+    return right in SAME_UNIT.get(left, ())
+
+
+COUNTED_ALIKE: tuple[frozenset[str], ...] = tuple(
+    frozenset(group.split())
+    for group in (
+        "replica instance pod copy container 副本 实例 容器",
+        "node host server machine vm broker member 节点 主机 服务器 机器 台 成员",
+        "consumer worker 消费者",
+        "partition 分区",
+        "shard 分片",
+        "connection conn 连接",
+        "thread 线程",
+        "request call query req 请求 调用 查询",
+        "error failure fault 错误 失败 故障",
+        "retry attempt 重试 尝试",
+        "restart reboot crash 重启 崩溃",
+        "message msg record event entry 消息 记录 事件 条目",
+        "file 文件",
+        "key 键",
+        "version release 版本",
+        "image 镜像",
+        "disk volume drive 磁盘 卷 盘",
+        "zone az 可用区",
+        "rack 机架",
+        "cluster 集群",
+        "second 秒",
+    )
+)
+"""Nouns a count may use for the same things (a paraphrase, or the other language): 3 replicas is 3 个副本."""
+_ANY_THING = frozenset({"", "time", "occurrence", "item", "thing", "次", "遍", "回", "个", "项", "条"})
+"""What counts anything: 9 times is 9 restarts."""
+
+
+def same_thing(left: str, right: str) -> bool:
+    """Whether two counted nouns (lowered, singular) may name the same things: they differ only when each is
+    a noun of :data:`COUNTED_ALIKE` and no group holds both (3 replicas are not 3 nodes); a noun the table
+    does not know is not held against another (it may be a name before the noun, or a paraphrase)."""
+    if left in _ANY_THING or right in _ANY_THING or left in right or right in left:
+        return True
+    left_groups = {i for i, group in enumerate(COUNTED_ALIKE) if _noun_in(group, left)}
+    right_groups = {i for i, group in enumerate(COUNTED_ALIKE) if _noun_in(group, right)}
+    return not left_groups or not right_groups or bool(left_groups & right_groups)
+
+
+def _noun_in(group: frozenset[str], noun: str) -> bool:
+    """Whether ``noun`` is a word of ``group`` (a Chinese noun: holds one, ``个副本`` holds ``副本``)."""
+    return noun in group or (not noun.isascii() and any(not w.isascii() and w in noun for w in group))
 
 
 _ASCII_UNIT_NAMES = sorted((n for n in _ALIASES if n.isascii()), key=len, reverse=True)
@@ -259,13 +323,19 @@ UNIT_HINTS: tuple[tuple[str, str], ...] = (
     ("percent", "%"),
     ("percentage", "%"),
     ("ratio", "%"),
+    ("multiplier", "x"),
+    ("factor", "x"),
 )
 """A key whose name ends so fixes the unit of a bare number it is given (``MaxGCPauseMillis=200`` is
 200 ms; LABELS' fine points): the evidence's bare number then also supports that unit."""
 
 
 def hinted_unit(key: str) -> str | None:
-    """The unit a key's name fixes (lowered key), or None."""
+    """The unit a key's name fixes (lowered key), or None: its ending (``…millis``), or the key itself
+    when it is a unit's name (``iops: "6000"``)."""
+    named = _ALIASES.get(key)
+    if named is not None and len(key) > 2:
+        return named
     for ending, unit in UNIT_HINTS:
         if key.endswith(ending):
             return unit

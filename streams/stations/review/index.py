@@ -27,10 +27,12 @@ is made only when asked costs nothing for a draft that does not ask.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from streams.stations.review.forms import (
+    EN_MULTIPLIER,
+    EN_MULTIPLIERS,
     EN_NUMBER,
     displayed,
     english_value,
@@ -47,13 +49,16 @@ from streams.stations.review.reading import (
     _WORD_CHAR,
     _unit_after,
     chinese_numbers,
+    count_of,
     word_readings,
 )
 
 _NOT_DIGIT = re.compile(r"[^0-9]")
 _SPLIT = re.compile(r"[=/:@,]")
 _SPLIT_KEEPING_PATHS = re.compile(r"[=:@,]")
-_JOINED_WORD = re.compile(r"([a-z][a-z]+?)-?v?([0-9]+(?:\.[0-9]+)*)")
+_JOINED_WORD = re.compile(r"([a-z]{3,}?)-?v?([0-9]+(?:\.[0-9]+)*)")
+"""A name of three letters or more joined to its version (``JDK17``, ``TLSv1.3``): ``gp3`` or ``io2`` is a
+name, not a version of ``gp``."""
 _CAMEL_NAME = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")
 _NAME_BEFORE = re.compile(r"(?<![a-z0-9_.-])([a-z][a-z]+)[ -]$")
 _VERSION_WORD = re.compile(r"[0-9]+(?:\.[0-9]+)*")
@@ -98,7 +103,7 @@ def _key_like(value: str) -> bool:
     """Whether a word may be a key a value is stated next to: a name with ``_ . - :`` or a digit in it,
     or a camel-case name."""
     read = word_readings(value)
-    return read is not None and read[0] == "identifier" and len(read[1]) == 1
+    return read is not None and len(read[1]) == 1 and read[1][0][0].kind == "identifier"
 
 
 @dataclass(slots=True)
@@ -180,6 +185,9 @@ class Index:
                 for grouped in _GROUPED.finditer(text):
                     whole = grouped.group(1) + _NOT_DIGIT.sub("", grouped.group(2))
                     found.setdefault(whole, set()).add(_unit_after(text, grouped.end())[0])
+                for multiplier in EN_MULTIPLIER.finditer(text):  # doubling, twice
+                    times, unit = EN_MULTIPLIERS[multiplier.group().lower()]
+                    found.setdefault(times, set()).add(unit)
                 if not _EN_NUMBER_WORDS.isdisjoint(_LETTER_RUN.findall(text)):
                     for match in EN_NUMBER.finditer(text):
                         value = english_value(match.group())
@@ -188,9 +196,7 @@ class Index:
                 if _ZH_NUMERAL.search(text) is not None:
                     for claim in chinese_numbers(text, everything=True):
                         atom = claim.readings[0][0]
-                        found.setdefault(_decimal(atom.value), set()).add(
-                            None if atom.unit == "#" else atom.unit
-                        )
+                        found.setdefault(_decimal(atom.value), set()).add(atom.unit)
         return self._spelled
 
     # -- made when asked ---------------------------------------------------------------------------
@@ -250,8 +256,10 @@ class Index:
             for text in self.texts:
                 if "=" not in text:
                     continue
-                for raw in _TOKEN.findall(text):
-                    word = raw.strip(_EDGES)
+                for match in _TOKEN.finditer(text):
+                    word = match.group().strip(_EDGES)
+                    if match.end() < len(text) and text[match.end()] == "<":
+                        continue  # --endpoints=https://<ip>:2379: a template, no value given
                     if "=" in word:
                         name, _, value = word.partition("=")
                         name, value = name.strip(_EDGES), value.strip(_EDGES)
@@ -341,6 +349,8 @@ def _word_in(text: str, word: str, dotted: bool = False) -> bool:
         stripped = whole.strip(_EDGES)
         if stripped == word or (stripped != whole and _MARKS.sub("", stripped) == word):
             return True
+        if "/" in word and stripped.endswith("/" + word):
+            return True  # $JAVA_HOME/conf/security/java.security: a path from one of its directories on
         if stripped != word and len(stripped) > len(word):
             for split in (_SPLIT, _SPLIT_KEEPING_PATHS, *((_DOT,) if dotted else ())):
                 if any(p.strip(_EDGES) == word for p in split.split(stripped)):
@@ -353,44 +363,79 @@ _DOT = re.compile(r"\.")
 
 
 def _digits_in(text: str, value: str, units: set[str | None]) -> None:
-    """Add to ``units`` the unit of each place ``text`` states the number ``value``: a word holding the
-    value as a number (its reading's, or the unit written after it), or the value with digit grouping."""
-    digits = value.split(".")[0] if value[:1].isdigit() else value
-    at = text.find(digits) if digits else -1
+    """Add to ``units`` the unit of each place ``text`` states the number ``value`` (a count: ``#`` and
+    what it counts): a word holding the value as a number (its reading's, or the unit written after it,
+    or the noun it counts), a part of a name split at ``= / : @ ,`` (``vault:1.15.4``), a name's version
+    (``JDK17``)."""
+    at = text.find(value)
     seen: set[int] = set()
     while at >= 0:
-        first, last = _enclosing(text, at, at + len(digits))
+        first, last = _enclosing(text, at, at + len(value))
         if first not in seen:
             seen.add(first)
             token = text[first:last]
-            read = word_readings(token)
-            joined = _JOINED_WORD.fullmatch(token.strip(_EDGES))
+            stripped = token.strip(_EDGES)
+            end = last - (len(token) - len(token.rstrip(_EDGES)))
+            for unit in _units_stated(token, value, text, end):
+                units.add(unit)
+            if _SPLIT.search(stripped) is not None:  # ndots:5, vault:1.15.4: a value given to a name
+                for part in _SPLIT.split(stripped):
+                    if value in part and any(u is None for u in _units_stated(part, value, "", 0)):
+                        units.add(GIVEN)
+            joined = _JOINED_WORD.fullmatch(stripped)
             if joined is not None and _decimal(joined.group(2)) == value:
                 units.add(None)  # JDK17, TLSv1.3: the version is a number too
-            if read is not None:
-                stripped_end = last - (len(token) - len(token.rstrip(_EDGES)))
-                for reading in read[1]:
-                    for atom in reading:
-                        if atom.kind == "number" and _decimal(atom.value) == value:
-                            unit = atom.unit
-                            if unit is None and len(read[1]) == 1:
-                                unit = _unit_after(text, stripped_end)[0]
-                            units.add(unit)
-                        elif atom.kind == "number" and value in _chain_parts(atom.value):
-                            units.add(None)
-                        elif atom.kind == "pair":
-                            assigned = word_readings(atom.value)
-                            for assigned_atom in assigned[1][0] if assigned is not None else ():
-                                if assigned_atom.kind == "number" and _decimal(assigned_atom.value) == value:
-                                    units.add(assigned_atom.unit)
-        at = text.find(digits, last)
+        at = text.find(value, last)
+
+
+GIVEN = "="
+"""The unit of a number stated only as a part of a name (``ndots:5``): it states the number, not a count
+of anything (5 replicas are not ndots:5) nor a unit."""
+
+
+def _units_stated(word: str, value: str, text: str, end: int) -> Iterator[str | None]:
+    """The units ``word`` (ending at ``end`` in ``text``, if given) states ``value`` in."""
+    read = word_readings(word)
+    if read is None:
+        return
+    for reading in read[1]:
+        for atom in reading:
+            if atom.kind == "number" and _decimal(atom.value) == value:
+                unit = atom.unit
+                if unit is None and len(read[1]) == 1 and text:
+                    unit = _unit_after(text, end)[0]
+                    if unit is None:
+                        unit = _counted(text, first_of(text, end, word), end, value)
+                yield unit
+            elif atom.kind == "number" and value in _chain_parts(atom.value):
+                yield None
+            elif atom.kind == "pair":
+                assigned = word_readings(atom.value)
+                for assigned_atom in assigned[1][0] if assigned is not None else ():
+                    if assigned_atom.kind == "number" and _decimal(assigned_atom.value) == value:
+                        yield assigned_atom.unit
+
+
+def first_of(text: str, end: int, word: str) -> int:
+    return max(0, end - len(word.rstrip(_EDGES)))
+
+
+def _counted(text: str, start: int, end: int, value: str) -> str | None:
+    """``#`` and the noun the number at ``text[start:end]`` counts (``3 replicas``: ``#replica``), or None."""
+    counted = count_of(text, start, end, value)
+    return None if counted is None else counted[1]
 
 
 def _chain_parts(chain: str) -> set[str]:
-    """The numbers a chain of digit runs also states (``10.42.7.19:8443``: ``8443``; a date: its parts)."""
-    if ":" in chain or chain.count("-") > 1 or "/" in chain:
-        return {_decimal(p) for p in re.split(r"[:/-]", chain)}
-    return set()
+    """The numbers a chain of digit runs also states: split at ``:`` and ``/`` (``10.42.7.19:8443`` states
+    8443, ``09:40`` 40), and a date at ``-`` (``2026-09-29``); not ``1-20-3``, a revision."""
+    parts = set(re.split(r"[:/]", chain)) if (":" in chain or "/" in chain) else set()
+    if _DATE.fullmatch(chain):
+        parts |= set(chain.split("-"))
+    return {_decimal(p) for p in parts if p}
+
+
+_DATE = re.compile(r"(?:19|20)[0-9]{2}-[0-9]{1,2}(?:-[0-9]{1,2})?")
 
 
 def _key_before(text: str, cased: str, at: int) -> str | None:
@@ -404,7 +449,8 @@ def _key_before(text: str, cased: str, at: int) -> str | None:
             continue
         if _CONNECTOR.fullmatch(text[token.end() : at]) is None:
             return None
-        if _key_like(cased[token.start() : token.end()].strip(_EDGES)):
+        written = cased[token.start() : token.end()].rstrip(_EDGES).lstrip(_EDGES.replace("-", ""))
+        if _key_like(written) or unit_of(name) is not None:  # a flag keeps its dashes: --max-old-space-size
             return name
     return None
 
@@ -464,7 +510,7 @@ def _numbers_after(text: str, cased: str, end: int) -> Iterable[tuple[str, str |
                 for atom in reading:
                     if atom.kind == "number":
                         yield _decimal(atom.value), atom.unit if atom.unit is not None else unit
-        elif len(readings) == 1 and readings[0][0].kind in ("identifier", "weak"):
+        elif len(readings) == 1 and readings[0][0].kind == "identifier":
             if not (joinable and _CONJUNCTION.fullmatch(text[last : match.start()])):
                 return
         last = match.end()
@@ -486,8 +532,10 @@ def number_holds(indexes: Iterable[Index], value: str, unit: str | None) -> bool
             continue
         if unit is None or any(same_unit(unit, u) for u in units):
             return True
-        if unit == "#" and None in units:
+        if unit is not None and unit.startswith("#") and None in units:
             return True
         if None in units:
             bare_in.append(index)
-    return unit != "#" and any(index.hinted(value, unit) for index in bare_in if unit is not None)
+    return (
+        unit is not None and not unit.startswith("#") and any(index.hinted(value, unit) for index in bare_in)
+    )

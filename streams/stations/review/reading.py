@@ -100,12 +100,12 @@ _MARKS = re.compile(r"[*`]+")
 
 _SEGMENT_END = re.compile(r"[。！？；;!?\n]|\.(?=\s|$)")
 _CONNECTOR = re.compile(
-    r"""[\s(（:：=]*(?:(?:defaults?(?:\s+(?:value|is|to|of))?|is|was|are|were|set\s+to|to|of|at|from|=|by\s+default
+    r"""[\s(（:：="'“]*(?:(?:defaults?(?:\s+(?:value|is|to|of))?|is|was|are|were|set\s+to|to|of|at|from|=|by\s+default
     |typically|usually|normally|generally|often|about|around|roughly|approximately|up\s+to|at\s+most|at\s+least
     |no\s+more\s+than|no\s+less\s+than|below|above|under|over|only|still|now|currently|e\.g\.|~
     |默认(?:值)?(?:为|是)?|均为|分别为|为|是|设为|设置为|设成|调整为|调整到|调到|调大到|调小到|调高到|调低到|改为|改成
     |提高到|降到|降低到|增加到|增大到|减少到|减小到|从|约|大约|约为|通常(?:为|是)?|一般(?:为|是)?|最多|至少|不超过|不低于
-    |低于|高于|超过|达到|仅|只有|当前(?:为|是)?|目前(?:为|是)?)[\s:：=,，]*)*$""",
+    |低于|高于|超过|达到|仅|只有|当前(?:为|是)?|目前(?:为|是)?)[\s:：=,，"'“]*)*$""",
     re.VERBOSE,
 )
 """What may stand between a key and the value it is given for the value to be read as that key's (§5):
@@ -124,6 +124,7 @@ COMMON_TERMS = frozenset(
 """Common technical vocabulary used as a name, never a fact about the incident (LABELS: ``HTTP/2``,
 ``p99``, ``5xx``, ``k8s``, ``UTF-8`` …), compared as shown (lowered)."""
 
+_MULTIPLIER = re.compile(r"[x×]([0-9]+(?:\.[0-9]+)?)")
 _STATUS_PLURAL = re.compile(r"[45][0-9]{2}s")
 _NUMBER_UNIT = re.compile(r"([0-9]+(?:\.[0-9]+)?)-?([a-z%µμ/]+)?")
 _CHAIN = re.compile(r"([0-9]+(?:[./:-][0-9]+)+)(?:-?([a-z%µμ/]+))?")
@@ -161,6 +162,9 @@ def _readings(value: str, flag: bool, raw: str) -> tuple[SpecificKind, tuple[Rea
                     (Atom("number", number.group(1), "#"),),
                 )
             return "number", ((Atom("number", number.group(1), unit),),)
+    multiplier = _MULTIPLIER.fullmatch(value)
+    if multiplier is not None:  # x5, ×2: five times, twice
+        return "number", ((Atom("number", multiplier.group(1), "x"),), (Atom("identifier", value),))
     if _GROUPED_TOKEN.fullmatch(value):
         return "number", ((Atom("number", value.replace("_", "")),), (Atom("identifier", value),))
     chain = _CHAIN.fullmatch(value)
@@ -205,12 +209,21 @@ def _is_decimal(text: str) -> bool:
     return re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", text) is not None
 
 
+def _member_kind(member: str) -> str:
+    """What kind of word a member of a slash list is: a number, a dotted name, or a word."""
+    if member[:1].isdigit():
+        return "number"
+    return "dotted" if "." in member else "word"
+
+
 def _list_reading(value: str) -> Reading | None:
     """``a/b/c`` as the list of its members, each read as a word of its own, when it can be one: two to
     six members, none empty, each at most 40 characters."""
     parts = value.split("/")
     if not 2 <= len(parts) <= 6 or any(not p or len(p) > 40 for p in parts):
         return None
+    if len({_member_kind(p) for p in parts}) > 1:
+        return None  # nginx.ingress.kubernetes.io/limit-rps: a name with a path, not a list
     atoms: list[Atom] = []
     for part in parts:
         part = part.strip(_EDGES)
@@ -291,11 +304,19 @@ def _cjk_next(text: str, end: int) -> bool:
 
 
 def _counts(text: str, start: int, end: int, value: str, zh_one: bool = False) -> int | None:
+    """Where the count a number at ``text[start:end]`` makes ends (``9 个``, ``8 consumers``), or None
+    when it counts nothing (:func:`count_of`)."""
+    counted = count_of(text, start, end, value, zh_one)
+    return None if counted is None else counted[0]
+
+
+def count_of(text: str, start: int, end: int, value: str, zh_one: bool = False) -> tuple[int, str] | None:
     """Whether a number at ``text[start:end]`` counts something about the incident or its settings
     (LABELS' fine points): it is followed by a measure word or a noun, not by one of the draft's own
     steps or points, and is not a list marker or an ordinal of the draft's own steps. A bare small number
     (one digit, a small number word) is a specific only when it counts. Returns where the counted word
-    ends (the count as the draft wrote it, ``9 个``, ``8 consumers``), or None."""
+    ends (the count as the draft wrote it, ``9 个``, ``8 consumers``) and its unit: ``#`` and the noun
+    it counts (``#replica``, ``#副本``; just ``#`` when the noun is not read), or None."""
     following = text[end : end + 1]
     if following and following not in _COUNT_NEXT and not following.isalpha():
         return None  # a quotation mark, a digit, a dash …: nothing it could count follows
@@ -309,28 +330,47 @@ def _counts(text: str, start: int, end: int, value: str, zh_one: bool = False) -
     if measure is not None and (measure.group("measure") or measure.group("discourse")):
         if measure.group("discourse") and measure.group("measure") != "倍":
             return None
-        return None if zh_one or value == "1" else measure.end()
+        if zh_one or value == "1":
+            return None
+        following_noun = _ZH_NOUN.match(text, measure.end())
+        named = measure.group("measure").lstrip("个") or (
+            (following_noun.group(1) or following_noun.group(2)) if following_noun else ""
+        )
+        return measure.end(), f"{COUNT}{_singular(named.lower())}"
     if ordinal:
-        return end
+        return end, COUNT
     word = _NEXT_WORD.match(text, end)
     if word is None or value == "1" or zh_one:
         return None
     noun = word.group(1).lower()
     if noun == "of":
-        return word.end()
+        return word.end(), COUNT
     if noun in _EN_DISCOURSE or noun in _EN_FUNCTION:
         return None
     if _plural_noun(noun):
-        return word.end()
+        return word.end(), f"{COUNT}{_singular(noun)}"
     second = _NEXT_WORD.match(text, word.end())  # 9 data nodes, 5 failed attempts
     if second is not None and _plural_noun(noun2 := second.group(1).lower()) and noun2 not in _EN_DISCOURSE:
-        return second.end()
+        return second.end(), f"{COUNT}{_singular(noun2)}"
     return None
 
 
 def _plural_noun(word: str) -> bool:
     """Whether an English word reads as a plural noun (``consumers``, ``times``), not a function word."""
     return len(word) > 2 and word.endswith("s") and not word.endswith("ss") and word not in _EN_FUNCTION
+
+
+def _singular(noun: str) -> str:
+    if noun.endswith(("ses", "xes", "zes", "ches", "shes")):
+        return noun[:-2]
+    return noun[:-1] if noun.endswith("s") else noun
+
+
+_ZH_NOUN = re.compile(
+    r"[ \t\u00a0]*([\u4e00-\u9fff]{1,4})|[ \t\u00a0]*([A-Za-z][A-Za-z0-9_-]*)"
+)
+"""The word after a Chinese count's measure word: what it counts, or (``三个 CoreDNS 副本``) a name before it,
+which :func:`~streams.stations.review.forms.same_thing` then does not hold against another count."""
 
 
 def _count_start(text: str, start: int) -> int:
@@ -511,8 +551,8 @@ def _words(prose: str, codes: list[tuple[int, int, str]]) -> Iterator[Claim]:
         start, end = match.span()
         whole = match.group(1) + _NOT_DIGIT.sub("", match.group(2))
         unit, end_u = _unit_after(prose, end)
-        if unit is None and (counted := _counts(prose, start, end, whole)) is not None:
-            unit, end_u = COUNT, counted
+        if unit is None and (counted := count_of(prose, start, end, whole)) is not None:
+            end_u, unit = counted
         parts = _GROUP_SEPARATOR.split(match.group(0))
         apart = (*(Atom("number", p) for p in parts[:-1]), Atom("number", parts[-1], unit))
         both: tuple[Reading, ...] = ((Atom("number", whole, unit),), apart)
@@ -533,18 +573,19 @@ def _words(prose: str, codes: list[tuple[int, int, str]]) -> Iterator[Claim]:
             if read is None:
                 continue
             kind, readings = read
+            first = start + len(raw) - len(raw.lstrip(_SHOWN_LEADING_EDGES))  # /var/log/…: as written
             start += len(raw) - len(raw.lstrip(_LEADING_EDGES))
             end -= len(raw) - len(raw.rstrip(_EDGES))
-            first, end_shown = start, end  # the claim as written: from first to end_shown
+            end_shown = end  # the claim as written: from first to end_shown
             atom = readings[0][0]
             if kind == "number" and atom.unit is None:
                 unit, end_u = _unit_after(prose, end)
                 if unit is not None:  # 60 秒, 120/90 秒: the unit written after the word is its numbers'
                     readings = _with_unit(readings, unit)
                     end = end_shown = skip_to = end_u  # the unit's own word is not read again
-                elif (counted := _counts(prose, start, end, atom.value)) is not None:
-                    readings = _with_unit(readings, COUNT)
-                    first, end_shown = _count_start(prose, start), counted
+                elif (counted := count_of(prose, start, end, atom.value)) is not None:
+                    readings = _with_unit(readings, counted[1])
+                    first, end_shown = _count_start(prose, start), counted[0]
                 elif len(atom.value) == 1:
                     continue
             if "`" in raw or "*" in raw:
@@ -562,7 +603,7 @@ def _words(prose: str, codes: list[tuple[int, int, str]]) -> Iterator[Claim]:
                 key_end = end  # "from 1,000 to 10,000": the next number may be the same key's
             else:
                 key = None
-        elif atom.kind in ("identifier", "weak") and len(claim.readings) == 1:
+        elif atom.kind == "identifier" and len(claim.readings) == 1:
             key, key_end = atom.value, end
         else:
             key = None
@@ -571,6 +612,8 @@ def _words(prose: str, codes: list[tuple[int, int, str]]) -> Iterator[Claim]:
 
 _LEADING_EDGES = _EDGES.replace("-", "")
 """A word's leading punctuation, but for the dashes that start a flag."""
+_SHOWN_LEADING_EDGES = _LEADING_EDGES.replace("/", "")
+"""What a word's surface drops at its start: not a flag's dashes, nor a path's first slash."""
 _RANGE_TAIL = frozenset(" \t–—~～〜到至o")
 _NOT_DIGIT = re.compile(r"[^0-9]")
 _GROUP_SEPARATOR = re.compile(r"[, \u00a0\u202f\u2009]")
@@ -597,6 +640,7 @@ _YEAR = re.compile(r"(?:[^0-9.]|^)(?:19|20)[0-9]{2}")
 """The four digits of a calendar year (1900-2099) ending a number: ``年`` after it is no unit."""
 
 
+_PER_SECOND = re.compile(r"[ \t\u00a0]*(?:per[ \t\u00a0]+(?:second|sec|s)\b|a[ \t\u00a0]+second\b|每秒)")
 _UNIT_START = frozenset(" \t\u00a0-(（%×µμ")
 _UNIT_WORD = re.compile(
     r"[ \t\u00a0]?(?:-[ \t\u00a0]?)?(?:([A-Za-z%µμ×]+(?:/[A-Za-z]+)?)(?![A-Za-z0-9_])"
@@ -619,7 +663,12 @@ def _unit_after(text: str, end: int) -> tuple[str | None, int]:
     ascii_name, cjk, wrapped = match.groups()
     if ascii_name is not None:
         unit = unit_of(ascii_name.lower())
-        return (unit, match.end()) if unit is not None else (None, end)
+        if unit is None:
+            return None, end
+        rate = _PER_SECOND.match(text, match.end())
+        if rate is not None and unit_of(f"{ascii_name.lower()}/s") is not None:  # 125 MiB per second
+            return unit_of(f"{ascii_name.lower()}/s"), rate.end()
+        return unit, match.end()
     name = cjk if cjk is not None else wrapped
     if cjk is None:  # in parentheses: the whole word is the unit
         unit = unit_of(name.lower())
@@ -644,8 +693,8 @@ def _english_numbers(prose: str, codes: list[tuple[int, int, str]]) -> Iterator[
             continue
         start, end = match.span()
         unit, end_u = _unit_after(prose, end)
-        if unit is None and (counted := _counts(prose, start, end, value)) is not None:
-            unit, end_u = COUNT, counted
+        if unit is None and (counted := count_of(prose, start, end, value)) is not None:
+            end_u, unit = counted
         elif unit is None and len(value) == 1:
             continue
         if unit is None and value in ("0", "1"):
@@ -741,8 +790,8 @@ def _chinese(
         return None
     small = len(numerals) == 1 and numerals not in "十"
     if unit is None and not percent:
-        if (counted := _counts(prose, start, end, value, zh_one=(value == "1"))) is not None:
-            unit, end_u = COUNT, counted
+        if (counted := count_of(prose, start, end, value, zh_one=(value == "1"))) is not None:
+            end_u, unit = counted
             start = _count_start(prose, start)
         elif everything:
             pass
