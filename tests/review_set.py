@@ -2,7 +2,8 @@
 
 `tests/data/review-set/` is the product's set (200 drafts, `LABELS.md` is the policy they were labelled
 from); `tests/data/review-set-own/` is the project's own (175 drafts over ten other incidents, written
-apart from the rules and labelled from LABELS.md alone). Each holds `ledger.jsonl` (the entries the drafts
+apart from the rules and labelled from LABELS.md alone); `tests/data/review-set-blind/` (120 drafts over
+eight more) was written by someone who read neither the rules nor the other sets. Each holds `ledger.jsonl` (the entries the drafts
 cite), `drafts.jsonl` and `labels.jsonl` (`run_id, draft_id, label, category, unsupported, why`).
 
 :func:`score` runs every draft through the guard station exactly as ``evidence-chain verify`` does
@@ -27,8 +28,14 @@ from streams.client.repair import repair_prompt
 from tests.support import memory_ledger, verdict_of
 
 DATA = Path(__file__).resolve().parent / "data"
-SETS = {"review-set": DATA / "review-set", "review-set-own": DATA / "review-set-own"}
-"""The labelled sets by name."""
+SETS = {
+    "review-set": DATA / "review-set",
+    "review-set-own": DATA / "review-set-own",
+    "review-set-blind": DATA / "review-set-blind",
+}
+"""The labelled sets by name: the product's; the project's own, written apart from the rules; and a third,
+written blind (its author read neither the rules nor the other sets), which found what the first two did
+not and is kept to catch a rule that fits the others too closely."""
 
 
 @dataclass

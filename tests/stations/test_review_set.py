@@ -14,7 +14,7 @@ import pytest
 from models.limits import GuardSettings
 from tests.review_set import SETS, Score, names_as_written, score
 
-RECORDED = {"review-set": (0, 0), "review-set-own": (0, 0)}
+RECORDED = {"review-set": (0, 0), "review-set-own": (0, 0), "review-set-blind": (0, 0)}
 """(GROUNDED drafts refused, UNGROUNDED drafts passed) per set: the most the rules may get wrong."""
 
 
@@ -34,18 +34,18 @@ def _report(ids: list[str], score_: Score) -> str:
 def test_good_drafts_pass_as_people_judge_them(scored: Score) -> None:
     refused = [j.label["draft_id"] for j in scored.false_rejects]
     assert len(refused) <= RECORDED[scored.name][0], _report(refused, scored)
-    assert len(scored.of("GROUNDED")) >= 80  # the set is there, whole
+    assert len(scored.of("GROUNDED")) >= 50  # the set is there, whole
 
 
 def test_invented_specifics_do_not_pass(scored: Score) -> None:
     passed = [j.label["draft_id"] for j in scored.misses]
     assert len(passed) <= RECORDED[scored.name][1], _report(passed, scored)
-    assert len(scored.of("UNGROUNDED")) >= 80
+    assert len(scored.of("UNGROUNDED")) >= 50
 
 
 def test_no_disguised_specific_passes(scored: Score) -> None:
     disguises = [j for j in scored.of("UNGROUNDED") if j.label["category"] == "disguise"]
-    assert len(disguises) >= 10
+    assert len(disguises) >= 5
     assert not [j.label["draft_id"] for j in disguises if j.verdict["verdict"] == "PASS"]
 
 
