@@ -475,7 +475,7 @@ afresh): an entry stays some 20 KB at most."""
 _TEXTS_KEPT = 2048
 """Texts whose claims (:data:`_READ`) and answers (:data:`_ANSWERED`) are kept, the oldest dropped first."""
 _READ: dict[str, tuple[Claim, ...]] = {}
-_ANSWERED: dict[tuple[str, str, tuple[tuple[str, _Key], ...]], tuple[Finding, ...]] = {}
+_ANSWERED: dict[tuple[str, str, tuple[_Key, ...], tuple[str, ...]], tuple[Finding, ...]] = {}
 _SIGNED_KEYS = 8
 _SIGNED_NAMES = 1024
 _SIGNED_DOCUMENTS = 32
@@ -541,9 +541,9 @@ def unsupported(content: str, evidence: Evidence) -> tuple[Finding, ...]:
 
 def _signature(
     content: str, names: str, keys: tuple[_Key, ...], digests: Mapping[str, str] | None
-) -> tuple[str, str, tuple[tuple[str, _Key], ...]] | None:
-    """What the answer for a text depends on: the text, the names, and each cited projection's stored
-    bytes (its digest) and key; None when it is not remembered."""
+) -> tuple[str, str, tuple[_Key, ...], tuple[str, ...]] | None:
+    """What the answer for a text depends on: the text, the names, each cited projection (with its
+    narrowing) and its stored bytes (its digest); None when it is not remembered."""
     if (
         digests is None
         or len(content) > _CACHED_TEXT_CHARS
@@ -551,15 +551,13 @@ def _signature(
         or len(names) > _SIGNED_NAMES
     ):
         return None
-    cited = []
-    documents = 0
-    for key in keys:
-        digest = digests.get(key[0])
-        if digest is None:
-            return None
-        documents += len(key[1] or ())
-        cited.append((digest, key))
-    return (content, names, tuple(cited)) if documents <= _SIGNED_DOCUMENTS else None
+    try:
+        cited = tuple([digests[tool_call_id] for tool_call_id, _ in keys])
+    except KeyError:
+        return None
+    if sum(len(documents) for _, documents in keys if documents) > _SIGNED_DOCUMENTS:
+        return None
+    return content, names, keys, cited
 
 
 _MAX_SHOWN = 80
