@@ -62,7 +62,7 @@ __all__ = [
     "CODES",
     "COMMON_TERMS",
     "RULES_VERSION",
-    "Evidence",
+    "TextEvidence",
     "Finding",
     "Hint",
     "ReviewedText",
@@ -157,7 +157,7 @@ class _Projections:
 
 
 @dataclass(slots=True)
-class Evidence:
+class TextEvidence:
     """What one reviewed text may state: the projections it cites (indexed when first asked) and the
     names (the draft's run_id and item ids)."""
 
@@ -320,7 +320,7 @@ class Evidence:
     ) -> tuple[str | None, str | None]:
         """``(tool_call_id, document_id)`` of the first evidence item that alone states ``claim``."""
         for tool_call_id, document_id, index in items:
-            if Evidence((), self.projections, index, (index,)).judge(claim)[0]:
+            if TextEvidence((), self.projections, index, (index,)).judge(claim)[0]:
                 return tool_call_id, document_id
         return None, None
 
@@ -406,7 +406,7 @@ class ReviewedText(NamedTuple):
 
     path: str
     content: str
-    evidence: Evidence
+    evidence: TextEvidence
 
 
 def reviewed_texts(
@@ -427,7 +427,7 @@ def reviewed_texts(
     named = Index.of(names.split("\n"))
     cache = _Projections(projections, digests)
     for path, content, keys in texts:
-        yield ReviewedText(path, content, Evidence(keys, cache, named))
+        yield ReviewedText(path, content, TextEvidence(keys, cache, named))
 
 
 def _texts(
@@ -493,7 +493,7 @@ def text_claims(text: str) -> tuple[Claim, ...]:
     return said
 
 
-def unsupported(content: str, evidence: Evidence) -> tuple[Finding, ...]:
+def unsupported(content: str, evidence: TextEvidence) -> tuple[Finding, ...]:
     """The claims of ``content`` that ``evidence`` does not state, each once, in the order they start.
 
     A command in a code span that the evidence states (placeholders filled) states every word in it;
@@ -615,7 +615,7 @@ def review(
         if found is None:  # the evidence is made only for a text not remembered
             if cache is None or named is None:
                 cache, named = _Projections(projections, digests), Index.of(names.split("\n"))
-            found = unsupported(content, Evidence(keys, cache, named))
+            found = unsupported(content, TextEvidence(keys, cache, named))
             if key is not None and len(found) <= _REMEMBERED:
                 _remember(_ANSWERED, _TEXTS_KEPT, key, found)
         for finding in found:
@@ -623,7 +623,7 @@ def review(
     return out
 
 
-def claims(content: str | None, evidence: Evidence | None) -> list[dict[str, Any]]:
+def claims(content: str | None, evidence: TextEvidence | None) -> list[dict[str, Any]]:
     """For the run page: each claim of ``content`` with its support and the evidence item it was found in
     (``tool_call_id``/``document_id`` None when unsupported or found only in a query or the names).
     Empty when the text is not reviewed (``evidence`` None)."""
@@ -647,7 +647,7 @@ def claims(content: str | None, evidence: Evidence | None) -> list[dict[str, Any
     return out
 
 
-def _item_indexes(evidence: Evidence) -> list[tuple[str, str | None, Index]]:
+def _item_indexes(evidence: TextEvidence) -> list[tuple[str, str | None, Index]]:
     """Each evidence item of the text's cited projections indexed alone (for the run page)."""
     out: list[tuple[str, str | None, Index]] = []
     for tool_call_id, documents in evidence.keys:
