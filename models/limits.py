@@ -66,3 +66,36 @@ class DeadLetterSettings(_Frozen):
     """How much of a rejected record a dead letter carries (SPEC 5)."""
 
     dead_letter_max_value_bytes: int = Field(64 * 1024, ge=0, description="Bytes of the original value kept.")
+
+
+class SemanticSettings(_Frozen):
+    """The semantic review after the guard (SPEC 4.4, issue 41): a model judges each claim of a draft
+    that passed A-D against the evidence it cites. Off by default: publishing is then exactly what it
+    is without it."""
+
+    mode: Literal["off", "advise", "enforce"] = Field(
+        "off",
+        description="off: no semantic review; advise: judge and record, the verdict stays the guard's; "
+        "enforce: a draft that passes A-D gets its verdict from the judge.",
+    )
+    judge_url: str = Field(
+        "",
+        description="Base URL of an OpenAI-compatible chat-completions API (vLLM, Ollama, llama.cpp's "
+        "server, a hosted API), e.g. http://127.0.0.1:11434/v1; /chat/completions is added.",
+    )
+    judge_model: str = Field("", description="The model the judge is asked to use (part of every digest).")
+    judge_token_file: str | None = Field(
+        None,
+        description="A file holding the bearer token of the judge's API, if it needs one; never printed.",
+    )
+    max_in_flight: int = Field(16, ge=1, le=1024, description="Judge calls one worker has open at once.")
+    timeout_seconds: float = Field(60.0, gt=0, description="Longest one judge call may take (then retried).")
+    calls_per_second: float = Field(
+        50.0, gt=0, description="Most judge calls one worker starts per second (retries included)."
+    )
+    max_chars_per_draft: int = Field(
+        48_000,
+        ge=1,
+        description="Most characters of claims and evidence sent for one draft; a draft above it is not "
+        "sent (SEMANTIC_INPUT_TOO_LARGE) — a flood of drafts cannot become a bill.",
+    )

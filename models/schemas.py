@@ -1,4 +1,4 @@
-"""The JSON Schemas (draft 2020-12) of the ten topic values, generated from the models (SPEC 1-5).
+"""The JSON Schemas (draft 2020-12) of the topic values, generated from the models (SPEC 1-5).
 
 ``evidence-chain schemas`` writes them to ``docs/schemas/<topic>.schema.json``; ``docs/contracts.md``
 says how consumers may rely on them. The two inputs (``raw-hits``, ``diagnosis-drafts``) are open, as
@@ -22,6 +22,7 @@ from models.ledger import LedgerEntry
 from models.lookup import FailedLookup, LookupResult
 from models.projection import ProjectedEvent, RagToolResult
 from models.rag import RawHitsRecord
+from models.semantic import JudgementEvent, SemanticReviewEvent
 from models.verdict import ReportEvent, Verdict, ViolationEvent
 from models.vocab import Topic
 
@@ -112,6 +113,24 @@ TOPIC_VALUES: dict[Topic, TopicValue] = {
         "Produced in the verdict's batch; signed when the guard signs (netstrings "
         "evidence-chain/report/v1 over the ids and the SHA-256 of report's compact JSON). Downstream "
         f"systems read this topic, never diagnosis-drafts. {_KEY_OUT} {_ENVELOPE}",
+    ),
+    Topic.SEMANTIC_REVIEW: TopicValue(
+        SemanticReviewEvent,
+        "A draft that passed the guard's checks A-D, handed to the semantic review (SPEC 4.4; only with "
+        "EC_SEMANTIC__MODE advise or enforce): the guard's PASS verdict, the draft's reviewed fields, "
+        "the exact projection text of each cited tool call, and what the guard's claim on the draft's "
+        "(run_id, draft_id, attempt) said. Internal: only the semantic agent reads it. event_id is "
+        f"'semantic-review:' plus the draft record's coordinates. {_KEY_OUT} {_ENVELOPE}",
+    ),
+    Topic.JUDGEMENTS: TopicValue(
+        JudgementEvent,
+        "The semantic judge's answer about one handed-over draft (SPEC 4.4): what it was asked (case: "
+        "the claims and the evidence each cites, in the prompt version's words), of which model, the "
+        "digest of both, its raw answer and the label, evidence and reason it gave each claim "
+        "(NOT_ASKED: over the characters-per-draft cap, no call). A replay, a rebuild or an auditor "
+        "reads this and calls no model. event_id is 'semantic:' plus the draft record's coordinates; "
+        "verdict_event_id names the draft's verdict. Signed when the guard signs (netstrings "
+        f"evidence-chain/judgement/v1). {_KEY_OUT} {_ENVELOPE}",
     ),
     Topic.AUDIT: TopicValue(
         AuditRecord,

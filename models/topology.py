@@ -35,7 +35,15 @@ TOPOLOGY: Mapping[Station, Wiring] = MappingProxyType(
         Station.POSTPROCESS: Wiring(Topic.RAW_HITS, (Topic.POSTPROCESSED,)),
         Station.PROJECT: Wiring(Topic.POSTPROCESSED, (Topic.PROJECTED,)),
         Station.LEDGER: Wiring(Topic.PROJECTED, (Topic.LEDGER,)),
-        Station.GUARD: Wiring(Topic.DIAGNOSIS_DRAFTS, (Topic.VERDICTS, Topic.VIOLATIONS, Topic.REPORTS)),
+        Station.GUARD: Wiring(
+            Topic.DIAGNOSIS_DRAFTS,
+            (Topic.VERDICTS, Topic.VIOLATIONS, Topic.REPORTS, Topic.SEMANTIC_REVIEW),
+        ),
+        # issue 41: the drafts the guard hands over (EC_SEMANTIC__MODE advise or enforce) → the judge's
+        # answer, and (enforce) the one final verdict of the attempt, its violations and report
+        Station.SEMANTIC: Wiring(
+            Topic.SEMANTIC_REVIEW, (Topic.JUDGEMENTS, Topic.VERDICTS, Topic.VIOLATIONS, Topic.REPORTS)
+        ),
     }
 )
 """Station → the topic it reads → the topics it writes."""

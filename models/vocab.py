@@ -6,7 +6,8 @@ from enum import StrEnum
 
 
 class Topic(StrEnum):
-    """The ten topics of SPEC 1, without the optional prefix; all are keyed by ``run_id``."""
+    """The topics of SPEC 1 (and the semantic review's two, issue 41), without the optional prefix; all
+    are keyed by ``run_id``."""
 
     RAW_HITS = "raw-hits"
     POSTPROCESSED = "postprocessed"
@@ -16,6 +17,10 @@ class Topic(StrEnum):
     VERDICTS = "verdicts"
     VIOLATIONS = "violations"
     REPORTS = "reports"
+    SEMANTIC_REVIEW = "semantic-review"
+    """Drafts that passed the guard's A-D, handed to the semantic review (only when it is on)."""
+    JUDGEMENTS = "judgements"
+    """The semantic judge's answers, one event per judged draft: the record a replay judges from."""
     AUDIT = "audit"
     DEAD_LETTERS = "dead-letters"
 
@@ -89,6 +94,8 @@ class Station(StrEnum):
     PROJECT = "project"
     LEDGER = "ledger"
     GUARD = "guard"
+    SEMANTIC = "semantic"
+    """The semantic review after the guard (issue 41): a model judges what the rules cannot."""
     DEAD_LETTER = "dead-letter"
 
 
@@ -127,7 +134,8 @@ class VerdictKind(StrEnum):
 
 
 class ViolationCode(StrEnum):
-    """The twenty-three violation codes of the evidence guard (SPEC 4: A-C; 4.2: D)."""
+    """The violation codes of the evidence guard (SPEC 4: A-C, 1-20; 4.2: D, 21-23) and of the semantic
+    review after it (SPEC 4.4: 24-26)."""
 
     # A. Structure
     DRAFT_UNPARSABLE = "DRAFT_UNPARSABLE"
@@ -156,6 +164,38 @@ class ViolationCode(StrEnum):
     CLAIM_NUMBER_UNSUPPORTED = "CLAIM_NUMBER_UNSUPPORTED"
     CLAIM_IDENTIFIER_UNSUPPORTED = "CLAIM_IDENTIFIER_UNSUPPORTED"
     CLAIM_QUOTE_UNSUPPORTED = "CLAIM_QUOTE_UNSUPPORTED"
+    # Semantic review: a model's judgement of each claim against its evidence (SPEC 4.4)
+    CLAIM_SEMANTIC_UNSUPPORTED = "CLAIM_SEMANTIC_UNSUPPORTED"
+    CLAIM_SEMANTIC_CONTRADICTED = "CLAIM_SEMANTIC_CONTRADICTED"
+    SEMANTIC_INPUT_TOO_LARGE = "SEMANTIC_INPUT_TOO_LARGE"
+
+
+class SemanticMode(StrEnum):
+    """``EC_SEMANTIC__MODE``: whether the semantic review runs, and whether its judgement decides."""
+
+    OFF = "off"
+    """No semantic review: the guard publishes exactly as without it."""
+    ADVISE = "advise"
+    """The judgement is recorded and shown; the verdict is the guard's."""
+    ENFORCE = "enforce"
+    """A draft that passes A-D gets its one verdict from the judgement."""
+
+
+class ClaimLabel(StrEnum):
+    """The semantic judge's label of one claim against the evidence it was shown."""
+
+    SUPPORTED = "supported"
+    UNSUPPORTED = "unsupported"
+    CONTRADICTED = "contradicted"
+
+
+class JudgementStatus(StrEnum):
+    """Whether the judge was asked about a draft."""
+
+    JUDGED = "JUDGED"
+    """The judge answered; ``claims`` holds its labels."""
+    NOT_ASKED = "NOT_ASKED"
+    """The claims and their evidence exceed ``EC_SEMANTIC__MAX_CHARS_PER_DRAFT``: no call was made."""
 
 
 COMPLETENESS_HINTS: dict[RelevanceLevel | None, str] = {

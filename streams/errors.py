@@ -31,6 +31,11 @@
     ├── SearchRefused                  py-rag answered 4xx, or more than the raw-hits size cap: not retried
     ├── SearchUnavailable              retriable=True: py-rag unreachable, timed out or 5xx after the
     │                                  retries; nothing was produced
+    ├── JudgeRefused                   the semantic judge refused for good (4xx other than 408/429: a
+    │                                  token, a model name): the worker exits, nothing is published
+    ├── JudgeUnavailable               retriable=True: the semantic judge is down, slow, rate-limited
+    │                                  (429, Retry-After honoured), failing (5xx) or answered something
+    │                                  that is not a judgement: the draft is held and asked again
     ├── ReplyTimeout                   retriable=True: no reply in time; nothing left waiting
     │   ├── LookupTimeout              no ledger entry for a lookup (client, gateway 504)
     │   ├── CheckTimeout               no verdict for a draft (client, gateway 504)
@@ -179,6 +184,22 @@ class SearchUnavailable(EvidenceChainError):
     """py-rag could not be reached, timed out or kept failing (5xx); nothing produced, a retry may work."""
 
     retriable = True
+
+
+class JudgeRefused(Refused):
+    """The semantic judge refused a call in a way that asking again cannot fix (a token, a model name)."""
+
+
+class JudgeUnavailable(EvidenceChainError):
+    """The semantic judge gave no usable answer (down, timed out, 429, 5xx, not a judgement): hold the
+    draft and ask again, never pass it and never dead-letter it for the judge's fault."""
+
+    retriable = True
+
+    def __init__(self, message: str, *, retry_after_seconds: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_seconds = retry_after_seconds
+        """The judge's own Retry-After, honoured by :func:`streams.retry.hold` (None: the backoff's)."""
 
 
 class ReplyTimeout(EvidenceChainError):

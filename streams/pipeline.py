@@ -24,14 +24,22 @@ import traceback
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, cast
 
+from models.draft import DiagnosisDraft
 from models.events import Origin, Rejection
 from models.ids import is_valid_id
 from models.ledger import LedgerEntry, WriteResult, as_stored
-from models.limits import DeadLetterSettings, InputLimits, PostprocessSettings, ToolProjectionLimits
+from models.limits import (
+    DeadLetterSettings,
+    InputLimits,
+    PostprocessSettings,
+    SemanticSettings,
+    ToolProjectionLimits,
+)
 from models.lookup import FailedLookup, LookupResult
 from models.projection import ProjectedEvent
+from models.semantic import JudgementRecord
 from models.topology import TOPOLOGY
 from models.verdict import Verdict
 from models.vocab import (
@@ -42,6 +50,7 @@ from models.vocab import (
     ReportOutcome,
     Station,
     Topic,
+    VerdictKind,
     parse_reason,
 )
 from streams import codec
@@ -67,14 +76,25 @@ from streams.stations.ledger_view import LedgerKey, LedgerLookup
 from streams.stations.pack import pack
 from streams.stations.postprocess import postprocess
 from streams.stations.project import Projection, pick, project_lookup
-from streams.stations.publish import PUBLISH, ReportClaim, claim_outcome, report_claim, report_event
+from streams.stations.publish import (
+    PUBLISH,
+    ReportClaim,
+    claim_outcome,
+    report_claim,
+    report_event,
+    reviewed_report,
+)
 from streams.stations.review import RULES_VERSION
+from streams.stations.semantic import SemanticPlan, final_verdict, judgement_event, semantic_violations
+from streams.stations.semantic import plan as semantic_plan
+from streams.stations.semantic.handoff import HANDOFF, cited_projections, handoff_event
 from streams.trust.keys import Signer, TrustedKeys, load_signer, load_trusted_keys
 
 __all__ = [
     "OUTPUT_TOPIC",
     "STATIONS",
     "Outcome",
+    "PendingJudge",
     "PendingRead",
     "PostprocessOutcome",
     "ProjectOutcome",
@@ -88,6 +108,7 @@ __all__ = [
     "dead_letter_headers",
     "emissions",
     "encode_audit",
+    "finish_judge",
     "finish_read",
     "finish_write",
     "guard_for",
@@ -121,6 +142,8 @@ class StationRules:
     signer: Signer | None
     trusted: TrustedKeys | None
     guard: EvidenceGuard
+    semantic: SemanticSettings = SemanticSettings()
+    """The semantic review after the guard (SPEC 4.4): off by default."""
 
     @classmethod
     def from_settings(cls, settings: Settings) -> StationRules:
@@ -140,6 +163,7 @@ class StationRules:
             signer=signer,
             trusted=trusted,
             guard=EvidenceGuard(settings.guard, trusted=trusted, signer=signer),
+            semantic=settings.semantic,
         )
 
 
@@ -178,7 +202,22 @@ class PendingRead:
     finish: Callable[[Mapping[LedgerKey, LedgerLookup]], Outcome[Any]]
 
 
-Step = Outcome[Any] | PendingWrite | PendingRead
+@dataclass(frozen=True, slots=True)
+class PendingJudge:
+    """The semantic station's intent: the judgement of ``plan`` — recorded for ``(run_id, digest)``, or
+    asked of the judge and recorded — then ``finish`` with it (None: the draft was not asked, over the
+    cap) and whether the judge was called for it."""
+
+    plan: SemanticPlan
+    finish: Callable[[JudgementRecord | None, bool], Outcome[Any]]
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """``(run_id, digest)``: where the judgement of this draft's case is recorded."""
+        return (self.plan.event["run_id"], self.plan.digest)
+
+
+Step = Outcome[Any] | PendingWrite | PendingRead | PendingJudge
 StationFn = Callable[[Record, Rules], Step]
 
 
@@ -200,6 +239,7 @@ _NO_FIGURES: dict[Station, dict[str, object]] = {
         "violation_codes": (),
         "cited_tool_call_ids": (),
     },
+    Station.SEMANTIC: {"draft_id": None, "attempt": None, "verdict": None, "status": None},
 }
 _EMPTY_AUDIT: dict[Station, AuditFields] = {
     station: MappingProxyType(fields)  # shared by every outcome without figures: read-only
@@ -300,11 +340,20 @@ def without_report(outcome: Outcome[Any], claimed: ReportOutcome) -> Outcome[Any
     """The guard's outcome after its claim: unchanged but for ``fields.report_claim`` when it owns its triple;
     else without its ``reports`` message (``report_event_id`` null). Its verdict and violations are never
     touched."""
+    outputs = tuple(_with_claim(o, claimed) for o in outcome.outputs)
     if claimed == ReportOutcome.OWNED:
-        return replace(outcome, audit={**outcome.audit, "report_claim": claimed})
-    kept = tuple(o for o in outcome.outputs if o.topic != Topic.REPORTS)
+        return replace(outcome, outputs=outputs, audit={**outcome.audit, "report_claim": claimed})
+    kept = tuple(o for o in outputs if o.topic != Topic.REPORTS)
     audit = {**outcome.audit, "report_claim": claimed, "report_event_id": None}
     return replace(outcome, outputs=kept, audit=audit)
+
+
+def _with_claim(output: Output, claimed: ReportOutcome) -> Output:
+    """A hand-over to the semantic review carries what the guard's claim said (its report is the
+    semantic station's to publish); any other output is unchanged."""
+    if output.topic != Topic.SEMANTIC_REVIEW:
+        return output
+    return replace(output, value=codec.dumps({**codec.loads(output.value), "report_claim": claimed}))
 
 
 # --- postprocess ---------------------------------------------------------------------------------
@@ -592,8 +641,10 @@ def guard_for(settings: Rules) -> EvidenceGuard:
 
 
 def guard_station(record: Record, settings: Rules) -> PendingRead:
-    """``diagnosis-drafts`` → the entries to read; finishing gives the verdict and its violations."""
-    guard = guard_for(settings)
+    """``diagnosis-drafts`` → the entries to read; finishing gives the verdict and its violations (and,
+    with the semantic review on, a PASS draft's hand-over: SPEC 4.4)."""
+    rules = rules_of(settings)
+    guard, semantic = rules.guard, rules.semantic.mode
     plan = guard.plan(record.value)
     run_id = plan.run_id or ""
     keys = tuple((run_id, tool_call_id) for tool_call_id in plan.cited)
@@ -614,6 +665,20 @@ def guard_station(record: Record, settings: Rules) -> PendingRead:
         report = report_event(verdict, plan.draft, event_id=event_id(PUBLISH, origin), signer=guard.signer)
         if report is not None:
             outputs.append(Output(Topic.REPORTS, key, codec.dumps(report)))
+        handed = None
+        if semantic != "off" and verdict["verdict"] == VerdictKind.PASS and plan.draft is not None:
+            # SPEC 4.4: enforce — the semantic station emits this attempt's one verdict (and report);
+            # advise — the guard's verdict stands and the judgement is only recorded beside it
+            handed = handoff_event(
+                verdict,
+                reviewed_report(plan.draft),
+                cited_projections(verdict, {c: lookups[(run_id, c)] for c in plan.cited}),
+                mode=semantic,
+                event_id=event_id(HANDOFF, origin),
+            )
+            if semantic == "enforce":
+                outputs, report = [], None
+            outputs.append(Output(Topic.SEMANTIC_REVIEW, key, codec.dumps(handed)))
         fields: AuditFields = {
             "draft_id": verdict["draft_id"],
             "attempt": verdict["attempt"],
@@ -627,6 +692,10 @@ def guard_station(record: Record, settings: Rules) -> PendingRead:
             # the version of the review's rules (docs/review-rules.md) the verdict was judged by; null: off
             "review_rules": RULES_VERSION if guard.settings.review == "enforce" else None,
         }
+        if handed is not None:  # SPEC 4.4: handed to the semantic review (absent with it off)
+            fields = {**fields, "semantic": semantic}
+            if semantic == "enforce":  # the verdict is the semantic station's to give, and to audit
+                fields = {**fields, "verdict": None}
         return Outcome(
             station=Station.GUARD,
             origin=origin,
@@ -641,11 +710,101 @@ def guard_station(record: Record, settings: Rules) -> PendingRead:
     return PendingRead(keys, finish)
 
 
+# --- semantic review ------------------------------------------------------------------------------
+
+
+def semantic_station(record: Record, settings: Rules) -> Outcome[None] | PendingJudge:
+    """``semantic-review`` → the judgement to find or ask for; finishing gives the ``judgements`` event
+    and, in ``enforce`` mode, the draft's one verdict, its violations and its report (SPEC 4.4)."""
+    rules = rules_of(settings)
+    try:
+        planned = semantic_plan(record.value, rules.semantic)
+    except RejectedInput as exc:
+        return Outcome(
+            station=Station.SEMANTIC,
+            origin=record.coordinates,
+            event_id=event_id(Station.SEMANTIC, record.coordinates),
+            run_id=None,
+            tool_call_id=None,
+            rejection=exc.as_rejection(),
+            exception=type(exc).__name__,
+            audit={"draft_id": None, "attempt": None, "verdict": None, "status": None},
+            detail=None,
+        )
+    handed = planned.event
+    origin = read_origin(handed["origin"]) or record.coordinates
+    eid = event_id(Station.SEMANTIC, origin)
+    signer = rules.guard.signer
+
+    def finish(recorded: JudgementRecord | None, called: bool) -> Outcome[Any]:
+        judged = judgement_event(planned, recorded, event_id=eid, signer=signer)
+        key = key_for(handed["run_id"], record)
+        outputs = [Output(Topic.JUDGEMENTS, key, codec.dumps(judged))]
+        final = None
+        report = None
+        if planned.enforced:
+            final = final_verdict(planned, judged, rules.guard.settings, signer=signer)
+            outputs.append(Output(Topic.VERDICTS, key, codec.dumps(final)))
+            outputs += [Output(Topic.VIOLATIONS, key, codec.dumps(v)) for v in violation_events(final)]
+            if handed["report_claim"] in (None, ReportOutcome.OWNED):  # SPEC 4.3, claimed by the guard
+                report = report_event(
+                    final,
+                    cast(DiagnosisDraft, handed["draft"]),
+                    event_id=event_id(PUBLISH, origin),
+                    signer=signer,
+                )
+                if report is not None:
+                    outputs.append(Output(Topic.REPORTS, key, codec.dumps(report)))
+        labels = [claim["label"] for claim in judged["claims"]]
+        fields: AuditFields = {
+            "draft_id": handed["draft_id"],
+            "attempt": handed["attempt"],
+            "mode": handed["mode"],
+            "verdict": None if final is None else final["verdict"],
+            "violation_codes": [v["code"] for v in semantic_violations(planned, judged)],
+            "status": judged["status"],
+            "digest": judged["digest"],
+            "model": judged["model"],
+            "prompt_version": judged["prompt_version"],
+            "language": planned.case["language"],
+            "chars": planned.chars,
+            "claims": len(planned.case["claims"]),
+            "labels": {label: labels.count(label) for label in sorted(set(labels))},
+            "called": called,
+            "verdict_event_id": handed["verdict"]["event_id"],
+            "report_event_id": None if report is None else report["event_id"],
+            "report_claim": handed["report_claim"],
+        }
+        return Outcome(
+            station=Station.SEMANTIC,
+            origin=origin,
+            event_id=eid,
+            run_id=handed["run_id"],
+            tool_call_id=None,
+            outputs=tuple(outputs),
+            audit=fields,
+            detail=judged,
+        )
+
+    return PendingJudge(planned, finish)
+
+
+def finish_judge(
+    step: PendingJudge, recorded: JudgementRecord | None, called: bool, record: Record
+) -> Outcome[Any]:
+    """The semantic station once its judgement is known; isolated like :func:`run_station`."""
+    try:
+        return step.finish(recorded, called)
+    except Exception as exc:  # noqa: BLE001 - per-record isolation
+        return failed(Station.SEMANTIC, record, exc)
+
+
 STATIONS: dict[Station, StationFn] = {
     Station.POSTPROCESS: postprocess_station,
     Station.PROJECT: project_station,
     Station.LEDGER: ledger_station,
     Station.GUARD: guard_station,
+    Station.SEMANTIC: semantic_station,
 }
 """Every station by name: what the agent of that name runs on each record."""
 

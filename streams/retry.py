@@ -102,6 +102,8 @@ async def hold(
                     f"{policy.max_hold_seconds:g} reached, giving up so a supervisor can restart the worker"
                 ) from exc
             attempts += 1
+            # a server that says when to come back (HTTP 429/503 Retry-After) is taken at its word
+            delay = max(delay, getattr(exc, "retry_after_seconds", None) or 0.0)
             log.warning("%s failed (%s); holding the batch, retry %d in %.1fs", what, exc, attempts, delay)
             if stop is None:
                 await asyncio.sleep(delay)

@@ -20,14 +20,22 @@ from models.limits import (
     GuardSettings,
     InputLimits,
     PostprocessSettings,
+    SemanticSettings,
     ToolProjectionLimits,
 )
 from models.vocab import Station, Topic
 from streams.errors import ConfigurationError
 from streams.redaction import check_postgres_dsn, check_redis_url
 
-AGENT_NAMES: tuple[Station, ...] = (Station.POSTPROCESS, Station.PROJECT, Station.LEDGER, Station.GUARD)
-"""The four agents a worker can run (each is the station of the same name)."""
+AGENT_NAMES: tuple[Station, ...] = (
+    Station.POSTPROCESS,
+    Station.PROJECT,
+    Station.LEDGER,
+    Station.GUARD,
+    Station.SEMANTIC,
+)
+"""The agents a worker can run (each is the station of the same name); the semantic one only runs with
+EC_SEMANTIC__MODE advise or enforce."""
 
 
 class Settings(BaseSettings):
@@ -114,7 +122,9 @@ class Settings(BaseSettings):
     # The Faust app
     app_id: str = Field("evidence-chain", description="Faust app id = the workers' consumer group.")
     agents: Annotated[frozenset[Station], NoDecode] = Field(
-        frozenset(AGENT_NAMES), description="Agents this worker runs, comma-separated (default all four)."
+        frozenset(AGENT_NAMES),
+        description="Agents this worker runs, comma-separated (default all; semantic only with "
+        "EC_SEMANTIC__MODE advise or enforce).",
     )
     topic_prefix: str = Field("", description="Prepended to every topic name.")
     topic_partitions: int = Field(3, ge=1, description="Partitions of every topic (one count for all).")
@@ -280,6 +290,7 @@ class Settings(BaseSettings):
     postprocess: PostprocessSettings = PostprocessSettings()
     projection: ToolProjectionLimits = ToolProjectionLimits()
     guard: GuardSettings = GuardSettings()
+    semantic: SemanticSettings = SemanticSettings()
     dead_letters: DeadLetterSettings = DeadLetterSettings()
 
     @field_validator("agents", mode="before")
@@ -321,6 +332,13 @@ class Settings(BaseSettings):
     def _redis_url(cls, value: SecretStr) -> SecretStr:
         check_redis_url(value.get_secret_value())  # redis-py's and urllib's messages may quote it
         return value
+
+    @property
+    def running_agents(self) -> frozenset[Station]:
+        """The agents this worker starts: ``agents``, less the semantic one while its mode is off."""
+        if self.semantic.mode == "off":
+            return self.agents - {Station.SEMANTIC}
+        return self.agents
 
     def topic(self, name: Topic) -> str:
         """The full name of one of the SPEC's topics, with the prefix."""

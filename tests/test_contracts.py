@@ -22,6 +22,7 @@ from models.limits import (
     GuardSettings,
     InputLimits,
     PostprocessSettings,
+    SemanticSettings,
     ToolProjectionLimits,
 )
 from models.schemas import DIALECT, TOPIC_VALUES, schema_file, schema_id
@@ -32,14 +33,17 @@ from streams.ledger.memory import MemoryLedgerStore
 from streams.messages import Output, Record
 from streams.pipeline import (
     Outcome,
+    PendingJudge,
     PendingRead,
     emissions,
+    finish_judge,
     finish_read,
     run_station,
 )
 from streams.settings import Settings
 from tests.contracts import ASYNCAPI, SCHEMAS, schema_of, validate, validate_dead_letter_headers
 from tests.golden import GOLDEN
+from tests.stations.test_semantic import judged as judgement
 from tests.support import memory_ledger, settle
 
 # The SPEC's defaults, spelled out so no EC_* variable in the environment can change a case.
@@ -183,6 +187,28 @@ def bus() -> Bus:
         step = run_station(Station.GUARD, record, SETTINGS)
         assert isinstance(step, PendingRead)
         bus.emit(finish_read(step, ledger.read_now(list(step.keys)), record), record)
+    # the semantic review on (SPEC 4.4): the PASS drafts handed over and judged, one claim found, and one
+    # draft over the characters cap (NOT_ASKED)
+    for index, semantic in enumerate(
+        [
+            SemanticSettings(mode="enforce", judge_model="m"),
+            SemanticSettings(mode="advise", judge_model="m", max_chars_per_draft=10),
+        ]
+    ):
+        config = Settings(semantic=semantic)
+        for raw in lines(GOLDEN / "guard" / "drafts.jsonl"):
+            record = bus.record(Topic.DIAGNOSIS_DRAFTS, raw, b"golden")
+            step = run_station(Station.GUARD, record, config)
+            assert isinstance(step, PendingRead)
+            produced = bus.emit(finish_read(step, ledger.read_now(list(step.keys)), record), record)
+            for handed in main_output(produced, Topic.SEMANTIC_REVIEW):
+                record = bus.record(Topic.SEMANTIC_REVIEW, handed.value, handed.key)
+                judging = run_station(Station.SEMANTIC, record, config)
+                assert isinstance(judging, PendingJudge)
+                found = (
+                    judgement(judging, {"conclusion.content": "unsupported"}) if judging.plan.asked else None
+                )
+                bus.emit(finish_judge(judging, found, index == 0, record), record)
     return bus
 
 
@@ -198,6 +224,8 @@ def test_the_golden_run_reaches_every_kind_of_message(bus: Bus) -> None:
     assert {v["verdict"] for v in values(bus, Topic.VERDICTS)} == {"PASS", "REJECT", "FALLBACK"}
     assert values(bus, Topic.VIOLATIONS)
     assert {v["verdict"] for v in values(bus, Topic.REPORTS)} == {"PASS", "FALLBACK"}
+    assert {v["mode"] for v in values(bus, Topic.SEMANTIC_REVIEW)} == {"enforce", "advise"}
+    assert {v["status"] for v in values(bus, Topic.JUDGEMENTS)} == {"JUDGED", "NOT_ASKED"}
     assert {v["station"] for v in values(bus, Topic.AUDIT)} == set(Station)
     assert {v["fields"].get("outcome") for v in values(bus, Topic.AUDIT) if v["station"] == "ledger"} >= {
         "WRITTEN",
@@ -311,6 +339,8 @@ BROKEN: dict[Topic, tuple[Sample, Breaking, str]] = {
     Topic.VERDICTS: (produced(Topic.VERDICTS), dropped("verdict"), "$"),
     Topic.VIOLATIONS: (produced(Topic.VIOLATIONS), changed(code="NOT_A_CODE"), "$.code"),
     Topic.REPORTS: (produced(Topic.REPORTS, verdict="PASS"), smuggled, "$.report.analysis[0]"),
+    Topic.SEMANTIC_REVIEW: (produced(Topic.SEMANTIC_REVIEW), changed(mode="off"), "$.mode"),
+    Topic.JUDGEMENTS: (produced(Topic.JUDGEMENTS, status="JUDGED"), changed(status="MAYBE"), "$.status"),
     Topic.AUDIT: (produced(Topic.AUDIT), changed(station="elsewhere"), "$.station"),
     Topic.DEAD_LETTERS: (produced(Topic.DEAD_LETTERS), changed(value_encoding="hex"), "$.value_encoding"),
 }
@@ -387,8 +417,8 @@ def test_writing_is_deterministic(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert main(["schemas", "--out", str(out)]) == 0
     assert main(["schemas", "--out", str(out)]) == 0
     assert capsys.readouterr().out.splitlines() == [
-        f"10 of 10 schemas written to {out}",
-        f"0 of 10 schemas written to {out}",
+        f"{len(Topic)} of {len(Topic)} schemas written to {out}",
+        f"0 of {len(Topic)} schemas written to {out}",
     ]
     for path in SCHEMAS.iterdir():
         data = (out / path.name).read_bytes()
@@ -425,9 +455,10 @@ def test_asyncapi_operations_wire_the_agents() -> None:
         ("project", "postprocessed"),
         ("ledger", "projected"),
         ("guard", "diagnosis-drafts"),
+        ("semantic", "semantic-review"),
         ("audit-sink", "audit"),
     }
     sends = {(agent, topic) for agent, action, topic in wiring if action == "send"}
     assert {topic for _, topic in sends} == {t.value for t in PRODUCED}
-    for agent in ("postprocess", "project", "ledger", "guard"):
+    for agent in ("postprocess", "project", "ledger", "guard", "semantic"):
         assert {(agent, "audit"), (agent, "dead-letters")} <= sends

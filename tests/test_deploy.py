@@ -111,9 +111,9 @@ def agents(name: str) -> set[str]:
 def test_the_workers_together_run_every_agent_once_and_the_guard_apart_from_the_ledger() -> None:
     workers = [n for n, s in SERVICES.items() if s.get("command") == ["evidence-chain", "worker"]]
     every = sorted(a for n in workers for a in agents(n))
-    assert every == sorted(["postprocess", "project", "ledger", "guard"])
+    assert every == sorted(["postprocess", "project", "ledger", "guard", "semantic"])
     (guard,) = [n for n in workers if "guard" in agents(n)]
-    assert agents(guard) == {"guard"}
+    assert agents(guard) == {"guard", "semantic"}  # the semantic review signs with the guard's key
 
 
 def secrets_of(name: str) -> set[str]:

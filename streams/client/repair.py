@@ -6,7 +6,9 @@ on its last attempt is replaced by the fixed FALLBACK report. One instruction pe
 in Chinese as the design note's prompts are, English on request. The instructions are fixed text:
 nothing from the draft is echoed except the code and the path (a path is built by the guard from
 item indexes and field names, never from the model's words), so the prompt cannot carry an
-injection back into the model — except the review's codes (21-23): for those the prompt names each
+injection back into the model — except the semantic review's codes 24-25, which name the judge's reason
+(escaped, at most 80 characters, as the verdict's message holds it: SPEC 4.4), and the review's codes
+(21-23): for those the prompt names each
 unsupported specific as the draft wrote it, escaped (JSON string escapes, invisible characters as
 ``\uXXXX``) and at most 80 characters, with its path, and, where the cited evidence gives the same key
 another value, that value (SPEC 4.2; docs/review-rules.md §9). It takes them from the violation's message,
@@ -67,6 +69,13 @@ INSTRUCTIONS: dict[Language, dict[ViolationCode, str]] = {
         "在它所引用的证据中不存在：删除它，或改引用含有它的工具调用结果，并逐字照抄证据中的写法。",
         Code.CLAIM_QUOTE_UNSUPPORTED: "这段文字中引号或代码内的内容不是所引用证据的原文：逐字引用证据原文，"
         "或去掉引号改为转述，或改引用含有这句原文的工具调用结果。",
+        Code.CLAIM_SEMANTIC_UNSUPPORTED: "语义审查认为这段文字说得比它引用的证据多（如把可能原因写成根因、"
+        "证据没有的推理步骤、把仅供参考的片段当作确定事实）：按证据的确定程度改写，"
+        "或改引用确实支持它的工具调用结果，证据不足时写入 limitations。",
+        Code.CLAIM_SEMANTIC_CONTRADICTED: "语义审查认为这段文字与它引用的证据相矛盾：按证据原意改写"
+        '（注意否定、"从不/总是"等词和数值、行为），或删除这一论断。',
+        Code.SEMANTIC_INPUT_TOO_LARGE: "论断与其引用的证据太长，语义审查不予发送：精简文字，"
+        "或在 document_ids 中只列出真正依据的文档。",
     },
     "en": {
         Code.DRAFT_UNPARSABLE: "Output one valid JSON object with no repeated names, a draft_id of 1-128 "
@@ -110,6 +119,15 @@ INSTRUCTIONS: dict[Language, dict[ViolationCode, str]] = {
         Code.CLAIM_QUOTE_UNSUPPORTED: "This text quotes words (or code) that are not in the evidence it "
         "cites: quote the evidence word for word, or drop the quotation marks and paraphrase, or cite the "
         "tool call result that contains the quoted words.",
+        Code.CLAIM_SEMANTIC_UNSUPPORTED: "The semantic review finds this text says more than the evidence it "
+        "cites (a possible cause stated as the root cause, a reasoning step the evidence does not give, a "
+        "reference-level excerpt stated as fact): write it as certain as the evidence is, or cite the tool "
+        "call result that supports it, or state the gap in limitations.",
+        Code.CLAIM_SEMANTIC_CONTRADICTED: "The semantic review finds this text contradicts the evidence it "
+        "cites: write what the evidence says (mind negations, 'never'/'always', values and behaviour), or "
+        "remove the claim.",
+        Code.SEMANTIC_INPUT_TOO_LARGE: "The claims and the evidence they cite are too long to be sent to the "
+        "semantic review: shorten the texts, or list in document_ids only the documents they rest on.",
     },
 }
 """One fixed instruction per violation code and language."""
@@ -132,6 +150,7 @@ _FRAME: dict[Language, dict[str, str]] = {
         "more": "（另有 {hidden} 处问题未列出，修正以上问题后会再次校验。）",
         "tail": "只能引用本次运行的工具调用结果；证据不足时 conclusion 可以为 null，limitations 必填。",
         "root": "（整个草稿）",
+        "judged": "{index}. [{code}] 位置 {path}：语义审查的理由：{reason}。{instruction}",
     },
     "en": {
         "specific": "{index}. [{code}] at {path}: the {what} {specific} is not in the evidence it "
@@ -151,6 +170,7 @@ _FRAME: dict[Language, dict[str, str]] = {
         "tail": "Cite only this run's tool call results; with too little evidence conclusion may be null; "
         "limitations is required.",
         "root": "(the whole draft)",
+        "judged": "{index}. [{code}] at {path}: the semantic review's reason: {reason}. {instruction}",
     },
 }
 
@@ -185,6 +205,14 @@ def repair_prompt(verdict: Mapping[str, Any], language: Language = "zh") -> str 
         code = ViolationCode(violation["code"])
         path = violation.get("path") or frame["root"]
         instruction = INSTRUCTIONS[language][code]
+        reason = _judge_reason(violation) if code in _JUDGED_CODES else None
+        if reason is not None:
+            lines.append(
+                frame["judged"].format(
+                    index=index, code=code, path=path, reason=reason, instruction=instruction
+                )
+            )
+            continue
         named = _specific(violation) if code in _CLAIM_CODES else None
         if named is not None:
             what, specific, name, values = named
@@ -198,7 +226,12 @@ def repair_prompt(verdict: Mapping[str, Any], language: Language = "zh") -> str 
                 hint = frame["names"].format(name=name)
             lines.append(
                 frame["specific"].format(
-                    index=index, code=code, path=path, what=frame[what], specific=specific, hint=hint,
+                    index=index,
+                    code=code,
+                    path=path,
+                    what=frame[what],
+                    specific=specific,
+                    hint=hint,
                     instruction=instruction,
                 )
             )
@@ -223,6 +256,21 @@ _MESSAGE = re.compile(
     rf"|names (?P<name>{_STRING})))?"
 )
 _ONE_STRING = re.compile(_STRING)
+_JUDGED_CODES = frozenset({Code.CLAIM_SEMANTIC_UNSUPPORTED, Code.CLAIM_SEMANTIC_CONTRADICTED})
+_JUDGED = re.compile(
+    rf"the semantic judge says this claim (?:is not supported by|is contradicted by) the evidence it cites: "
+    rf"(?P<reason>{_STRING})"
+)
+
+
+def _judge_reason(violation: Mapping[str, Any]) -> str | None:
+    """From a semantic violation's message (the station's one form, SPEC 4.4): the judge's reason,
+    escaped and at most 80 characters as the message holds it; None for any other form."""
+    message = violation.get("message")
+    if not isinstance(message, str) or len(message) > 1024:
+        return None
+    match = _JUDGED.fullmatch(message)
+    return None if match is None else match["reason"]
 
 
 def _specific(violation: Mapping[str, Any]) -> tuple[str, str, str | None, list[str]] | None:

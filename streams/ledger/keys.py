@@ -32,6 +32,12 @@ def report_claim_key(ns: str, run_id: str, draft_id: str, attempt: int) -> str:
     return f"{ns}:report:{{{run_id}}}:{draft_id}:{attempt}"
 
 
+def judgement_key(ns: str, run_id: str, digest: str) -> str:
+    """The semantic review's write-once record of one judgement (SPEC 4.4):
+    ``<ns>:judgement:{<run_id>}:<digest>``, in the guard's key space; ``digest`` is lowercase hex."""
+    return f"{ns}:judgement:{{{run_id}}}:{digest}"
+
+
 def run_pattern(ns: str, run_id: str) -> str:
     """A ``SCAN MATCH`` pattern for every entry of one run (valid ids hold no glob characters)."""
     return ledger_key(ns, run_id, "*")

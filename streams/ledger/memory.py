@@ -16,7 +16,7 @@ from models.ledger import LedgerEntry, WriteResult, as_stored
 from models.vocab import LedgerOutcome
 from streams.errors import RedisUnavailable
 from streams.ledger.events import expired
-from streams.ledger.keys import ledger_key, report_claim_key
+from streams.ledger.keys import judgement_key, ledger_key, report_claim_key
 from streams.ledger.store import write_outcome
 from streams.stations.ledger_view import LedgerKey, LedgerLookup
 from streams.stations.publish import ReportClaim
@@ -91,6 +91,8 @@ class MemoryLedgerStore:
         self.entries = LedgerEntries()
         self.claims: dict[str, tuple[str, int]] = {}
         """The guard's report claims by key: (owner, expiry in epoch ms), as the Redis store keeps them."""
+        self.judgements: dict[str, tuple[bytes, int]] = {}
+        """The semantic review's recorded judgements by key: (value, expiry in epoch ms)."""
         self.reads = 0
         self.writes = 0
         self.down = False
@@ -174,6 +176,31 @@ class MemoryLedgerStore:
             self.claims[key] = (claim.owner, now + self.ttl_ms)
             held.append(None)
         return held
+
+    async def recorded_judgements(self, keys: Sequence[tuple[str, str]]) -> list[bytes | None]:
+        """The judgement recorded for each ``(run_id, digest)`` (as the Redis store's)."""
+        self._check()
+        self.reads += 1
+        now = int(self.clock() * 1000)
+        out: list[bytes | None] = []
+        for run_id, digest in keys:
+            found = self.judgements.get(judgement_key(self.ns, run_id, digest))
+            out.append(found[0] if found is not None and found[1] > now else None)
+        return out
+
+    async def record_judgements(self, records: Sequence[tuple[str, str, bytes]]) -> list[bytes]:
+        """Write-once each ``(run_id, digest, value)``; what each key holds after (the first value wins)."""
+        self._check()
+        self.writes += 1
+        now = int(self.clock() * 1000)
+        out: list[bytes] = []
+        for run_id, digest, value in records:
+            key = judgement_key(self.ns, run_id, digest)
+            found = self.judgements.get(key)
+            if found is None or found[1] <= now:
+                found = self.judgements[key] = (value, now + self.ttl_ms)
+            out.append(found[0])
+        return out
 
     async def ledger_keys(self) -> set[LedgerKey]:
         """The key of every entry (what the Redis store finds with SCAN)."""

@@ -52,6 +52,7 @@ from streams.envelope import read_origin
 from streams.errors import RedisRefused, RedisUnavailable
 from streams.ledger.client import close_client, open_client
 from streams.ledger.keys import (
+    judgement_key,
     ledger_key,
     ledger_pattern,
     owners_key,
@@ -195,6 +196,11 @@ def redis_errors(what: str, *, ns: str | None = None) -> Iterator[None]:
         raise RedisUnavailable(f"{what}: {type(exc).__name__}: {exc}") from exc
     except redis_errors_mod.RedisError as exc:
         raise RedisRefused(f"{what}: {type(exc).__name__}: {exc}") from exc
+
+
+def _as_bytes(value: Any) -> bytes:
+    """A reply as bytes, whether the client decodes responses or not."""
+    return value.encode("utf-8") if isinstance(value, str) else bytes(value)
 
 
 def to_hash(entry: LedgerEntry) -> dict[str, str]:
@@ -473,6 +479,52 @@ class RedisLedgerStore:
         return [
             held if held is None or isinstance(held, str) else bytes(held).decode("utf-8", "replace")
             for held in replies
+        ]
+
+    async def recorded_judgements(self, keys: Sequence[tuple[str, str]]) -> list[bytes | None]:
+        """The semantic review's recorded judgement of each ``(run_id, digest)`` (SPEC 4.4), in one round
+        trip; None where none is recorded.
+
+        Raises:
+            RedisUnavailable: Redis cannot be reached; the caller holds and retries.
+        """
+        if not keys:
+            return []
+        with redis_errors(f"looking up {len(keys)} recorded judgements in {self.ns}:judgement:*", ns=self.ns):
+            async with self.client.pipeline(transaction=False) as pipe:
+                for run_id, digest in keys:
+                    pipe.get(judgement_key(self.ns, run_id, digest))
+                replies: list[Any] = await pipe.execute()
+            self.round_trips += 1
+        return [None if reply is None else _as_bytes(reply) for reply in replies]
+
+    async def record_judgements(self, records: Sequence[tuple[str, str, bytes]]) -> list[bytes]:
+        """Write-once each ``(run_id, digest, value)`` (SPEC 4.4), in one pipeline ended by the durability
+        wait: ``SET <key> <value> NX GET PX <ledger TTL>``. Returns what each key holds after: the value
+        recorded first, so two workers that asked the judge about one draft emit the same judgement.
+
+        Raises:
+            RedisUnavailable: not known to be durable; retry them all (the writes are write-once).
+            RedisRefused: the user may not write ``<ns>:judgement:*`` (the guard's user, ``ec-guard``).
+        """
+        if not records:
+            return []
+        await self._prepare_durability()
+        what = (
+            f"recording {len(records)} judgements in {self.ns}:judgement:* (the semantic review logs in as "
+            "ec-guard, the one user that may write them)"
+        )
+        with redis_errors(what, ns=self.ns):
+            async with self.client.pipeline(transaction=False) as pipe:
+                for run_id, digest, value in records:
+                    pipe.set(judgement_key(self.ns, run_id, digest), value, nx=True, get=True, px=self.ttl_ms)
+                self._wait_durable(pipe)
+                replies: list[Any] = await pipe.execute()
+            self.round_trips += 1
+        self._check_durable(replies, "the recorded judgements")
+        return [
+            value if held is None else _as_bytes(held)
+            for (_, _, value), held in zip(records, replies, strict=True)
         ]
 
     async def entries_of_run(self, run_id: str) -> list[LedgerEntry]:

@@ -76,6 +76,23 @@ class LedgerStore(Protocol):
         """
         ...
 
+    async def recorded_judgements(self, keys: Sequence[tuple[str, str]]) -> list[bytes | None]:
+        """The semantic review's recorded judgement of each ``(run_id, digest)`` (SPEC 4.4), in one round
+        trip; None where none is recorded.
+
+        Raises:
+            RedisUnavailable: Redis cannot be reached; the caller holds and retries.
+        """
+        ...
+
+    async def record_judgements(self, records: Sequence[tuple[str, str, bytes]]) -> list[bytes]:
+        """Write-once each ``(run_id, digest, value)``, durable as configured; what each key holds after.
+
+        Raises:
+            RedisUnavailable: not known to be durable; the caller holds and retries them.
+        """
+        ...
+
     async def close(self) -> None:
         """Release the connections."""
         ...

@@ -36,7 +36,13 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 
 from streams.errors import ConfigurationError
 from streams.hashing import sha256_hex
-from streams.trust.messages import FieldTypeError, entry_message, report_message, verdict_message
+from streams.trust.messages import (
+    FieldTypeError,
+    entry_message,
+    judgement_message,
+    report_message,
+    verdict_message,
+)
 
 Role = Literal["ledger", "guard"]
 """What a key may sign: ``ledger`` entries (SPEC 3.7), or ``guard`` verdicts and reports (4.1, 4.3)."""
@@ -91,6 +97,10 @@ class Signer:
     def sign_report(self, event: Mapping[str, Any]) -> dict[str, str]:
         """A ``reports`` event's ``signature`` field value, ``{"key_id", "value"}`` (SPEC 4.3)."""
         return {"key_id": self.key_id, "value": self.sign(report_message(event))}
+
+    def sign_judgement(self, event: Mapping[str, Any]) -> dict[str, str]:
+        """A ``judgements`` event's ``signature`` field value, ``{"key_id", "value"}`` (SPEC 4.4)."""
+        return {"key_id": self.key_id, "value": self.sign(judgement_message(event))}
 
 
 def _public_keys(keys: Iterable[str]) -> dict[str, Ed25519PublicKey]:
@@ -183,6 +193,10 @@ class TrustedKeys:
     def verify_report(self, event: Mapping[str, Any]) -> str | None:
         """None when a ``reports`` event's ``signature`` verifies under a trusted guard key (SPEC 4.3)."""
         return self._verify_object("guard", event.get("signature"), lambda: report_message(event))
+
+    def verify_judgement(self, event: Mapping[str, Any]) -> str | None:
+        """None when a ``judgements`` event's ``signature`` verifies under a trusted guard key (SPEC 4.4)."""
+        return self._verify_object("guard", event.get("signature"), lambda: judgement_message(event))
 
     def _verify_object(self, role: Role, signature: Any, message: Callable[[], bytes]) -> str | None:
         """A ``{"key_id", "value"}`` signature field (verdicts, reports)."""
@@ -310,8 +324,11 @@ def trusted_for(path: str | None) -> TrustedKeys | None:
 
 def roles_signed_by(stations: Iterable[str]) -> tuple[Role, ...]:
     """The roles a process running ``stations`` signs in: ``ledger`` for the ledger agent, ``guard`` for
-    the guard (its verdicts and reports)."""
+    the guard (its verdicts and reports) and the semantic review (the verdicts and judgements it signs with
+    the guard's key, SPEC 4.4)."""
     running = {str(station) for station in stations}
+    if "semantic" in running:
+        running.add("guard")
     return tuple(role for role in ROLES if role in running)
 
 

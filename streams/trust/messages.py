@@ -20,6 +20,7 @@ from streams.hashing import sha256_hex
 LEDGER_CONTEXT = "evidence-chain/ledger/v1"
 VERDICT_CONTEXT = "evidence-chain/verdict/v1"
 REPORT_CONTEXT = "evidence-chain/report/v1"
+JUDGEMENT_CONTEXT = "evidence-chain/judgement/v1"
 
 ENTRY_SIGNED_FIELDS: tuple[str, ...] = (
     "run_id",
@@ -175,3 +176,43 @@ def report_message(event: Mapping[str, Any]) -> bytes:
             digest,
         )
     )
+
+
+def judgement_message(event: Mapping[str, Any]) -> bytes:
+    """What a ``judgements`` event's signature covers (SPEC 4.4): whose draft and verdict, the mode and
+    status, the digest of what was asked (the model and the case: a verifier recomputes it from the
+    event), the model, the prompt version, the SHA-256 of the raw answer (empty when none), then each
+    claim's path, label, reason and the refs it relied on.
+
+    Raises:
+        FieldTypeError: a signed field of the wrong type.
+    """
+    answer = _string("answer", event.get("answer"))
+    claims = _list("claims", event.get("claims"))
+    fields: list[str | int | None] = [
+        JUDGEMENT_CONTEXT,
+        _string("run_id", event.get("run_id")),
+        _string("draft_id", event.get("draft_id")),
+        _integer("attempt", event.get("attempt")),
+        _string("draft_sha256", event.get("draft_sha256")),
+        _string("verdict_event_id", event.get("verdict_event_id")),
+        _string("mode", event.get("mode")),
+        _string("status", event.get("status")),
+        _string("digest", event.get("digest")),
+        _string("model", event.get("model")),
+        _string("prompt_version", event.get("prompt_version")),
+        "" if answer is None else sha256_hex(answer.encode("utf-8", "surrogatepass")),
+        len(claims),
+    ]
+    for index, claim in enumerate(claims):
+        if not isinstance(claim, Mapping):
+            raise FieldTypeError(f"claims[{index}] must be an object, not {_kind(claim)}")
+        refs = _list(f"claims[{index}].evidence", claim.get("evidence"))
+        fields += (
+            _string(f"claims[{index}].path", claim.get("path")),
+            _string(f"claims[{index}].label", claim.get("label")),
+            _string(f"claims[{index}].reason", claim.get("reason")),
+            len(refs),
+        )
+        fields += (_string(f"claims[{index}].evidence[{i}]", ref) for i, ref in enumerate(refs))
+    return netstrings(fields)

@@ -149,7 +149,7 @@ def create_app(
     options = app_options(settings)
     # refuses bad keys, and a signing key not trusted in the role of what these agents sign (SPEC 3.7)
     status = signing_status(
-        settings.signing_key_file, settings.trusted_keys_file, signs=roles_signed_by(settings.agents)
+        settings.signing_key_file, settings.trusted_keys_file, signs=roles_signed_by(settings.running_agents)
     )
     log.log(logging.INFO if settings.signing_key_file else logging.WARNING, "%s", status)
     rules = StationRules.from_settings(settings)  # the key files read once: a later change needs a restart
@@ -160,10 +160,10 @@ def create_app(
     stores: dict[Station, RedisLedgerStore] = {
         # one store (client) per agent, so each counts its own round trips; inert until used
         station: RedisLedgerStore.from_settings(settings)
-        for station in settings.agents & {Station.LEDGER, Station.GUARD}
+        for station in settings.running_agents & {Station.LEDGER, Station.GUARD, Station.SEMANTIC}
     }
     loops: dict[Station, AgentLoop] = {}
-    for station in sorted(settings.agents, key=list(INPUT_TOPIC).index):
+    for station in sorted(settings.running_agents, key=list(INPUT_TOPIC).index):
         tracer = tracer_for(settings.tracing, station, settings.app_id)
         runner = BatchRunner(station, settings, sink, stores.get(station), tracer=tracer, rules=rules)
         loops[station] = AgentLoop(app, station, settings, runner, probe, on_crash=on_crash, metrics=metrics)
@@ -179,7 +179,7 @@ def create_app(
 
     log.info(
         "evidence-chain agents: %s; topic prefix %r",
-        ", ".join(sorted(settings.agents)),
+        ", ".join(sorted(settings.running_agents)),
         settings.topic_prefix,
     )
     return app

@@ -8,17 +8,29 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from models.limits import SemanticSettings
 from models.topology import COMMON_OUTPUTS, TOPOLOGY, chain_from, station_reading
 from models.vocab import Station, Topic
 from streams import codec
 from streams.kafka import WORKER_INPUTS
 from streams.ledger.memory import MemoryLedgerStore
 from streams.messages import Record
-from streams.pipeline import OUTPUT_TOPIC, STATIONS, Outcome, emissions
+from streams.pipeline import (
+    OUTPUT_TOPIC,
+    STATIONS,
+    Outcome,
+    PendingJudge,
+    emissions,
+    finish_judge,
+    run_station,
+)
 from streams.replay.compare import COMPARABLE_TOPICS
 from streams.settings import Settings
 from streams.worker.app import INPUT_TOPIC
-from tests.support import settle
+from tests.stations.test_semantic import judged as judgement
+from tests.support import memory_ledger, settle
+from tests.trust.support import draft as golden_draft
+from tests.trust.support import golden_entries
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN_RAW = ROOT / "tests" / "data" / "golden" / "pipe" / "input.jsonl"
@@ -42,9 +54,21 @@ def test_every_station_has_exactly_one_input_and_each_input_one_station() -> Non
 
 def test_the_other_tables_are_derived_from_it() -> None:
     assert list(INPUT_TOPIC.items()) == [(s, w.input) for s, w in TOPOLOGY.items()]
-    assert list(INPUT_TOPIC) == [Station.POSTPROCESS, Station.PROJECT, Station.LEDGER, Station.GUARD]
+    assert list(INPUT_TOPIC) == [
+        Station.POSTPROCESS,
+        Station.PROJECT,
+        Station.LEDGER,
+        Station.GUARD,
+        Station.SEMANTIC,
+    ]
     assert OUTPUT_TOPIC == {s: w.output for s, w in TOPOLOGY.items()}
-    assert WORKER_INPUTS == (Topic.RAW_HITS, Topic.POSTPROCESSED, Topic.PROJECTED, Topic.DIAGNOSIS_DRAFTS)
+    assert WORKER_INPUTS == (
+        Topic.RAW_HITS,
+        Topic.POSTPROCESSED,
+        Topic.PROJECTED,
+        Topic.DIAGNOSIS_DRAFTS,
+        Topic.SEMANTIC_REVIEW,
+    )
     assert COMPARABLE_TOPICS == {
         Topic.RAW_HITS: (Station.POSTPROCESS, Station.PROJECT, Station.LEDGER),
         Topic.POSTPROCESSED: (Station.PROJECT, Station.LEDGER),
@@ -81,6 +105,19 @@ def _observed() -> dict[Station, list[set[Topic]]]:
         "limitations": ["l"],
     }
     run(Station.GUARD, codec.dumps(draft))
+    # the semantic review on (SPEC 4.4): the guard hands a PASS over; the judge finds a claim on the last
+    # attempt (a FALLBACK: the verdict, its violations, the report and the judgement)
+    enforce = Settings(semantic=SemanticSettings(mode="enforce", judge_model="m"))
+    raw = codec.dumps({**codec.loads(golden_draft("d-pass")), "attempt": 2})
+    record = Record(f"t.{Topic.DIAGNOSIS_DRAFTS}", 0, 1, 0, None, raw)
+    guarded = settle(Station.GUARD, record, enforce, memory_ledger(golden_entries()))
+    seen[Station.GUARD].append({Topic(m.topic) for m in emissions(guarded, record, enforce, AT)})
+    handed = next(o.value for o in guarded.outputs if o.topic == Topic.SEMANTIC_REVIEW)
+    record = Record(f"t.{Topic.SEMANTIC_REVIEW}", 0, 0, 0, None, handed)
+    step = run_station(Station.SEMANTIC, record, enforce)
+    assert isinstance(step, PendingJudge)
+    judged = finish_judge(step, judgement(step, {"conclusion.content": "unsupported"}), True, record)
+    seen[Station.SEMANTIC].append({Topic(m.topic) for m in emissions(judged, record, enforce, AT)})
     for station in TOPOLOGY:
         run(station, b"{not json")
     return seen

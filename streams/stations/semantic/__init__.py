@@ -1,0 +1,234 @@
+"""The semantic review (SPEC 4.4, issue 41): a model judges what the rules cannot, and its answer is an
+event.
+
+A pure station, in three steps the edge wires together:
+
+1. :func:`plan` reads a ``semantic-review`` value (a draft that passed A-D, handed over by the guard)
+   into the judge's case (:mod:`.case`), its digest and whether it may be sent at all (the
+   characters-per-draft cap);
+2. the edge finds the judgement recorded for ``(run_id, digest)`` or asks the judge
+   (:func:`.prompt.messages`, :func:`.answer.read_answer`) and records it, write-once;
+3. :func:`judgement_event` and :func:`final_verdict` turn the recorded answer into the ``judgements``
+   event and, in ``enforce`` mode, the draft's one verdict: the guard's PASS unchanged when every claim
+   is supported (the same bytes as without the review), else a REJECT (or FALLBACK at the last attempt)
+   naming each unsupported or contradicted claim.
+
+Nothing here calls a model, reads a clock or touches Kafka or Redis.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, cast
+
+from models.limits import GuardSettings, SemanticSettings
+from models.semantic import (
+    SEMANTIC_REVIEW_ADAPTER,
+    ClaimJudgement,
+    JudgeCase,
+    JudgementEvent,
+    JudgementRecord,
+    SemanticReviewEvent,
+)
+from models.validation import ContractError, validate
+from models.verdict import FallbackReport, Verdict, VerdictSignature, Violation
+from models.vocab import (
+    FALLBACK_LIMITATION,
+    ClaimLabel,
+    JudgementStatus,
+    VerdictKind,
+    ViolationCode,
+)
+from streams import codec
+from streams.errors import MalformedJson, SchemaViolation
+from streams.stations.review import escaped
+from streams.stations.semantic.answer import MAX_REASON_CHARS, AnswerInvalid, read_answer
+from streams.stations.semantic.case import build_case, case_chars, case_digest, language_of
+from streams.stations.semantic.prompt import PROMPT_VERSION, messages
+from streams.trust.keys import Signer
+
+__all__ = [
+    "MAX_REASON_CHARS",
+    "PROMPT_VERSION",
+    "AnswerInvalid",
+    "SemanticPlan",
+    "build_case",
+    "case_chars",
+    "case_digest",
+    "final_verdict",
+    "judgement_event",
+    "language_of",
+    "messages",
+    "plan",
+    "read_answer",
+    "recording",
+    "semantic_violations",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class SemanticPlan:
+    """One handed-over draft, read: its case, the digest a recorded judgement is found by, and whether
+    the judge may be asked (its claims and evidence within the cap)."""
+
+    event: SemanticReviewEvent
+    case: JudgeCase
+    model: str
+    digest: str
+    chars: int
+    max_chars: int
+
+    @property
+    def asked(self) -> bool:
+        """Whether the judge is asked at all (False: over ``EC_SEMANTIC__MAX_CHARS_PER_DRAFT``)."""
+        return self.chars <= self.max_chars
+
+    @property
+    def enforced(self) -> bool:
+        """Whether the judgement decides the draft's verdict (the guard's mode when it handed it over)."""
+        return self.event["mode"] == "enforce"
+
+
+def plan(value: bytes, settings: SemanticSettings) -> SemanticPlan:
+    """A ``semantic-review`` value, read into its case.
+
+    Raises:
+        MalformedJson: the value is not a JSON object.
+        SchemaViolation: it is not a hand-over the guard writes (a field missing or of the wrong type).
+    """
+    try:
+        doc = codec.loads(value)
+    except codec.JSONDecodeError as exc:
+        raise MalformedJson(f"semantic-review value is not JSON: {exc}") from None
+    if not isinstance(doc, dict):
+        raise MalformedJson("semantic-review value is not a JSON object")
+    try:
+        checked = validate(SEMANTIC_REVIEW_ADAPTER, doc)
+    except ContractError as exc:
+        raise SchemaViolation(f"semantic-review value: {exc}") from None
+    case = build_case(checked["draft"], checked["projections"], prompt_version=PROMPT_VERSION)
+    model = settings.judge_model
+    return SemanticPlan(
+        event=cast(SemanticReviewEvent, doc),  # as carried: the verdict's bytes are re-emitted unchanged
+        case=case,
+        model=model,
+        digest=case_digest(model, case),
+        chars=case_chars(case),
+        max_chars=settings.max_chars_per_draft,
+    )
+
+
+def recording(planned: SemanticPlan, answer: str, claims: list[ClaimJudgement]) -> JudgementRecord:
+    """What is kept for ``(run_id, digest)`` once the judge answered: a replay judges from it."""
+    return {"digest": planned.digest, "model": planned.model, "answer": answer, "claims": claims}
+
+
+def judgement_event(
+    planned: SemanticPlan,
+    recorded: JudgementRecord | None,
+    *,
+    event_id: str | None,
+    signer: Signer | None,
+) -> JudgementEvent:
+    """The ``judgements`` event of one handed-over draft: what was asked (the case), the recorded answer
+    and its labels (none when the draft was over the cap and not asked), signed when the guard signs."""
+    handed = planned.event
+    verdict = handed["verdict"]
+    status = JudgementStatus.NOT_ASKED if recorded is None else JudgementStatus.JUDGED
+    event: JudgementEvent = {
+        "event_id": event_id,
+        "origin": handed["origin"],
+        "run_id": handed["run_id"],
+        "draft_id": handed["draft_id"],
+        "attempt": handed["attempt"],
+        "draft_sha256": verdict["draft_sha256"],
+        "verdict_event_id": verdict["event_id"],
+        "mode": handed["mode"],
+        "status": status,
+        "digest": planned.digest,
+        "model": planned.model,
+        "prompt_version": planned.case["prompt_version"],
+        "case": planned.case,
+        "answer": None if recorded is None else recorded["answer"],
+        "claims": [] if recorded is None else recorded["claims"],
+        "source_timestamp": handed["source_timestamp"],
+    }
+    if signer is not None:
+        event["signature"] = cast(VerdictSignature, signer.sign_judgement(event))
+    return event
+
+
+def semantic_violations(planned: SemanticPlan, event: JudgementEvent) -> list[Violation]:
+    """The violations a judgement gives: one per claim labelled unsupported or contradicted, in the
+    case's order; one ``SEMANTIC_INPUT_TOO_LARGE`` when the draft was not asked."""
+    if event["status"] == JudgementStatus.NOT_ASKED:
+        return [
+            {
+                "code": ViolationCode.SEMANTIC_INPUT_TOO_LARGE,
+                "path": "",
+                "message": f"the claims and the evidence they cite hold {planned.chars} characters, more "
+                f"than the semantic judge is sent ({planned.max_chars}); cite fewer documents "
+                "(document_ids) or shorter texts",
+            }
+        ]
+    out: list[Violation] = []
+    for claim in event["claims"]:
+        if claim["label"] == ClaimLabel.UNSUPPORTED:
+            code, said = ViolationCode.CLAIM_SEMANTIC_UNSUPPORTED, "is not supported by the evidence it cites"
+        elif claim["label"] == ClaimLabel.CONTRADICTED:
+            code, said = ViolationCode.CLAIM_SEMANTIC_CONTRADICTED, "is contradicted by the evidence it cites"
+        else:
+            continue
+        out.append(
+            {
+                "code": code,
+                "path": claim["path"],
+                # the reason as the review quotes a specific (JSON-escaped, at most 80 characters): the
+                # repair prompt names it, so a judge's words cannot carry an injection back to the agent
+                "message": f"the semantic judge says this claim {said}: {escaped(claim['reason'])}",
+            }
+        )
+    return out
+
+
+def final_verdict(
+    planned: SemanticPlan, event: JudgementEvent, guard: GuardSettings, *, signer: Signer | None
+) -> Verdict:
+    """The draft's one verdict in ``enforce`` mode: the guard's (a PASS) as it was when the judge finds
+    nothing — the same bytes and signature as with the review off — else REJECT, or FALLBACK from
+    ``max_attempts``, with the judge's violations (the attempt is spent like any REJECT's)."""
+    verdict = planned.event["verdict"]
+    found = semantic_violations(planned, event)
+    if not found:
+        return verdict
+    kind = VerdictKind.REJECT if verdict["attempt"] < guard.max_attempts else VerdictKind.FALLBACK
+    violations = list(verdict["violations"]) + found
+    report: FallbackReport | None = None
+    if kind is VerdictKind.FALLBACK:
+        report = {"conclusion": None, "limitations": [FALLBACK_LIMITATION]}
+    judged: dict[str, Any] = {key: value for key, value in verdict.items() if key != "signature"}
+    judged.update(
+        verdict=kind,
+        violation_count=len(violations),
+        violations_truncated=len(violations) > guard.max_violations,
+        violations=violations[: guard.max_violations],
+        fallback_report=report,
+    )
+    final = cast(Verdict, judged)
+    if signer is not None:
+        final["signature"] = cast(VerdictSignature, signer.sign_verdict(final))
+    return final
+
+
+def judge_messages(planned: SemanticPlan) -> list[dict[str, str]]:
+    """The chat messages the judge is sent for this draft."""
+    return messages(planned.case)
+
+
+def read(planned: SemanticPlan, answer: str) -> JudgementRecord:
+    """The judge's raw answer read into the record kept for the draft's digest.
+
+    Raises:
+        AnswerInvalid: the answer is not a judgement of this case (the edge asks again).
+    """
+    return recording(planned, answer, read_answer(answer, planned.case))

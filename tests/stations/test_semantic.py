@@ -1,0 +1,324 @@
+"""The semantic review's pure station (SPEC 4.4, issue 41): the guard's hand-over, the judge's case and
+digest, reading the answer strictly, the judgement event and the one final verdict."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from models.limits import SemanticSettings
+from models.semantic import JudgementRecord
+from models.vocab import ReportOutcome, Station, Topic
+from streams import codec
+from streams.messages import Record
+from streams.pipeline import Outcome, PendingJudge, StationRules, finish_judge, run_station
+from streams.settings import Settings
+from streams.stations.semantic import (
+    PROMPT_VERSION,
+    AnswerInvalid,
+    case_digest,
+    language_of,
+    messages,
+    read_answer,
+)
+from streams.stations.semantic.prompt import instruction
+from streams.trust import Signer
+from streams.trust.keys import TrustedKeys
+from tests.support import memory_ledger, settle
+from tests.trust.support import draft, golden_entries
+
+
+def _settings(mode: str = "enforce", **semantic: Any) -> Settings:
+    return Settings(semantic=SemanticSettings(mode=mode, judge_model="judge-m", **semantic))  # type: ignore[arg-type]
+
+
+def guard_record(raw: bytes, offset: int = 7) -> Record:
+    return Record("t.diagnosis-drafts", 0, offset, 1_700_000_000_000, b"run-g", raw)
+
+
+def guard_outcome(settings: Settings, raw: bytes | None = None, offset: int = 7) -> Outcome[Any]:
+    return settle(
+        Station.GUARD, guard_record(raw or draft("d-pass"), offset), settings, memory_ledger(golden_entries())
+    )
+
+
+def handed(outcome: Outcome[Any]) -> Record:
+    (value,) = [o.value for o in outcome.outputs if o.topic == Topic.SEMANTIC_REVIEW]
+    return Record("t.semantic-review", 0, 3, 1_700_000_000_001, b"run-g", value)
+
+
+def answer_for(step: PendingJudge, labels: dict[str, str] | None = None) -> str:
+    labels = labels or {}
+    return json.dumps(
+        {
+            "claims": [
+                {
+                    "path": c["path"],
+                    "label": labels.get(c["path"], "supported"),
+                    "evidence": c["evidence"][:1],
+                    "reason": "because",
+                }
+                for c in step.plan.case["claims"]
+            ]
+        }
+    )
+
+
+def judged(step: PendingJudge, labels: dict[str, str] | None = None) -> JudgementRecord:
+    answer = answer_for(step, labels)
+    return {
+        "digest": step.plan.digest,
+        "model": step.plan.model,
+        "answer": answer,
+        "claims": read_answer(answer, step.plan.case),
+    }
+
+
+def semantic_step(settings: Settings, raw: bytes | None = None) -> tuple[PendingJudge, Record]:
+    record = handed(guard_outcome(settings, raw))
+    step = run_station(Station.SEMANTIC, record, settings)
+    assert isinstance(step, PendingJudge)
+    return step, record
+
+
+def topics(outcome: Outcome[Any]) -> list[Topic]:
+    return [o.topic for o in outcome.outputs]
+
+
+# --- the guard's hand-over --------------------------------------------------------------------------
+
+
+def test_off_changes_nothing_the_guard_emits() -> None:
+    before = guard_outcome(Settings())
+    after = guard_outcome(_settings("off"))
+    assert before.outputs == after.outputs and before.audit == after.audit
+    assert topics(before) == [Topic.VERDICTS, Topic.REPORTS]
+
+
+def test_enforce_hands_a_pass_over_instead_of_publishing_it() -> None:
+    outcome = guard_outcome(_settings("enforce"))
+    assert topics(outcome) == [Topic.SEMANTIC_REVIEW]
+    event = codec.loads(outcome.outputs[0].value)
+    assert event["mode"] == "enforce" and event["verdict"]["verdict"] == "PASS"
+    assert event["event_id"] == "semantic-review:t.diagnosis-drafts:0:7:1700000000000"
+    assert [p["tool_call_id"] for p in event["projections"]] == ["call_x1", "call_x2"]
+    assert outcome.audit["verdict"] is None and outcome.audit["semantic"] == "enforce"
+
+
+def test_advise_publishes_as_ever_and_hands_over_beside() -> None:
+    outcome = guard_outcome(_settings("advise"))
+    off = guard_outcome(Settings())
+    assert topics(outcome) == [Topic.VERDICTS, Topic.REPORTS, Topic.SEMANTIC_REVIEW]
+    assert outcome.outputs[:2] == off.outputs[:2]
+
+
+def test_a_rejected_draft_is_never_handed_over() -> None:
+    raw = codec.dumps({**codec.loads(draft("d-pass")), "analysis": []})
+    outcome = guard_outcome(_settings("enforce"), raw)
+    assert Topic.SEMANTIC_REVIEW not in topics(outcome)
+    assert codec.loads(outcome.outputs[0].value)["verdict"] == "REJECT"
+
+
+# --- the case -------------------------------------------------------------------------------------
+
+
+def test_the_case_holds_each_analysis_item_and_the_conclusion_with_their_evidence() -> None:
+    step, _ = semantic_step(_settings())
+    case = step.plan.case
+    assert case["prompt_version"] == PROMPT_VERSION and case["language"] == "zh"
+    assert [(c["path"], c["kind"]) for c in case["claims"]] == [
+        ("analysis[0].content", "NORMAL"),
+        ("analysis[1].content", "NEGATIVE_OBSERVATION"),
+        ("conclusion.content", "CONCLUSION"),
+    ]
+    by_ref = {e["ref"]: e for e in case["evidence"]}
+    first, second, conclusion = case["claims"]
+    # a1 names one document: only that item; a2 cites a search that found nothing: its query
+    assert [by_ref[r]["document_id"] for r in first["evidence"]] == [
+        "e2e-gateway-b9c1fa12-md-34223174#chunk-1"
+    ]
+    assert [by_ref[r]["found"] for r in second["evidence"]] == [False]
+    assert conclusion["evidence"] == first["evidence"]  # built on a1 only
+
+
+def test_the_digest_changes_with_what_was_asked_and_of_whom() -> None:
+    step, _ = semantic_step(_settings())
+    case = step.plan.case
+    assert step.plan.digest == case_digest("judge-m", case)
+    changed_text = {**case, "claims": [{**case["claims"][0], "text": "x"}, *case["claims"][1:]]}
+    changed_evidence = {**case, "evidence": [{**case["evidence"][0], "text": "y"}, *case["evidence"][1:]]}
+    digests = {
+        case_digest("judge-m", case),
+        case_digest("judge-other", case),
+        case_digest("judge-m", {**case, "prompt_version": "semantic-v0"}),
+        case_digest("judge-m", changed_text),  # type: ignore[arg-type]
+        case_digest("judge-m", changed_evidence),  # type: ignore[arg-type]
+    }
+    assert len(digests) == 5
+
+
+def test_language_follows_the_draft() -> None:
+    assert language_of(["upstream 超时配置过短，需要调大 proxy_read_timeout"]) == "zh"
+    assert language_of(["the upstream timeout is too short; raise proxy_read_timeout"]) == "en"
+    assert language_of(["see 《网关手册》 for the upstream timeout and the proxy_read_timeout key"]) == "en"
+
+
+@pytest.mark.parametrize("language", ["zh", "en"])
+def test_both_prompts_exist_and_the_case_follows_as_json(language: str) -> None:
+    step, _ = semantic_step(_settings())
+    case = {**step.plan.case, "language": language}
+    system, user = messages(case)  # type: ignore[arg-type]
+    assert system["content"] == instruction(PROMPT_VERSION, language) and '"claims"' in system["content"]
+    shown = codec.loads(user["content"][user["content"].index("{") :])
+    assert shown == {"claims": case["claims"], "evidence": case["evidence"]}
+
+
+# --- reading the answer ---------------------------------------------------------------------------
+
+
+def test_a_fenced_answer_is_read_and_labels_come_in_the_case_order() -> None:
+    step, _ = semantic_step(_settings())
+    answer = json.loads(answer_for(step, {"conclusion.content": "unsupported"}))
+    answer["claims"].reverse()
+    got = read_answer(f"```json\n{json.dumps(answer)}\n```", step.plan.case)
+    assert [c["path"] for c in got] == [c["path"] for c in step.plan.case["claims"]]
+    assert got[-1]["label"] == "unsupported"
+
+
+@pytest.mark.parametrize(
+    "mangle",
+    [
+        lambda a: "Sure! Everything is supported.",
+        lambda a: json.dumps(a["claims"]),
+        lambda a: json.dumps({"claims": a["claims"][:-1]}),
+        lambda a: json.dumps({"claims": [*a["claims"], a["claims"][0]]}),
+        lambda a: json.dumps({"claims": [{**a["claims"][0], "label": "probably"}, *a["claims"][1:]]}),
+        lambda a: json.dumps({"claims": [{**a["claims"][0], "path": "x"}, *a["claims"][1:]]}),
+        lambda a: json.dumps({"claims": [{**a["claims"][0], "evidence": ["E99"]}, *a["claims"][1:]]}),
+        lambda a: json.dumps({"claims": [{**a["claims"][0], "reason": 3}, *a["claims"][1:]]}),
+        lambda a: '{"claims": [], "claims": []}',
+    ],
+    ids=["prose", "array", "missing", "twice", "label", "path", "ref", "reason", "repeated-name"],
+)
+def test_an_answer_that_is_not_a_judgement_of_the_case_is_never_a_pass(mangle: Any) -> None:
+    step, _ = semantic_step(_settings())
+    with pytest.raises(AnswerInvalid):
+        read_answer(mangle(json.loads(answer_for(step))), step.plan.case)
+
+
+def test_a_long_reason_is_cut() -> None:
+    step, _ = semantic_step(_settings())
+    answer = json.loads(answer_for(step))
+    answer["claims"][0]["reason"] = "x" * 5000
+    assert len(read_answer(json.dumps(answer), step.plan.case)[0]["reason"]) == 500
+
+
+# --- the judgement and the final verdict ------------------------------------------------------------
+
+
+def test_all_supported_keeps_the_guards_pass_byte_for_byte() -> None:
+    step, record = semantic_step(_settings())
+    outcome = finish_judge(step, judged(step), True, record)
+    assert topics(outcome) == [Topic.JUDGEMENTS, Topic.VERDICTS, Topic.REPORTS]
+    off = guard_outcome(Settings())
+    assert outcome.outputs[1:] == off.outputs  # the verdict and the report as with the review off
+    event = codec.loads(outcome.outputs[0].value)
+    assert (
+        event["status"] == "JUDGED" and event["event_id"] == "semantic:t.diagnosis-drafts:0:7:1700000000000"
+    )
+    assert event["verdict_event_id"] == codec.loads(off.outputs[0].value)["event_id"]
+
+
+@pytest.mark.parametrize(("attempt", "kind"), [(1, "REJECT"), (2, "FALLBACK")])
+def test_an_unsupported_claim_spends_the_attempt(attempt: int, kind: str) -> None:
+    raw = codec.dumps({**codec.loads(draft("d-pass")), "attempt": attempt})
+    step, record = semantic_step(_settings(), raw)
+    outcome = finish_judge(
+        step,
+        judged(step, {"conclusion.content": "unsupported", "analysis[0].content": "contradicted"}),
+        True,
+        record,
+    )
+    verdict = codec.loads(next(o.value for o in outcome.outputs if o.topic == Topic.VERDICTS))
+    assert verdict["verdict"] == kind and verdict["violation_count"] == 2
+    assert [(v["code"], v["path"]) for v in verdict["violations"]] == [
+        ("CLAIM_SEMANTIC_CONTRADICTED", "analysis[0].content"),
+        ("CLAIM_SEMANTIC_UNSUPPORTED", "conclusion.content"),
+    ]
+    assert '"because"' in verdict["violations"][0]["message"]
+    assert topics(outcome).count(Topic.VIOLATIONS) == 2
+    assert (Topic.REPORTS in topics(outcome)) == (kind == "FALLBACK")
+
+
+def test_advise_records_the_judgement_and_leaves_the_verdict_to_the_guard() -> None:
+    step, record = semantic_step(_settings("advise"))
+    outcome = finish_judge(step, judged(step, {"conclusion.content": "unsupported"}), True, record)
+    assert topics(outcome) == [Topic.JUDGEMENTS]
+    assert outcome.audit["verdict"] is None and outcome.audit["violation_codes"] == [
+        "CLAIM_SEMANTIC_UNSUPPORTED"
+    ]
+
+
+def test_over_the_cap_the_judge_is_not_asked_and_the_draft_is_refused() -> None:
+    step, record = semantic_step(_settings(max_chars_per_draft=10))
+    assert not step.plan.asked
+    outcome = finish_judge(step, None, False, record)
+    event = codec.loads(outcome.outputs[0].value)
+    verdict = codec.loads(outcome.outputs[1].value)
+    assert event["status"] == "NOT_ASKED" and event["answer"] is None and event["claims"] == []
+    assert [v["code"] for v in verdict["violations"]] == ["SEMANTIC_INPUT_TOO_LARGE"]
+
+
+def test_a_report_the_guard_did_not_claim_is_not_published() -> None:
+    settings = _settings()
+    record = handed(guard_outcome(settings))
+    value = codec.dumps({**codec.loads(record.value), "report_claim": ReportOutcome.CONFLICT})
+    step = run_station(Station.SEMANTIC, Record(record.topic, 0, 3, 1, b"run-g", value), settings)
+    assert isinstance(step, PendingJudge)
+    outcome = finish_judge(step, judged(step), True, record)
+    assert topics(outcome) == [Topic.JUDGEMENTS, Topic.VERDICTS]
+
+
+def test_a_handover_that_is_not_one_is_a_dead_letter() -> None:
+    step = run_station(
+        Station.SEMANTIC, Record("t.semantic-review", 0, 1, 1, None, b'{"run_id": 3}'), _settings()
+    )
+    assert isinstance(step, Outcome) and step.rejection is not None
+    assert step.rejection["reason"] == "SCHEMA_VIOLATION"
+
+
+def test_signed_judgements_verify_and_any_signed_field_changed_does_not(tmp_path: Any) -> None:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    signer = Signer.from_private_key(Ed25519PrivateKey.generate())
+    trusted = TrustedKeys.from_hex(guard=[signer.trusted_line("guard").split()[1]])
+    settings = _settings()
+    rules = StationRules.from_settings(settings)
+    rules = StationRules(
+        input=rules.input,
+        postprocess=rules.postprocess,
+        projection=rules.projection,
+        dead_letters=rules.dead_letters,
+        signer=signer,
+        trusted=None,
+        guard=type(rules.guard)(settings.guard, signer=signer),
+        semantic=settings.semantic,
+    )
+    guard_step = run_station(Station.GUARD, guard_record(draft("d-pass")), rules)
+    from tests.support import lookups_from
+
+    outcome = guard_step.finish(lookups_from(memory_ledger(golden_entries()), guard_step.keys))  # type: ignore[union-attr]
+    step = run_station(Station.SEMANTIC, handed(outcome), rules)
+    assert isinstance(step, PendingJudge)
+    done = finish_judge(step, judged(step, {"conclusion.content": "unsupported"}), True, handed(outcome))
+    event = codec.loads(done.outputs[0].value)
+    verdict = codec.loads(done.outputs[1].value)
+    assert trusted.verify_judgement(event) is None and trusted.verify_verdict(verdict) is None
+    for name, value in [("model", "other"), ("prompt_version", "semantic-v0"), ("digest", "0" * 64)]:
+        assert trusted.verify_judgement({**event, name: value}) is not None, name
+    for name, value in [("label", "supported"), ("reason", "other"), ("evidence", [])]:
+        claims = [{**event["claims"][-1], name: value}, *event["claims"][:-1]]
+        assert trusted.verify_judgement({**event, "claims": claims[::-1]}) is not None, name
+    assert trusted.verify_judgement({**event, "answer": event["answer"] + " "}) is not None
