@@ -35,7 +35,7 @@ from aiokafka.structs import OffsetAndMetadata, TopicPartition
 
 from models.topology import TOPOLOGY
 from models.vocab import Station, Topic
-from streams.kafka import client_options
+from streams.kafka.config import client_options
 from streams.ledger.redis import RedisLedgerStore
 from streams.messages import Output, Record
 from streams.pipeline import (

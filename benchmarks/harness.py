@@ -29,7 +29,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient
 
 from models.vocab import Topic
-from streams.kafka import TOPIC_NAMES, ensure_topics
+from streams.kafka.admin import TOPIC_NAMES, ensure_topics
 from streams.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -59,7 +59,7 @@ from harness import ROOT, Events, Process, Watcher, fresh_settings, pipeline_env
 
 from models.limits import GuardSettings  # noqa: E402
 from models.vocab import Station, Topic  # noqa: E402
-from streams.kafka import group_members  # noqa: E402
+from streams.kafka.offsets import group_members  # noqa: E402
 from streams.ledger.redis import RedisLedgerStore  # noqa: E402
 from streams.messages import Output, Record  # noqa: E402
 from streams.observe.metrics import PHASES  # noqa: E402

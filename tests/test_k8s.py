@@ -40,7 +40,7 @@ from pydantic import BaseModel, SecretStr
 
 from models.vocab import Station, Topic
 from streams.client.gateway import bearer_token, is_loopback
-from streams.kafka import TOPIC_NAMES, topic_configs
+from streams.kafka.admin import TOPIC_NAMES, topic_configs
 from streams.settings import Settings
 from streams.trust.keys import load_signer, load_trusted_keys
 from streams.worker.app import INPUT_TOPIC

@@ -32,7 +32,8 @@ from streams.audit.factory import store_from_settings
 from streams.audit.store import AuditStore, describe
 from streams.errors import AuditStoreBusy, HoldInterrupted
 from streams.http import listening
-from streams.kafka import ensure_topics, kafka_errors, new_consumer
+from streams.kafka.admin import ensure_topics
+from streams.kafka.config import kafka_errors, new_consumer
 from streams.observe.metrics import CONTENT_TYPE_LATEST, AuditSinkMetrics
 from streams.retry import RetryPolicy, hold
 from streams.settings import Settings

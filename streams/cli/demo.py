@@ -37,7 +37,8 @@ from streams.cli.offline import read_lines
 from streams.cli.stream import publish_lines
 from streams.errors import ConfigurationError, EvidenceChainError
 from streams.hashing import sha256_hex
-from streams.kafka import ensure_topics, read_topic
+from streams.kafka.admin import ensure_topics
+from streams.kafka.ranges import read_topic
 from streams.messages import Record
 from streams.pipeline import Outcome, run_station
 from streams.settings import Settings, get_settings

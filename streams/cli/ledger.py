@@ -18,7 +18,7 @@ from streams import codec
 from streams.cli.display import cell, console, redact_url
 from streams.cli.progress import consume_range
 from streams.errors import ConfigurationError, InfrastructureError, Refused
-from streams.kafka import Range
+from streams.kafka.ranges import Range
 from streams.ledger.check import CheckReport, Finding, TopicLedger, check_ledger
 from streams.ledger.events import entry_of, restorable
 from streams.ledger.redis import RedisLedgerStore

@@ -21,7 +21,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from streams.kafka import Plan, Range, read_range
+from streams.kafka.ranges import Plan, Range, read_range
 from streams.messages import Record
 from streams.settings import Settings
 

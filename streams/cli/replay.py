@@ -15,7 +15,8 @@ from models.vocab import Topic
 from streams.cli.display import cell, console
 from streams.cli.progress import consume_range
 from streams.errors import ConfigurationError
-from streams.kafka import TOPIC_NAMES, Range
+from streams.kafka.admin import TOPIC_NAMES
+from streams.kafka.ranges import Range
 from streams.ledger.redis import RedisLedgerStore
 from streams.messages import Record
 from streams.pipeline import StationRules

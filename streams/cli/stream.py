@@ -15,7 +15,8 @@ from streams import codec
 from streams.cli.lines import stdin_bytes
 from streams.cli.offline import read_lines
 from streams.errors import ConfigurationError
-from streams.kafka import TOPIC_NAMES, ensure_topics, kafka_errors, new_producer, started, wait_for_topics
+from streams.kafka.admin import TOPIC_NAMES, ensure_topics, wait_for_topics
+from streams.kafka.config import kafka_errors, new_producer, started
 from streams.settings import Settings, get_settings, load_settings
 
 

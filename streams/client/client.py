@@ -41,7 +41,7 @@ from streams.errors import (
     VerdictIntegrityError,
 )
 from streams.hashing import sha256_hex
-from streams.kafka import kafka_errors, new_producer
+from streams.kafka.config import kafka_errors, new_producer
 from streams.ledger.redis import RedisLedgerStore
 from streams.ledger.store import write_outcome
 from streams.messages import Record

@@ -26,7 +26,7 @@ from aiokafka.structs import TopicPartition
 
 from streams import codec
 from streams.errors import KafkaUnavailable
-from streams.kafka import kafka_errors, new_consumer
+from streams.kafka.config import kafka_errors, new_consumer
 from streams.settings import Settings
 
 log = logging.getLogger(__name__)

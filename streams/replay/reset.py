@@ -15,17 +15,10 @@ from dataclasses import dataclass
 from aiokafka.structs import TopicPartition
 
 from streams.errors import ConfigurationError
-from streams.kafka import (
-    WORKER_INPUTS,
-    Range,
-    commit_offsets,
-    committed_offsets,
-    group_members,
-    new_admin,
-    new_consumer,
-    plan_range,
-    started,
-)
+from streams.kafka.admin import WORKER_INPUTS
+from streams.kafka.config import new_admin, new_consumer, started
+from streams.kafka.offsets import commit_offsets, committed_offsets, group_members
+from streams.kafka.ranges import Range, plan_range
 from streams.settings import Settings
 
 

@@ -22,7 +22,7 @@ from faust.exceptions import NotReady
 from faust.types import TP as FaustTP
 
 from streams.errors import KafkaUnavailable
-from streams.kafka import kafka_errors
+from streams.kafka.config import kafka_errors
 from streams.retry import RetryPolicy, hold
 from streams.worker.offsets import OffsetTracker
 

@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from models.vocab import Station
-from streams.kafka import KafkaSink, OffsetProbe
+from streams.kafka.offsets import OffsetProbe
+from streams.kafka.producer import KafkaSink
 from streams.ledger.redis import RedisLedgerStore
 from streams.observe.metrics import WorkerMetrics
 from streams.settings import Settings

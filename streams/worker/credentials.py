@@ -1,6 +1,6 @@
 """The Kafka settings as Faust takes them: the broker URLs and ``broker_credentials``.
 
-``streams.kafka.client_options`` gives the aiokafka clients the same settings; this is its Faust twin,
+``streams.kafka.config.client_options`` gives the aiokafka clients the same settings; this is its Faust twin,
 so ``EC_KAFKA_SECURITY_PROTOCOL``, SASL and SSL reach the agents' consumer too.
 """
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import faust
 
-from streams.kafka import ssl_context
+from streams.kafka.config import ssl_context
 from streams.settings import Settings
 
 
@@ -23,7 +23,7 @@ def broker_credentials(settings: Settings) -> Any:
     """``EC_KAFKA_SECURITY_PROTOCOL`` and its SASL/SSL settings as Faust's ``broker_credentials``.
 
     Raises:
-        ConfigurationError: a TLS file that is missing or not PEM (see ``streams.kafka.ssl_context``).
+        ConfigurationError: a TLS file that is missing or not PEM (see ``streams.kafka.config.ssl_context``).
     """
     protocol = settings.kafka_security_protocol
     context = ssl_context(settings)

@@ -24,7 +24,7 @@ from streams import codec
 from streams.errors import EvidenceChainError, RequestRefused
 from streams.http import CachedProbe, ErrorShape, Limits, host_name, listening
 from streams.http.probe import PROBE_SECONDS
-from streams.kafka import KafkaSink
+from streams.kafka.producer import KafkaSink
 from streams.ledger.redis import RedisLedgerStore
 from streams.observe.metrics import WorkerMetrics
 from streams.settings import Settings

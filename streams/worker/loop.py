@@ -35,7 +35,7 @@ import faust
 from models.topology import TOPOLOGY
 from models.vocab import Station
 from streams.errors import RecordsSkipped
-from streams.kafka import OffsetProbe
+from streams.kafka.offsets import OffsetProbe
 from streams.messages import Record
 from streams.observe.logs import record_fields
 from streams.observe.metrics import WorkerMetrics

@@ -25,7 +25,7 @@ import pytest
 
 from streams import codec
 from streams.client import EvidenceChainClient
-from streams.kafka import ensure_topics
+from streams.kafka.admin import ensure_topics
 from streams.settings import Settings
 from tests.console import CLI, REPO
 from tests.golden import GOLDEN

@@ -28,7 +28,7 @@ from typing import Any
 from models.vocab import DeadLetterReason, LedgerOutcome, Station, Topic
 from streams import codec
 from streams.hashing import sha256_hex
-from streams.kafka import Range, read_range, read_topic
+from streams.kafka.ranges import Range, read_range, read_topic
 from streams.ledger.check import CheckReport, TopicLedger, check_ledger
 from streams.ledger.events import entry_of
 from streams.ledger.redis import RedisLedgerStore

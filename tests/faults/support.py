@@ -19,8 +19,8 @@ import redis.asyncio as aioredis
 
 from models.vocab import Station
 from streams import codec
-from streams.kafka import ensure_topics
-from streams.kafka import read_topic as kafka_read_topic
+from streams.kafka.admin import ensure_topics
+from streams.kafka.ranges import read_topic as kafka_read_topic
 from streams.ledger.redis import RedisLedgerStore
 from streams.messages import Record
 from streams.pipeline import Outcome, PendingWrite, chain

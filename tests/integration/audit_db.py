@@ -27,7 +27,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 from pydantic import SecretStr
 
 from streams.cli.display import redact_url
-from streams.kafka import TOPIC_NAMES, ensure_topics
+from streams.kafka.admin import TOPIC_NAMES, ensure_topics
 from streams.settings import Settings
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -18,7 +18,7 @@ from aiokafka import AIOKafkaProducer
 from models.ledger import LEDGER_ENTRY_FIELDS
 from models.vocab import Topic
 from streams import codec
-from streams.kafka import read_topic as kafka_read_topic
+from streams.kafka.ranges import read_topic as kafka_read_topic
 from streams.ledger.redis import RedisLedgerStore
 from streams.settings import Settings
 from tests.console import CLI as CLI  # re-exported: the integration modules take it from here
@@ -55,7 +55,7 @@ def checked(topic: str, values: list[bytes]) -> list[bytes]:
 
 
 async def read_topic(kafka: str, topic: str, **options: Any) -> list[bytes]:
-    """Every value of a full topic name (see ``streams.kafka.read_topic``), contract-checked."""
+    """Every value of a full topic name (see ``streams.kafka.ranges.read_topic``), contract-checked."""
     return checked(topic, await kafka_read_topic(Settings(kafka_bootstrap=kafka), topic, **options))
 
 

@@ -18,7 +18,7 @@ from rich.console import Console
 from examples.agent_loop import agent_loop
 from streams import codec
 from streams.client import EvidenceChainClient
-from streams.kafka import ensure_topics
+from streams.kafka.admin import ensure_topics
 from streams.settings import Settings
 from tests.integration.helpers import Worker, worker_env
 

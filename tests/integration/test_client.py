@@ -16,7 +16,8 @@ from models.vocab import DeadLetterReason, LedgerStatus, Topic
 from streams import codec
 from streams.client import EvidenceChainClient, LookupTimeout, RejectedInput, repair_prompt
 from streams.hashing import sha256_hex
-from streams.kafka import ensure_topics, new_consumer, started
+from streams.kafka.admin import ensure_topics
+from streams.kafka.config import new_consumer, started
 from streams.ledger.redis import RedisLedgerStore
 from streams.settings import Settings
 from tests.integration.helpers import Worker, golden_lines, load_golden_ledger, worker_env

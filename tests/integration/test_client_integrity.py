@@ -23,7 +23,7 @@ from streams import codec
 from streams.client import EvidenceChainClient, LedgerIntegrityError
 from streams.client.gateway import create_gateway
 from streams.hashing import sha256_hex
-from streams.kafka import ensure_topics
+from streams.kafka.admin import ensure_topics
 from streams.ledger.keys import ledger_key
 from streams.ledger.redis import RedisLedgerStore
 from streams.settings import Settings

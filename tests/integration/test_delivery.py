@@ -17,7 +17,7 @@ from redis.asyncio.connection import AbstractConnection
 from models.vocab import Station, Topic
 from streams import codec
 from streams.hashing import sha256_hex
-from streams.kafka import ensure_topics
+from streams.kafka.admin import ensure_topics
 from streams.ledger.redis import RedisLedgerStore
 from streams.messages import Record
 from streams.settings import Settings

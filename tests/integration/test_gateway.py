@@ -31,7 +31,7 @@ from streams import codec
 from streams.client import EvidenceChainClient
 from streams.client.gateway import create_gateway
 from streams.hashing import sha256_hex
-from streams.kafka import ensure_topics
+from streams.kafka.admin import ensure_topics
 from streams.settings import Settings
 from tests.contracts import validate
 from tests.integration.helpers import CLI, Worker, golden_lines, load_golden_ledger, worker_env

@@ -11,7 +11,7 @@ import redis.asyncio as aioredis
 
 from models.ledger import LEDGER_ENTRY_FIELDS
 from streams import codec
-from streams.kafka import ensure_topics
+from streams.kafka.admin import ensure_topics
 from streams.ledger.keys import ledger_key
 from streams.settings import Settings
 from tests.integration.helpers import CLI, golden_lines, publish, redis_store, worker_env

@@ -18,7 +18,7 @@ from models.vocab import LedgerOutcome
 from streams import codec
 from streams.client import EvidenceChainClient
 from streams.client.client import intended_entry
-from streams.kafka import ensure_topics
+from streams.kafka.admin import ensure_topics
 from streams.settings import Settings
 from tests.integration.helpers import Worker, golden_lines, isolated_settings, worker_env
 

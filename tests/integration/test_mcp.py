@@ -30,7 +30,7 @@ from streams import codec
 from streams.cli.offline import pipe_line
 from streams.client import EvidenceChainClient
 from streams.client.gateway import create_gateway
-from streams.kafka import ensure_topics
+from streams.kafka.admin import ensure_topics
 from streams.search import PyRagSearch, raw_hits_record
 from streams.settings import Settings
 from tests.integration.helpers import CLI, Worker, isolated_settings, read_topic, worker_env

@@ -16,7 +16,7 @@ import redis.asyncio as aioredis
 from models.vocab import Topic
 from streams import codec
 from streams.audit.sink import run_sink
-from streams.kafka import ensure_topics
+from streams.kafka.admin import ensure_topics
 from streams.settings import Settings
 from streams.trust import generate_key_pair
 from tests.integration.evidence_run import RUN, conflicting_hit, sample_lines

@@ -17,7 +17,8 @@ from streams.cli.ledger import rebuild
 from streams.cli.replay import compare
 from streams.errors import ConfigurationError
 from streams.hashing import sha256_hex
-from streams.kafka import Range, ensure_topics
+from streams.kafka.admin import ensure_topics
+from streams.kafka.ranges import Range
 from streams.replay.reset import apply_reset, plan_reset
 from streams.settings import Settings
 from tests.integration.helpers import CLI, Worker, golden_lines, publish, read_topic, worker_env

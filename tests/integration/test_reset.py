@@ -11,7 +11,9 @@ from collections.abc import Iterator
 import pytest
 from aiokafka.structs import TopicPartition
 
-from streams.kafka import commit_offsets, committed_offsets, ensure_topics, new_admin, started
+from streams.kafka.admin import ensure_topics
+from streams.kafka.config import new_admin, started
+from streams.kafka.offsets import commit_offsets, committed_offsets
 from streams.settings import Settings
 from tests.integration.helpers import CLI, publish, worker_env
 

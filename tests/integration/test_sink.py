@@ -1,4 +1,4 @@
-"""The agents' producer (``streams.kafka.KafkaSink``) on a real broker: every message arrives once,
+"""The agents' producer (``streams.kafka.producer.KafkaSink``) on a real broker: every message arrives once,
 on the partition aiokafka's own ``send`` would pick, with its headers, in order per partition —
 also a record larger than a producer batch, and with compression on."""
 
@@ -10,7 +10,9 @@ import pytest
 from aiokafka.partitioner import DefaultPartitioner
 
 from models.vocab import Topic
-from streams.kafka import KafkaSink, ensure_topics, new_consumer
+from streams.kafka.admin import ensure_topics
+from streams.kafka.config import new_consumer
+from streams.kafka.producer import KafkaSink
 from streams.messages import Output
 from streams.settings import Settings
 

@@ -15,7 +15,8 @@ import pytest
 from aiokafka.admin import AIOKafkaAdminClient
 
 from streams.cli.stream import publish_lines
-from streams.kafka import TOPIC_NAMES, ensure_topics, new_producer, started
+from streams.kafka.admin import TOPIC_NAMES, ensure_topics
+from streams.kafka.config import new_producer, started
 from streams.settings import Settings
 
 

@@ -13,7 +13,7 @@ import redis.asyncio as aioredis
 from models.vocab import LedgerStatus
 from streams import codec
 from streams.hashing import sha256_hex
-from streams.kafka import ensure_topics
+from streams.kafka.admin import ensure_topics
 from streams.ledger.keys import ledger_key
 from streams.settings import Settings
 from tests.integration.helpers import (

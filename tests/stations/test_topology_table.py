@@ -12,7 +12,7 @@ from models.limits import SemanticSettings
 from models.topology import COMMON_OUTPUTS, TOPOLOGY, chain_from, station_reading
 from models.vocab import Station, Topic
 from streams import codec
-from streams.kafka import WORKER_INPUTS
+from streams.kafka.admin import WORKER_INPUTS
 from streams.ledger.memory import MemoryLedgerStore
 from streams.messages import Record
 from streams.pipeline import (

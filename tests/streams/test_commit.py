@@ -12,7 +12,7 @@ from faust.exceptions import ConsumerNotStarted
 
 from models.vocab import Station
 from streams.errors import KafkaRefused, KafkaUnavailable
-from streams.kafka import KafkaSink
+from streams.kafka.producer import KafkaSink
 from streams.observe.metrics import WorkerMetrics
 from streams.retry import RetryPolicy, hold
 from streams.settings import Settings

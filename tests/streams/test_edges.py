@@ -17,7 +17,7 @@ from streams.errors import (
     RedisRefused,
     RedisUnavailable,
 )
-from streams.kafka import kafka_errors
+from streams.kafka.config import kafka_errors
 from streams.ledger.redis import redis_errors
 from streams.retry import RetryPolicy, hold
 

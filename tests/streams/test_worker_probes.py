@@ -14,7 +14,7 @@ import pytest
 
 from streams import codec
 from streams.http import Limits
-from streams.kafka import KafkaSink
+from streams.kafka.producer import KafkaSink
 from streams.observe.metrics import WorkerMetrics
 from streams.settings import Settings
 from streams.worker.app import app_options
