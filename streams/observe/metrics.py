@@ -100,6 +100,12 @@ flight (the window full, or batch by batch with ``EC_BATCHES_IN_FLIGHT=1``). Ack
 the agent does other work cost it nothing."""
 
 
+JUDGE_OUTCOMES = ("answered", "unavailable", "refused")
+"""How a call to the semantic judge ended (``evidence_chain_judge_calls_total``)."""
+JUDGEMENT_SOURCES = ("recorded", "called", "not_asked")
+"""Where a draft's judgement came from (``evidence_chain_judgements_total``)."""
+
+
 class WorkerMetrics:
     """The worker's registry; the agents record into it, ``render`` is what ``/metrics`` serves."""
 
@@ -170,6 +176,29 @@ class WorkerMetrics:
             ["version"],
             registry=r,
         )
+        self.judge_calls = Counter(
+            "evidence_chain_judge_calls",
+            "Calls to the semantic judge (SPEC 4.4), by outcome: answered (a judgement), unavailable (down, "
+            "slow, 429, 5xx or an answer that is not a judgement: asked again), refused (for good).",
+            ["outcome"],
+            registry=r,
+        )
+        self.judge_seconds = Histogram(
+            "evidence_chain_judge_call_seconds",
+            "Time of one call to the semantic judge, whatever its outcome.",
+            buckets=BATCH_BUCKETS,
+            registry=r,
+        )
+        self.judge_in_flight = Gauge(
+            "evidence_chain_judge_calls_in_flight", "Calls to the semantic judge open now.", registry=r
+        )
+        self.judgements = Counter(
+            "evidence_chain_judgements",
+            "Drafts the semantic review judged, by where the judgement came from: recorded (a replay: no "
+            "call), called (asked now), not_asked (over EC_SEMANTIC__MAX_CHARS_PER_DRAFT).",
+            ["source"],
+            registry=r,
+        )
         self.loop_lag = Histogram(
             "evidence_chain_event_loop_lag_seconds",
             f"How much later than asked the event loop woke a probe sleeping {LOOP_PROBE_SECONDS:g}s.",
@@ -190,6 +219,11 @@ class WorkerMetrics:
             self.phase_seconds.labels(agent, phase)
         self.held.labels(agent).set(0)
         self.commits.labels(agent)
+        if agent == Station.SEMANTIC:
+            for outcome in JUDGE_OUTCOMES:
+                self.judge_calls.labels(outcome)
+            for source in JUDGEMENT_SOURCES:
+                self.judgements.labels(source)
         if agent == Station.GUARD:
             for code in ViolationCode:
                 self.violations.labels(code)
@@ -203,7 +237,10 @@ class WorkerMetrics:
             self.records.labels(agent, outcome_label(outcome)).inc()
             if outcome.rejection is not None:
                 self.dead_letters.labels(agent, outcome.rejection["reason"]).inc()
-            codes = outcome.audit.get("violation_codes") if outcome.station == Station.GUARD else None
+            judged = outcome.station == Station.GUARD or (
+                outcome.station == Station.SEMANTIC and outcome.audit.get("verdict") is not None
+            )
+            codes = outcome.audit.get("violation_codes") if judged else None
             if isinstance(codes, list | tuple):
                 self._judged(str(code) for code in codes)
         self.batch_seconds.labels(agent).observe(seconds)
@@ -217,6 +254,15 @@ class WorkerMetrics:
             self.violations.labels(code).inc()
         if found & REVIEW_CODES:
             self.review_refusals.inc()
+
+    def judge_call(self, outcome: str, seconds: float) -> None:
+        """One call to the semantic judge ended: ``answered``, ``unavailable`` or ``refused``."""
+        self.judge_calls.labels(outcome).inc()
+        self.judge_seconds.observe(seconds)
+
+    def judged(self, source: str) -> None:
+        """One draft's judgement: ``recorded``, ``called`` or ``not_asked``."""
+        self.judgements.labels(source).inc()
 
     def committed(self, agent: Station) -> None:
         """One offset commit of ``agent`` went through."""

@@ -1,0 +1,192 @@
+"""The semantic review (SPEC 4.4, issue 41) on the real broker and Redis, through a worker running the
+guard and the semantic agent against the fake judge server: one verdict per draft, the judge's answers
+as signed events, a judge that fails (5xx, 429 with Retry-After, nonsense) holding its drafts instead of
+passing or dead-lettering them, and a replay with the judge stopped giving the same bytes with no call
+(acceptance 2)."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+from collections import Counter
+from pathlib import Path
+
+from streams import codec
+from streams.kafka.admin import ensure_topics
+from streams.settings import Settings
+from streams.trust import generate_key_pair
+from streams.trust.keys import TrustedKeys
+from tests.integration.helpers import (
+    CLI,
+    Worker,
+    golden_lines,
+    load_golden_ledger,
+    publish,
+    read_topic,
+    worker_env,
+)
+from tests.judge import FakeJudge, serve
+
+
+def overclaiming(raw: bytes, draft_id: str, phrase: str) -> bytes:
+    """d-pass as another draft whose conclusion says more than its evidence (the fake judge's phrase)."""
+    draft = codec.loads(raw)
+    draft["draft_id"] = draft_id
+    draft["conclusion"]["content"] = f"{phrase}: upstream 超时配置过短"
+    return codec.dumps(draft)
+
+
+def by_topic_counts(values: list[bytes], field: str) -> Counter[str]:
+    return Counter(codec.loads(v)[field] for v in values)
+
+
+async def test_enforce_one_verdict_per_draft_signed_judgements_and_a_replay_without_the_judge(
+    kafka_bootstrap: str, redis_url: str, unique_prefix: str, tmp_path: Path
+) -> None:
+    judge = FakeJudge(fail=2, rate_limited=1, retry_after=1, garbage=1, not_completion=1)
+    runner, port = await serve(judge)
+    signer, private, _ = generate_key_pair(tmp_path, "guard", "guard")
+    env = worker_env(
+        unique_prefix,
+        kafka_bootstrap,
+        redis_url,
+        EC_AGENTS="guard,semantic",
+        EC_SIGNING_KEY_FILE=str(private),
+        EC_SEMANTIC__MODE="enforce",
+        EC_SEMANTIC__JUDGE_URL=f"http://127.0.0.1:{port}/v1",
+        EC_SEMANTIC__JUDGE_MODEL="fake-judge",
+        EC_SEMANTIC__MAX_IN_FLIGHT="4",
+    )
+    settings = Settings(kafka_bootstrap=kafka_bootstrap, topic_prefix=unique_prefix, topic_partitions=3)
+    await ensure_topics(settings)
+    await load_golden_ledger(redis_url, env["EC_NS"])
+    golden = golden_lines("guard", "drafts.jsonl")
+    passing = next(d for d in golden if b'"d-pass"' in d)
+    drafts = [
+        *golden,
+        overclaiming(passing, "d-root", "the root cause is"),
+        overclaiming(passing, "d-reversed", "REVERSED"),
+    ]
+    await publish(kafka_bootstrap, settings.topic("diagnosis-drafts"), drafts)
+    trusted = TrustedKeys.from_hex(guard=[signer.public_hex])
+
+    worker = Worker(env, tmp_path / "worker.log").start()
+    try:
+        verdicts = await read_topic(
+            kafka_bootstrap, settings.topic("verdicts"), until=lambda v: len(v) >= len(drafts), settle=2.0
+        )
+        assert len(verdicts) == len(drafts), worker.log_tail()
+        handed = await read_topic(kafka_bootstrap, settings.topic("semantic-review"), until=lambda v: bool(v))
+        judgements = await read_topic(
+            kafka_bootstrap, settings.topic("judgements"), until=lambda v: len(v) >= len(handed), settle=1.0
+        )
+        reports = await read_topic(
+            kafka_bootstrap, settings.topic("reports"), until=lambda v: bool(v), settle=1.0
+        )
+        letters = await read_topic(
+            kafka_bootstrap,
+            settings.topic("dead-letters"),
+            until=lambda v: True,
+            wait_seconds=1.0,
+            settle=0.5,
+        )
+    finally:
+        worker.stop()
+
+    # exactly one verdict per draft; every hand-over judged once; nothing dead-lettered for the judge
+    handed_ids = {codec.loads(h)["verdict"]["event_id"] for h in handed}
+    assert handed_ids <= {codec.loads(v)["event_id"] for v in verdicts}  # each hand-over got its verdict
+    assert len({codec.loads(v)["event_id"] for v in verdicts}) == len(drafts)
+    assert len(judgements) == len(handed) >= 3
+    assert letters == [], letters
+    by_draft = {codec.loads(v)["draft_id"]: codec.loads(v) for v in verdicts}
+    assert by_draft["d-pass"]["verdict"] == "PASS"
+    assert [(x["code"], x["path"]) for x in by_draft["d-root"]["violations"]] == [
+        ("CLAIM_SEMANTIC_UNSUPPORTED", "conclusion.content")
+    ]
+    assert [x["code"] for x in by_draft["d-reversed"]["violations"]] == ["CLAIM_SEMANTIC_CONTRADICTED"]
+    assert by_draft["d-root"]["verdict"] == "REJECT"
+    for verdict in by_draft.values():
+        assert trusted.verify_verdict(verdict) is None
+    for value in judgements:
+        event = codec.loads(value)
+        assert event["status"] == "JUDGED" and event["model"] == "fake-judge"
+        assert trusted.verify_judgement(event) is None
+    # reports: one per PASS or FALLBACK, none for the semantic REJECTs
+    published = {codec.loads(r)["draft_id"] for r in reports}
+    assert "d-pass" in published and "d-root" not in published and "d-reversed" not in published
+    # the failing judge was asked again, never taken at its word
+    assert judge.fail == judge.rate_limited == judge.garbage == judge.not_completion == 0
+    calls = judge.calls
+    assert judge.answered == len(handed)
+
+    # Replay the drafts with the judge stopped: the recorded judgements decide, byte for byte, no call.
+    await runner.cleanup()
+    done = await asyncio.to_thread(
+        subprocess.run,  # our own console script
+        [CLI, "replay", "--topic", "diagnosis-drafts", "--mode", "reset", "--from-offset", "0", "--yes"],
+        env=env,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    again = Worker(env, tmp_path / "worker2.log").start()
+    try:
+        verdicts2 = await read_topic(
+            kafka_bootstrap, settings.topic("verdicts"), until=lambda v: len(v) >= 2 * len(drafts), settle=2.0
+        )
+        judgements2 = await read_topic(
+            kafka_bootstrap,
+            settings.topic("judgements"),
+            until=lambda v: len(v) >= 2 * len(judgements),
+            settle=1.0,
+        )
+        reports2 = await read_topic(
+            kafka_bootstrap, settings.topic("reports"), until=lambda v: len(v) >= 2 * len(reports), settle=1.0
+        )
+    finally:
+        again.stop()
+    assert sorted(verdicts2[len(verdicts) :]) == sorted(verdicts), again.log_tail()
+    assert sorted(judgements2[len(judgements) :]) == sorted(judgements)
+    assert sorted(reports2[len(reports) :]) == sorted(reports)
+    assert judge.calls == calls  # the judge was never asked again
+    assert "judging run" not in (tmp_path / "worker2.log").read_text()
+
+
+async def test_advise_keeps_the_guards_verdict_and_records_the_judgement(
+    kafka_bootstrap: str, redis_url: str, unique_prefix: str, tmp_path: Path
+) -> None:
+    judge = FakeJudge()
+    runner, port = await serve(judge)
+    env = worker_env(
+        unique_prefix,
+        kafka_bootstrap,
+        redis_url,
+        EC_AGENTS="guard,semantic",
+        EC_SEMANTIC__MODE="advise",
+        EC_SEMANTIC__JUDGE_URL=f"http://127.0.0.1:{port}/v1",
+        EC_SEMANTIC__JUDGE_MODEL="fake-judge",
+    )
+    settings = Settings(kafka_bootstrap=kafka_bootstrap, topic_prefix=unique_prefix, topic_partitions=3)
+    await ensure_topics(settings)
+    await load_golden_ledger(redis_url, env["EC_NS"])
+    passing = next(d for d in golden_lines("guard", "drafts.jsonl") if b'"d-pass"' in d)
+    await publish(
+        kafka_bootstrap, settings.topic("diagnosis-drafts"), [overclaiming(passing, "d-root", "根因是")]
+    )
+    worker = Worker(env, tmp_path / "worker.log").start()
+    try:
+        (verdict,) = await read_topic(kafka_bootstrap, settings.topic("verdicts"), until=lambda v: bool(v))
+        (judgement,) = await read_topic(
+            kafka_bootstrap, settings.topic("judgements"), until=lambda v: bool(v)
+        )
+        (report,) = await read_topic(kafka_bootstrap, settings.topic("reports"), until=lambda v: bool(v))
+    finally:
+        worker.stop()
+        await runner.cleanup()
+    assert codec.loads(verdict)["verdict"] == "PASS"  # the guard's: advise only records
+    assert codec.loads(report)["verdict"] == "PASS"
+    event = codec.loads(judgement)
+    assert event["mode"] == "advise" and event["case"]["language"] == "zh"
+    assert [c["label"] for c in event["claims"]][-1] == "unsupported"
