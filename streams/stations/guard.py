@@ -34,6 +34,7 @@ from streams.hashing import sha256_hex
 from streams.stations.blank import is_blank
 from streams.stations.ledger_view import LedgerLookup
 from streams.stations.reread import reread
+from streams.stations.review import prepare as prepare_review
 from streams.stations.review import review
 from streams.trust.keys import Signer, TrustedKeys
 
@@ -150,6 +151,8 @@ class EvidenceGuard:
         self.settings = settings
         self.trusted = trusted
         self.signer = signer
+        if settings.review == "enforce":
+            prepare_review()  # its one-time tables now, not on the first draft that needs them
 
     # -- step 1: parse and structure (A) ---------------------------------------------------------
 

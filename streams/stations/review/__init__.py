@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 from models.draft import DiagnosisDraft
 from models.verdict import Violation
 from models.vocab import EvidenceStatus, ViolationCode
-from streams.stations.review.forms import same_unit, shown
+from streams.stations.review.forms import displayed, same_unit, shown
 from streams.stations.review.index import _PLACEHOLDER, Index, _decimal, number_holds
 from streams.stations.review.reading import (
     _EDGES,
@@ -67,6 +67,7 @@ __all__ = [
     "Hint",
     "ReviewedText",
     "claims",
+    "prepare",
     "review",
     "reviewed_texts",
     "shown",
@@ -434,27 +435,47 @@ def _texts(
     draft: DiagnosisDraft | Mapping[str, Any], reviewed: Sequence[bool]
 ) -> tuple[str, list[tuple[str, str, tuple[_Key, ...]]]]:
     """The names a text may use (joined), and each reviewed text's path, content and the cited
-    projections (with their narrowings) it is judged on: :func:`reviewed_texts` before any evidence."""
-    analysis = draft.get("analysis") or []
-    actions = draft.get("action_plan") or []
-    names = [draft.get("run_id"), *(i.get("id") for i in analysis), *(a.get("id") for a in actions)]
+    projections (with their narrowings) it is judged on: :func:`reviewed_texts` before any evidence.
+    On every draft's path (a remembered text costs little else), so written for speed."""
+    analysis = draft.get("analysis") or ()
+    actions = draft.get("action_plan") or ()
+    run_id = draft.get("run_id")
+    names = [run_id] if isinstance(run_id, str) else []
     texts: list[tuple[str, str, tuple[_Key, ...]]] = []
-    cites: dict[str, tuple[_Key, ...]] = {}  # of each reviewed analysis id (its first item)
+    cites: dict[Any, tuple[_Key, ...]] = {}  # of each reviewed analysis id (its first item)
+    reviewed_count = len(reviewed)
     for index, item in enumerate(analysis):
-        if index >= len(reviewed) or not reviewed[index]:
-            cites.setdefault(item.get("id"), ())
+        item_id = item.get("id")
+        if isinstance(item_id, str):
+            names.append(item_id)
+        if index >= reviewed_count or not reviewed[index]:
+            if item_id not in cites:
+                cites[item_id] = ()
             continue
-        documents = frozenset(item.get("document_ids") or []) or None
-        keys = tuple((tcid, documents) for tcid in dict.fromkeys(item.get("tool_call_ids") or []))
-        cites.setdefault(item.get("id"), keys)
+        document_ids = item.get("document_ids")
+        documents = frozenset(document_ids) if document_ids else None
+        calls = item.get("tool_call_ids") or ()
+        keys = tuple([(tcid, documents) for tcid in (calls if len(calls) == 1 else dict.fromkeys(calls))])
+        if item_id not in cites:
+            cites[item_id] = keys
         texts.append((f"analysis[{index}].content", item.get("content") or "", keys))
+    for action in actions:
+        action_id = action.get("id")
+        if isinstance(action_id, str):
+            names.append(action_id)
 
     def built_on(refs: Sequence[str] | None) -> tuple[_Key, ...] | None:
-        if not refs or not all(cites.get(ref) for ref in refs):
+        if not refs:
             return None
         if len(refs) == 1:
-            return cites[refs[0]]
-        return tuple(dict.fromkeys(key for ref in dict.fromkeys(refs) for key in cites[ref]))
+            return cites.get(refs[0]) or None
+        found: list[_Key] = []
+        for ref in refs:
+            keys = cites.get(ref)
+            if not keys:
+                return None
+            found.extend(keys)
+        return tuple(dict.fromkeys(found))
 
     conclusion = draft.get("conclusion")
     if conclusion is not None and (on := built_on(conclusion.get("based_on_analysis_ids"))) is not None:
@@ -462,7 +483,7 @@ def _texts(
     for index, action in enumerate(actions):
         if (on := built_on(action.get("based_on_analysis_ids"))) is not None:
             texts.append((f"action_plan[{index}].content", action.get("content") or "", on))
-    return "\n".join(n for n in names if isinstance(n, str)), texts
+    return "\n".join(names), texts
 
 
 # -- the judgement ---------------------------------------------------------------------------------
@@ -473,9 +494,11 @@ _REMEMBERED = 64
 """Texts stating more claims than this are not remembered (a list of hundreds, hostile or not, is read
 afresh): an entry stays some 20 KB at most."""
 _TEXTS_KEPT = 2048
-"""Texts whose claims (:data:`_READ`) and answers (:data:`_ANSWERED`) are kept, the oldest dropped first."""
+"""Texts whose claims (:data:`_READ`) and answers (:data:`_ANSWERED`) are kept, oldest dropped first."""
 _READ: dict[str, tuple[Claim, ...]] = {}
-_ANSWERED: dict[tuple[str, str, tuple[_Key, ...], tuple[str, ...]], tuple[Finding, ...]] = {}
+_Signature = tuple[str, str, tuple[_Key, ...], tuple[str, ...]]
+_ANSWERED: dict[_Signature, tuple[tuple[ViolationCode, str], ...]] = {}
+"""A short text's violations (code, message) by its signature (:func:`_signature`)."""
 _SIGNED_KEYS = 8
 _SIGNED_NAMES = 1024
 _SIGNED_DOCUMENTS = 32
@@ -541,7 +564,7 @@ def unsupported(content: str, evidence: TextEvidence) -> tuple[Finding, ...]:
 
 def _signature(
     content: str, names: str, keys: tuple[_Key, ...], digests: Mapping[str, str] | None
-) -> tuple[str, str, tuple[_Key, ...], tuple[str, ...]] | None:
+) -> _Signature | None:
     """What the answer for a text depends on: the text, the names, each cited projection (with its
     narrowing) and its stored bytes (its digest); None when it is not remembered."""
     if (
@@ -551,13 +574,18 @@ def _signature(
         or len(names) > _SIGNED_NAMES
     ):
         return None
-    try:
-        cited = tuple([digests[tool_call_id] for tool_call_id, _ in keys])
-    except KeyError:
+    cited = []
+    narrowed = 0
+    for tool_call_id, documents in keys:
+        digest = digests.get(tool_call_id)
+        if digest is None:
+            return None
+        cited.append(digest)
+        if documents:
+            narrowed += len(documents)
+    if narrowed > _SIGNED_DOCUMENTS:
         return None
-    if sum(len(documents) for _, documents in keys if documents) > _SIGNED_DOCUMENTS:
-        return None
-    return content, names, keys, cited
+    return content, names, keys, tuple(cited)
 
 
 _MAX_SHOWN = 80
@@ -598,6 +626,12 @@ def message(finding: Finding) -> str:
     return text
 
 
+def prepare() -> None:
+    """Make the review's one-time tables (look-alike letters, digits of every script: some 20-30 ms), so a
+    worker pays for them when it starts, not on the first draft whose text needs them."""
+    displayed("\u0661")
+
+
 def review(
     draft: DiagnosisDraft | Mapping[str, Any],
     reviewed: Sequence[bool],
@@ -615,11 +649,13 @@ def review(
         if found is None:  # the evidence is made only for a text not remembered
             if cache is None or named is None:
                 cache, named = _Projections(projections, digests), Index.of(names.split("\n"))
-            found = unsupported(content, TextEvidence(keys, cache, named))
+            found = tuple(
+                (CODES[f.kind], message(f)) for f in unsupported(content, TextEvidence(keys, cache, named))
+            )
             if key is not None and len(found) <= _REMEMBERED:
                 _remember(_ANSWERED, _TEXTS_KEPT, key, found)
-        for finding in found:
-            out.append({"code": CODES[finding.kind], "path": path, "message": message(finding)})
+        for code, said in found:
+            out.append({"code": code, "path": path, "message": said})
     return out
 
 
