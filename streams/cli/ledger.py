@@ -1,4 +1,5 @@
-"""``ledger rebuild``, ``ledger check`` and ``ledger export``: the Redis ledger against its durable record."""
+"""``ledger rebuild``, ``ledger check`` and ``ledger export``: the Redis ledger against its durable record
+(and ``ledger rebuild-judgements``, :mod:`streams.cli.judgements`: the semantic review's records)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from models.ids import is_valid_id
 from models.ledger import LedgerEntry
 from models.vocab import Topic
 from streams import codec
+from streams.cli import judgements
 from streams.cli.display import cell, console, redact_url
 from streams.cli.progress import consume_range
 from streams.errors import ConfigurationError, InfrastructureError, Refused
@@ -55,6 +57,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     export = commands.add_parser("export", help="a run's entries as JSON lines (what verify --ledger reads)")
     export.add_argument("--run", required=True, metavar="RUN_ID")
     export.set_defaults(handler=run_export)
+    judgements.register(commands)  # the semantic review's records: the same index, rebuilt the same way
 
 
 async def rebuild(settings: Settings) -> tuple[Counter[str], bool]:

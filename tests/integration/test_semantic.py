@@ -153,6 +153,44 @@ async def test_enforce_one_verdict_per_draft_signed_judgements_and_a_replay_with
     assert judge.calls == calls  # the judge was never asked again
     assert "judging run" not in (tmp_path / "worker2.log").read_text()
 
+    # Replay into a new prefix and namespace (SPEC 7), the judgements carried along from the old topic:
+    # the same judgements decide there, still with the judge stopped.
+    prefix = f"{unique_prefix}r-"
+    env2 = {**env, "EC_TOPIC_PREFIX": prefix, "EC_APP_ID": f"{prefix}app", "EC_NS": prefix.rstrip("-.")}
+    settings2 = settings.model_copy(update={"topic_prefix": prefix})
+    await ensure_topics(settings2)
+    await load_golden_ledger(redis_url, env2["EC_NS"])
+    carried = await asyncio.to_thread(
+        subprocess.run,  # our own console script
+        [CLI, "ledger", "rebuild-judgements", "--from-prefix", unique_prefix],
+        env=env2,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert carried.returncode == 0, carried.stderr.decode()
+    await publish(kafka_bootstrap, settings2.topic("diagnosis-drafts"), drafts)
+    third = Worker(env2, tmp_path / "worker3.log").start()
+    try:
+        verdicts3 = await read_topic(
+            kafka_bootstrap, settings2.topic("verdicts"), until=lambda v: len(v) >= len(drafts), settle=1.0
+        )
+        judgements3 = await read_topic(
+            kafka_bootstrap, settings2.topic("judgements"), until=lambda v: len(v) >= len(judgements)
+        )
+    finally:
+        third.stop()
+
+    def decided(values: list[bytes], *fields: str) -> list[tuple[object, ...]]:
+        return sorted(tuple(codec.dumps(codec.loads(v)[f]) for f in fields) for v in values)
+
+    assert decided(verdicts3, "draft_id", "verdict", "violations") == decided(
+        verdicts, "draft_id", "verdict", "violations"
+    ), third.log_tail()
+    assert decided(judgements3, "digest", "answer", "claims") == decided(
+        judgements, "digest", "answer", "claims"
+    )
+
 
 async def test_advise_keeps_the_guards_verdict_and_records_the_judgement(
     kafka_bootstrap: str, redis_url: str, unique_prefix: str, tmp_path: Path
