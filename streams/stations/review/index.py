@@ -205,7 +205,9 @@ class Index:
         """The numbers (value, unit) stated next to ``key`` (§5), and the unit its name fixes on bare ones."""
         found = self._owned.get(key)
         if found is None:
-            found = self._owned[key] = set()
+            found = set()
+            if len(self._owned) < _ANSWERS_KEPT:
+                self._owned[key] = found
             hinted = hinted_unit(key)
             for text, cased in zip(self.texts, self.cased, strict=True):
                 at = text.find(key)
