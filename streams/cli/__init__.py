@@ -20,7 +20,23 @@ Handler = Callable[[argparse.Namespace], int]
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser with every subcommand registered by its module."""
-    from streams.cli import offline
+    # Imported here, not at the top: importing one command's module (``streams.cli.pages``) then loads
+    # only what it needs. Every command module imports without the optional extras; a command that
+    # needs one (``audit-sink`` with a DSN, ``schemas --openapi``) says so in one line when it runs.
+    from streams.cli import (
+        audit,
+        demo,
+        gateway,
+        ledger,
+        mcp,
+        offline,
+        receipt,
+        replay,
+        schemas,
+        serve,
+        stream,
+        trust,
+    )
 
     parser = argparse.ArgumentParser(
         prog="evidence-chain",
@@ -30,26 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--version", action="version", version=_version(), help="print the versions (and the review's rules)"
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    offline.register(sub)
-    for name in (
-        "stream",
-        "demo",
-        "ledger",
-        "replay",
-        "audit",
-        "serve",
-        "gateway",
-        "schemas",
-        "trust",
-        "receipt",
-        "mcp",
-    ):
-        try:
-            module = __import__(f"streams.cli.{name}", fromlist=["register"])
-        except ModuleNotFoundError as exc:
-            if exc.name != f"streams.cli.{name}":
-                raise
-            continue
+    commands = (offline, stream, demo, ledger, replay, audit, serve, gateway, schemas, trust, receipt, mcp)
+    for module in commands:  # in this order in --help
         module.register(sub)
     return parser
 
