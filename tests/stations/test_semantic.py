@@ -34,6 +34,12 @@ def _settings(mode: str = "enforce", **semantic: Any) -> Settings:
     return Settings(semantic=SemanticSettings(mode=mode, judge_model="judge-m", **semantic))  # type: ignore[arg-type]
 
 
+def overclaim(conclusion: str) -> bytes:
+    """d-pass with another conclusion (one the review of claims passes: no specific in it)."""
+    raw = codec.loads(draft("d-pass"))
+    return codec.dumps({**raw, "conclusion": {**raw["conclusion"], "content": conclusion}})
+
+
 def guard_record(raw: bytes, offset: int = 7) -> Record:
     return Record("t.diagnosis-drafts", 0, offset, 1_700_000_000_000, b"run-g", raw)
 

@@ -1,0 +1,196 @@
+"""The semantic agent's batches (SPEC 4.4) with fakes: a scripted judge whose calls the test finishes in
+any order, the memory ledger (Redis's write-once records) and a sink that records what was produced."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from models.limits import SemanticSettings
+from models.vocab import Station, Topic
+from streams import codec
+from streams.errors import JudgeUnavailable
+from streams.ledger.memory import MemoryLedgerStore
+from streams.messages import Record
+from streams.settings import Settings
+from streams.worker.judging import SemanticRunner
+from tests.stations.test_semantic import guard_outcome, overclaim
+from tests.streams.conftest import FakeSink
+
+
+class ScriptedJudge:
+    """Answers each call when the test says so (``release``), or at once; ``fail`` calls fail first."""
+
+    def __init__(self, *, hold: bool = False, fail: int = 0, garbage: int = 0) -> None:
+        self.hold = hold
+        self.fail = fail
+        self.garbage = garbage
+        self.calls: list[str] = []
+        self.open = 0
+        self.most_open = 0
+        self.gates: dict[str, asyncio.Event] = {}
+
+    def release(self, marker: str) -> None:
+        self.gates.setdefault(marker, asyncio.Event()).set()
+
+    async def ask(self, messages: Sequence[dict[str, str]], *, model: str) -> str:
+        case = json.loads(messages[-1]["content"].split("\n", 1)[1])
+        conclusion = case["claims"][-1]["text"]
+        self.calls.append(conclusion)
+        self.open += 1
+        self.most_open = max(self.most_open, self.open)
+        try:
+            if self.fail:
+                self.fail -= 1
+                raise JudgeUnavailable("scripted outage")
+            if self.garbage:
+                self.garbage -= 1
+                return "I think it is fine."
+            if self.hold:
+                await self.gates.setdefault(conclusion, asyncio.Event()).wait()
+            label = "unsupported" if "root cause" in conclusion else "supported"
+            return json.dumps(
+                {
+                    "claims": [
+                        {
+                            "path": c["path"],
+                            "label": label if c["kind"] == "CONCLUSION" else "supported",
+                            "evidence": [],
+                            "reason": "scripted",
+                        }
+                        for c in case["claims"]
+                    ]
+                }
+            )
+        finally:
+            self.open -= 1
+
+    async def close(self) -> None:
+        pass
+
+
+class Store(MemoryLedgerStore):
+    """The memory ledger, remembering the order of its calls."""
+
+    def __init__(self, log: list[str]) -> None:
+        super().__init__()
+        self.log = log
+
+    async def record_judgements(self, records: Sequence[tuple[str, str, bytes]]) -> list[bytes]:
+        self.log.append("record")
+        return await super().record_judgements(records)
+
+
+class Sink(FakeSink):
+    def __init__(self, log: list[str]) -> None:
+        super().__init__()
+        self.log = log
+
+    async def send_all(self, messages: Sequence[Any]) -> None:
+        self.log.append("send")
+        await super().send_all(messages)
+
+
+SETTINGS = Settings(
+    topic_prefix="t.",
+    retry_initial_backoff_ms=1,
+    retry_max_backoff_ms=5,
+    semantic=SemanticSettings(mode="enforce", judge_model="m", max_in_flight=8, calls_per_second=1000),
+)
+
+
+def handed(*conclusions: str, start: int = 0) -> list[Record]:
+    """Hand-overs of d-pass with each conclusion, as the guard writes them."""
+    out = []
+    for i, text in enumerate(conclusions):
+        outcome = guard_outcome(SETTINGS, overclaim(text), offset=start + i)
+        (value,) = [o.value for o in outcome.outputs if o.topic == Topic.SEMANTIC_REVIEW]
+        out.append(Record("t.semantic-review", 0, start + i, 1_700_000_000_000 + start + i, b"run-g", value))
+    return out
+
+
+def runner(judge: ScriptedJudge, store: MemoryLedgerStore, sink: FakeSink) -> SemanticRunner:
+    return SemanticRunner(SETTINGS, sink, store, judge=judge)
+
+
+async def test_calls_overlap_across_batches_and_finish_out_of_order_while_batches_finish_in_order() -> None:
+    log: list[str] = []
+    judge, store, sink = ScriptedJudge(hold=True), Store(log), Sink(log)
+    semantic = runner(judge, store, sink)
+    first = await semantic.start(handed("A: upstream 超时"))
+    second = await semantic.start(handed("B: upstream 超时", start=1))
+    await asyncio.sleep(0.01)
+    assert judge.most_open == 2  # both batches' calls out at once
+    judge.release("B: upstream 超时")  # the later call answers first
+    await asyncio.sleep(0.01)
+    assert sink.messages == []  # nothing of the second batch goes before the first
+    judge.release("A: upstream 超时")
+    await first.delivered()
+    await second.delivered()
+    verdicts = sink.values("t.verdicts")
+    assert [v["draft_sha256"] for v in verdicts] == [
+        codec.loads(r.value)["verdict"]["draft_sha256"]
+        for r in [*handed("A: upstream 超时"), *handed("B: upstream 超时", start=1)]
+    ]
+    assert log == ["record", "send", "record", "send"]  # recorded (durable) before anything is produced
+
+
+async def test_a_recorded_judgement_decides_and_no_call_is_made() -> None:
+    log: list[str] = []
+    store = Store(log)
+    batch = handed("the root cause is upstream", "upstream 超时配置过短")
+    first_sink = Sink(log)
+    await runner(ScriptedJudge(), store, first_sink).run(batch)
+    judge = ScriptedJudge(fail=10**6)  # would never answer
+    again = Sink(log)
+    outcomes = await runner(judge, store, again).run(batch)
+    assert judge.calls == []
+    produced = [m for m in again.messages if m.topic != "t.audit"]
+    assert produced == [m for m in first_sink.messages if m.topic != "t.audit"]  # byte for byte
+    assert [o.audit["called"] for o in outcomes] == [False, False]
+    assert [v["verdict"] for v in again.values("t.verdicts")] == ["REJECT", "PASS"]
+
+
+async def test_one_call_per_case_however_many_drafts_share_it() -> None:
+    judge = ScriptedJudge()
+    store, sink = MemoryLedgerStore(), FakeSink()
+    batch = handed("same text", "same text", "other text")
+    await runner(judge, store, sink).run(batch)
+    assert sorted(judge.calls) == ["other text", "same text"]
+    assert len(sink.values("t.judgements")) == 3
+
+
+@pytest.mark.parametrize("script", [{"fail": 3}, {"garbage": 2}], ids=["down", "nonsense"])
+async def test_a_failing_judge_holds_the_draft_until_it_answers(script: dict[str, int]) -> None:
+    judge = ScriptedJudge(**script)
+    store, sink = MemoryLedgerStore(), FakeSink()
+    held: list[float | None] = []
+    semantic = runner(judge, store, sink)
+    semantic.on_hold = lambda seconds, why: held.append(seconds)
+    outcomes = await semantic.run(handed("upstream 超时配置过短"))
+    assert len(judge.calls) == sum(script.values()) + 1
+    assert held[0] is not None and held[-1] is None  # held, then released
+    assert [o.rejection for o in outcomes] == [None]  # never a dead letter
+    assert [v["verdict"] for v in sink.values("t.verdicts")] == ["PASS"]
+
+
+async def test_a_judge_that_never_answers_stops_the_worker_rather_than_passing() -> None:
+    from streams.errors import HoldExpired
+    from streams.retry import RetryPolicy
+
+    judge = ScriptedJudge(fail=10**6)
+    sink = FakeSink()
+    semantic = SemanticRunner(
+        SETTINGS, sink, MemoryLedgerStore(), judge=judge, policy=RetryPolicy(0.001, 0.002, 0.05)
+    )
+    with pytest.raises(HoldExpired):
+        await semantic.run(handed("upstream 超时配置过短"))
+    assert sink.messages == []
+
+
+def test_the_station_name_is_semantic() -> None:
+    assert runner(ScriptedJudge(), MemoryLedgerStore(), FakeSink()).station == Station.SEMANTIC
