@@ -80,4 +80,17 @@ def run_receipt_verify(path: str, trusted_keys: str) -> int:
         f"draft {printable(verdict.get('draft_id'))} attempt {printable(verdict.get('attempt'))}: the "
         f"verdict and {len(doc['entries'])} entries verify"
     )
+    judgement = doc.get("judgement")
+    if isinstance(judgement, dict):  # it verified: what the semantic judge said, and under which prompt
+        print(
+            f"  judged by {printable(judgement.get('model'))} under prompt "
+            f"{printable(judgement.get('prompt_version'))} ({printable(judgement.get('mode'))}, "
+            f"{printable(judgement.get('status'))}; digest {printable(judgement.get('digest'))[:16]}…)"
+        )
+        for claim in judgement.get("claims") or []:
+            evidence = ", ".join(printable(ref) for ref in claim.get("evidence") or []) or "none"
+            print(
+                f"  {printable(claim.get('path'))}: {printable(claim.get('label'))} (evidence {evidence}) — "
+                f"{printable(claim.get('reason'))}"
+            )
     return 0

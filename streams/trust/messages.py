@@ -216,3 +216,15 @@ def judgement_message(event: Mapping[str, Any]) -> bytes:
         )
         fields += (_string(f"claims[{index}].evidence[{i}]", ref) for i, ref in enumerate(refs))
     return netstrings(fields)
+
+
+def judgement_digest(model: str, case: Mapping[str, Any]) -> str:
+    """Lowercase hex SHA-256 of the compact JSON of ``{"model", **case}`` (keys in that order): what a
+    semantic judge was asked, of whom (SPEC 4.4). The station keys its records by it; a receipt's
+    verifier recomputes it from the judgement's own ``model`` and ``case``, so the signature, which
+    covers the digest, covers every word the judge was shown.
+
+    Raises:
+        JSONEncodeError: ``case`` holds what JSON cannot (never one the station built).
+    """
+    return sha256_hex(codec.dumps({"model": model, **case}))

@@ -5,7 +5,8 @@ snapshot lists, as stored, in snapshot order>], "public_keys": {<key_id>: <64 he
 
 It verifies when the verdict's signature verifies under a trusted guard key and every entry's under a
 trusted ledger key, every entry holds (:func:`streams.trust.integrity.check_entry`), and every snapshot
-item equals what its entry's projection holds. What the signatures do not cover is metadata, not
+item equals what its entry's projection holds, and, for a draft the semantic review judged, its
+``judgement`` holds (:mod:`streams.trust.judgement`). What the signatures do not cover is metadata, not
 proof: ``event_id``, ``origin``, timestamps and the violations' ``message`` texts (an explanation
 for people; ``code`` and ``path`` are signed). ``public_keys`` is a convenience for the reader: only
 the trusted keys decide.
@@ -26,6 +27,7 @@ from models.ledger import LEDGER_ENTRY_FIELDS, SIGNATURE_FIELDS
 from models.vocab import FALLBACK_LIMITATION
 from streams import codec
 from streams.trust.integrity import EntryFault, check_entry
+from streams.trust.judgement import judgement_failures
 from streams.trust.keys import TrustedKeys, key_id_of
 
 RECEIPT_KIND = "evidence-chain/receipt/v1"
@@ -39,7 +41,8 @@ SNAPSHOT_FIELDS: tuple[str, ...] = (
     "evidence",
 )
 _FROM_PROJECTION = ("tool_call_id", "evidence_status", "relevance_level", "truncated", "evidence")
-RECEIPT_FIELDS: tuple[str, ...] = ("receipt", "verdict", "entries", "public_keys")
+RECEIPT_FIELDS: tuple[str, ...] = ("receipt", "verdict", "entries", "public_keys", "judgement")
+"""``judgement`` only in a receipt of a draft the semantic review judged (SPEC 4.4)."""
 MAX_RECEIPT_DEPTH = codec.MAX_DEPTH + 1
 """The receipt object around a verdict and entries, each at most SPEC's 64 levels deep."""
 MAX_FAILURES_SHOWN = 50
@@ -48,9 +51,13 @@ _SHOWN_CHARS = 60
 
 
 def build_receipt(
-    verdict: Mapping[str, Any], entries: Mapping[str, Mapping[str, Any]], keys: TrustedKeys | None
+    verdict: Mapping[str, Any],
+    entries: Mapping[str, Mapping[str, Any]],
+    keys: TrustedKeys | None,
+    judgement: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The receipt of ``verdict``, with ``entries`` (by tool call id, as stored) in snapshot order.
+    """The receipt of ``verdict``, with ``entries`` (by tool call id, as stored) in snapshot order, and
+    the semantic judge's ``judgement`` of the draft when it was judged (SPEC 4.4).
 
     ``public_keys`` lists each signing key the verdict and entries name that ``keys`` holds.
 
@@ -70,12 +77,15 @@ def build_receipt(
         hexed = keys.public_hex(key_id) if keys is not None and isinstance(key_id, str) else None
         if hexed is not None:
             public_keys[key_id] = hexed
-    return {
+    receipt = {
         "receipt": RECEIPT_KIND,
         "verdict": dict(verdict),
         "entries": [dict(e) for e in chosen],
         "public_keys": public_keys,
     }
+    if judgement is not None:
+        receipt["judgement"] = dict(judgement)
+    return receipt
 
 
 def _shown(value: Any) -> str:
@@ -197,6 +207,8 @@ def verify_receipt(doc: Any, trusted: TrustedKeys) -> list[str]:
                 f"{where}: the entry is for {_shown(entry.get('tool_call_id'))}, not the snapshot's call"
             )
         out += _entry_failures(where, entry, item, verdict.get("run_id"), trusted)
+    if "judgement" in doc:
+        out += judgement_failures(doc["judgement"], verdict, entries, trusted)
     return out
 
 

@@ -21,7 +21,7 @@ from models.semantic import CaseClaim, CaseEvidence, CitedProjection, JudgeCase
 from models.verdict import Report
 from models.vocab import EvidenceStatus
 from streams import codec
-from streams.hashing import sha256_hex
+from streams.trust.messages import judgement_digest
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _LATIN = re.compile(r"[A-Za-z]")
@@ -139,6 +139,6 @@ def case_chars(case: JudgeCase) -> int:
 
 
 def case_digest(model: str, case: JudgeCase) -> str:
-    """Lowercase hex SHA-256 of the compact JSON of ``{"model", **case}`` (keys in that order): what was
-    asked, of whom — the key a recorded judgement is found by."""
-    return sha256_hex(codec.dumps({"model": model, **case}))
+    """What was asked, of whom: the key a recorded judgement is found by
+    (:func:`streams.trust.messages.judgement_digest`, which a receipt's verifier recomputes)."""
+    return judgement_digest(model, case)

@@ -1,0 +1,116 @@
+"""Does a receipt's judgement hold (SPEC 4.4)? The semantic judge's answer, checked offline.
+
+A receipt of a draft the semantic review judged carries its ``judgements`` event. It holds when:
+
+- its signature verifies under a trusted guard key (the key that signs verdicts: the judge is asked by
+  the guard's side, never by the ledger agent);
+- it is the verdict's: the same run, draft, attempt, draft hash and verdict ``event_id``;
+- its ``digest`` is the digest of its own ``model`` and ``case`` — so the signature covers every word the
+  judge was shown, and which model and prompt version were asked;
+- what it showed the judge is the ledger's: every evidence item of the case is an item of an entry of
+  the receipt (the same tool call and document, the excerpt as the projection holds it; a search that
+  found nothing shows its query);
+- the verdict says what the judgement says: in ``enforce`` mode its semantic violations (codes 24-26)
+  are exactly the claims labelled unsupported or contradicted (or the one for a draft not asked), in
+  ``advise`` mode it has none.
+
+What it does not prove: that the model was right. It proves which model, under which prompt, was shown
+which evidence and said what, and that the verdict followed from that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from streams import codec
+from streams.trust.keys import TrustedKeys
+from streams.trust.messages import judgement_digest
+
+SEMANTIC_CODES = {
+    "unsupported": "CLAIM_SEMANTIC_UNSUPPORTED",
+    "contradicted": "CLAIM_SEMANTIC_CONTRADICTED",
+}
+NOT_ASKED_CODE = "SEMANTIC_INPUT_TOO_LARGE"
+_ALL_CODES = frozenset((*SEMANTIC_CODES.values(), NOT_ASKED_CODE))
+_SAME_AS_VERDICT = ("run_id", "draft_id", "attempt", "draft_sha256")
+
+
+def _shown_items(entries: Sequence[Any]) -> dict[tuple[str, str | None], str]:
+    """What the receipt's entries showed the agent: (tool call, document) → excerpt, (tool call, None) →
+    the query of a search that found nothing."""
+    out: dict[tuple[str, str | None], str] = {}
+    for entry in entries:
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("projection"), str):
+            continue
+        try:
+            shown = codec.loads(entry["projection"])
+        except codec.JSONDecodeError:
+            continue
+        if not isinstance(shown, Mapping):
+            continue
+        tool_call_id = str(shown.get("tool_call_id"))
+        out[(tool_call_id, None)] = str(shown.get("query"))
+        for item in shown.get("evidence") or []:
+            if isinstance(item, Mapping):
+                out[(tool_call_id, str(item.get("document_id")))] = str(item.get("excerpt"))
+    return out
+
+
+def judgement_failures(
+    judgement: Any, verdict: Mapping[str, Any], entries: Sequence[Any], trusted: TrustedKeys
+) -> list[str]:
+    """Every reason a receipt's judgement does not hold (empty: it does). One line each."""
+    if not isinstance(judgement, Mapping):
+        return ["judgement: not an object"]
+    out: list[str] = []
+    why = trusted.verify_judgement(judgement)
+    if why is not None:
+        out.append(f"judgement: {why}")
+    for name in _SAME_AS_VERDICT:
+        if judgement.get(name) != verdict.get(name):
+            out.append(f"judgement: its {name} is not the verdict's")
+    if judgement.get("verdict_event_id") != verdict.get("event_id"):
+        out.append("judgement: it names another verdict (verdict_event_id)")
+    case, model = judgement.get("case"), judgement.get("model")
+    if not isinstance(case, Mapping) or not isinstance(model, str):
+        return [*out, "judgement: no case or model"]
+    try:
+        digest = judgement_digest(model, case)
+    except codec.JSONEncodeError:
+        digest = ""
+    if digest != judgement.get("digest"):
+        out.append("judgement: its digest is not that of its model and case (what the judge was shown)")
+    shown = _shown_items(entries)
+    for index, item in enumerate(case.get("evidence") or []):
+        if not isinstance(item, Mapping):
+            out.append(f"judgement: case.evidence[{index}] is not an object")
+            continue
+        key = (str(item.get("tool_call_id")), item.get("document_id"))
+        if key not in shown or shown[key] != item.get("text"):
+            out.append(f"judgement: case.evidence[{index}] is not what the receipt's entries hold")
+    out += _verdict_follows(judgement, verdict)
+    return out
+
+
+def _verdict_follows(judgement: Mapping[str, Any], verdict: Mapping[str, Any]) -> list[str]:
+    """The verdict's semantic violations are what the judgement says (enforce), or none (advise)."""
+    listed = verdict.get("violations")
+    found = [
+        (v.get("code"), v.get("path"))
+        for v in (listed if isinstance(listed, list) else [])
+        if isinstance(v, Mapping) and v.get("code") in _ALL_CODES
+    ]
+    claims = judgement.get("claims")
+    expected: list[tuple[Any, Any]] = []
+    if judgement.get("mode") == "enforce":
+        if judgement.get("status") == "NOT_ASKED":
+            expected = [(NOT_ASKED_CODE, "")]
+        for claim in claims if isinstance(claims, list) else []:
+            if isinstance(claim, Mapping) and claim.get("label") in SEMANTIC_CODES:
+                expected.append((SEMANTIC_CODES[claim["label"]], claim.get("path")))
+    if verdict.get("violations_truncated") is True:
+        return []  # the listed violations may stop before the judge's
+    if found != expected:
+        return ["judgement: the verdict's semantic violations are not what the judgement says"]
+    return []
