@@ -174,7 +174,7 @@ def run_document(
     evidence: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """One run's trail as JSON: each tool call with its anchor, each draft with its violations, and
-    with ``evidence`` (:func:`streams.cli.evidence.evidence_document`) what each tool call showed the
+    with ``evidence`` (:func:`streams.cli.run_evidence.evidence_document`) what each tool call showed the
     agent, each draft's items beside what they cite, the chain's counts and the receipts.
 
     A violation lists the tool calls it concerns when the guard's audit record says so

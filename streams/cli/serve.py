@@ -2,8 +2,8 @@
 
 ``GET /`` and ``/runs`` list the runs, newest first, with their counts, a page at a time
 (``?limit=``, ``?offset=``); ``/runs/<run_id>`` shows one
-run's trail (:mod:`streams.cli.pages`) and its evidence (:mod:`streams.cli.evidence`): what each tool call
-showed the agent, signatures checked with ``EC_TRUSTED_KEYS_FILE``, each claim beside what it cites;
+run's trail (:mod:`streams.cli.pages`) and its evidence (:mod:`streams.cli.run_evidence`): what each tool
+call showed the agent, signatures checked with ``EC_TRUSTED_KEYS_FILE``, each claim beside what it cites;
 ``/runs/<run>/drafts/<draft>/receipt.json`` (``?attempt=N``) is a draft's receipt (SPEC 4.1).
 Add ``?format=json`` to either page for the same data as JSON. A run page and its JSON stay under
 5 MB: each of its lists (tool calls, entries, drafts) is shown a window at a time (``?calls=``,
@@ -42,9 +42,9 @@ from streams.audit.factory import store_from_settings
 from streams.audit.store import AuditStore, describe
 from streams.cli import pages
 from streams.cli.audit import settings_with_db
-from streams.cli.evidence import evidence_document
 from streams.cli.page_window import Starts
 from streams.cli.receipt import receipt_keys, receipt_parts
+from streams.cli.run_evidence import evidence_document
 from streams.errors import AuditStoreBusy, ConfigurationError, RequestRefused, UnknownVerdict
 from streams.http import Limits, host_name, listening, loopback_or_allowed, serve_until_signal
 from streams.http.listener import (

@@ -200,7 +200,7 @@ def test_a_page_whose_html_grows_past_its_json_is_drawn_again_smaller() -> None:
 
 
 def test_a_text_lists_at_most_50_specifics_and_counts_the_rest() -> None:
-    from streams.cli.evidence import MAX_SPECIFICS_SHOWN, _some_specifics
+    from streams.cli.run_evidence import MAX_SPECIFICS_SHOWN, _some_specifics
 
     found = [
         {

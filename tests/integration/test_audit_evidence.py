@@ -20,7 +20,7 @@ from streams.audit.factory import open_store, store_from_settings
 from streams.audit.migrations import postgres as pg_migrations
 from streams.audit.migrations import sqlite as sqlite_migrations
 from streams.audit.sink import run_sink
-from streams.cli.evidence import evidence_document
+from streams.cli.run_evidence import evidence_document
 from streams.settings import Settings
 from streams.trust import TrustedKeys
 from tests.integration.audit_db import settings_fixture  # noqa: F401 - the settings fixture

@@ -378,7 +378,7 @@ def draft_view(
 # --- the chain at a glance -----------------------------------------------------------------------------
 
 
-def chain(
+def chain_steps(
     tool_calls: Sequence[Mapping[str, Any]],
     entries: Mapping[str, Mapping[str, Any]],
     drafts: Sequence[Mapping[str, Any]],
@@ -488,5 +488,5 @@ def evidence_document(
         "signatures_checked": trusted is not None,
         "entries": shown,
         "drafts": views,
-        "chain": chain(tool_calls, entries, guard_rows, first),
+        "chain": chain_steps(tool_calls, entries, guard_rows, first),
     }
