@@ -36,10 +36,11 @@ SIGNALS = {
     "a worker that is not ready": "EvidenceChainWorkerNotReady",
     "the event loop lagging": "EvidenceChainEventLoopLagging",
     "the review refusing far more drafts than usual": "EvidenceChainReviewRefusalsHigh",
+    "the semantic judge failing (issue 41)": "EvidenceChainSemanticJudgeFailing",
 }
 """What issue 43 asked an alert for, and the alert that answers it."""
 
-PLACEHOLDERS = ("EvidenceChainSemanticJudgeFailing",)
+PLACEHOLDERS: tuple[str, ...] = ()
 """Alerts documented before their metric exists: a runbook section and a comment, never a rule."""
 
 
