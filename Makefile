@@ -222,6 +222,7 @@ test: install up up-postgres browser netns-tools prometheus check install-check 
 	$(VENV_PY) benchmarks/lookup.py --smoke --out .local/bench/smoke.md
 	$(VENV_PY) benchmarks/mcp_lookup.py --smoke --out .local/bench/smoke.md
 	$(VENV_PY) benchmarks/review_score.py --smoke
+	$(VENV_PY) benchmarks/semantic.py --smoke --out .local/bench/smoke.md
 	tests/clients/generate.sh
 	$(VENV_PY) -m pytest tests/clients
 
@@ -253,6 +254,7 @@ bench: install up bench-quix-venv $(BENCH_STAMP)
 	$(VENV_PY) benchmarks/breakdown.py
 	$(VENV_PY) benchmarks/stream.py --profile
 	$(VENV_PY) benchmarks/lookup.py
+	$(VENV_PY) benchmarks/semantic.py --drafts 2000 --latency 0.3 --in-flight 16
 	$(VENV_PY) benchmarks/mcp_lookup.py
 	$(VENV_PY) benchmarks/trickle.py --rates 20,100,500
 	$(VENV_PY) benchmarks/kafka_floor.py --write
