@@ -2,7 +2,7 @@
 
 The sink reads the ``ledger``, ``verdicts``, ``diagnosis-drafts`` and ``reports`` topics too
 (``AUDIT_SINK_INPUTS`` in :mod:`models.topology`) and stores each value as the topic carried it (schema
-versions 3 and 4, :mod:`streams.audit.migrations.evidence`), so the run page and ``receipt`` work after
+versions 3 and 4, the tables of :mod:`streams.audit.tables`), so the run page and ``receipt`` work after
 the Redis entries expire, and without Redis. This module turns topic records into rows; no I/O.
 
 - a ledger entry: keyed ``(run_id, tool_call_id)``, the first stored wins (what the agent was shown);

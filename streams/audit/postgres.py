@@ -18,6 +18,7 @@ and the server quotes option values (``invalid value for parameter "work_mem": "
 from __future__ import annotations
 
 import logging
+import textwrap
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, cast
@@ -28,6 +29,17 @@ from streams.audit.evidence import Evidence
 from streams.audit.migrations import pending
 from streams.audit.migrations import postgres as migrations
 from streams.audit.store import AuditStore
+from streams.audit.tables import (
+    AUDIT_EVENTS,
+    DRAFT_RECORD,
+    GUARD_VERDICT,
+    REPORT_RECORD,
+    VERDICT_RECORD,
+    Dialect,
+    insert_entry,
+    insert_once,
+    upsert_station,
+)
 from streams.errors import AuditStoreBusy, ConfigurationError, EvidenceChainError
 from streams.redaction import check_postgres_dsn, redact_url
 
@@ -43,91 +55,24 @@ except ModuleNotFoundError as exc:  # pragma: no cover - depends on the installa
 
 log = logging.getLogger(__name__)
 
+_PG: Dialect = "postgresql"
+
+
+def _cte(name: str, statement: str) -> str:
+    return f"{name} AS (\n{textwrap.indent(statement, '    ')}\n)"
+
+
 # One statement per record. Data-modifying CTEs always run to completion and see the same snapshot:
 # the verdict or station row is written only when the event was new (`FROM ins` is then one row).
-_APPLY = """
-WITH ins AS (
-    INSERT INTO audit_events (event_id, run_id, tool_call_id, station, origin_topic, origin_partition,
-        origin_offset, source_topic, source_partition, source_offset, source_timestamp, processed_at,
-        fields, applied_at)
-    VALUES (%(event_id)s::text, %(run_id)s::text, %(tool_call_id)s::text, %(station)s::text,
-        %(origin_topic)s::text, %(origin_partition)s::bigint, %(origin_offset)s::bigint,
-        %(source_topic)s::text, %(source_partition)s::bigint, %(source_offset)s::bigint,
-        %(source_timestamp)s::bigint, %(processed_at)s::text, %(fields)s::jsonb, %(applied_at)s::timestamptz)
-    ON CONFLICT (event_id) DO NOTHING
-    RETURNING 1
-), verdict AS (
-    INSERT INTO guard_verdict (event_id, run_id, draft_id, attempt, verdict, violation_codes,
-        cited_tool_call_ids, origin_topic, origin_partition, origin_offset, source_timestamp, processed_at,
-        applied_at)
-    SELECT %(event_id)s::text, %(run_id)s::text, %(draft_id)s::text, %(attempt)s::bigint, %(verdict)s::text,
-        %(violation_codes)s::jsonb, %(cited_tool_call_ids)s::jsonb, %(origin_topic)s::text,
-        %(origin_partition)s::bigint, %(origin_offset)s::bigint, %(source_timestamp)s::bigint,
-        %(processed_at)s::text, %(applied_at)s::timestamptz
-    FROM ins WHERE %(is_verdict)s::boolean
-    ON CONFLICT (event_id) DO NOTHING
-), station AS (
-    INSERT INTO tool_call_station AS t (run_id, tool_call_id, station, event_id, origin_topic,
-        origin_partition, origin_offset, source_timestamp, tiebreak, processed_at, fields, applied_at)
-    SELECT %(run_id)s::text, %(tool_call_id)s::text, %(station)s::text, %(event_id)s::text,
-        %(origin_topic)s::text, %(origin_partition)s::bigint, %(origin_offset)s::bigint,
-        %(source_timestamp)s::bigint, %(tiebreak)s::integer, %(processed_at)s::text, %(fields)s::jsonb,
-        %(applied_at)s::timestamptz
-    FROM ins WHERE %(is_station)s::boolean
-    ON CONFLICT (run_id, tool_call_id, station) DO UPDATE SET
-        (event_id, origin_topic, origin_partition, origin_offset, source_timestamp, tiebreak, processed_at,
-         fields, applied_at) =
-        (EXCLUDED.event_id, EXCLUDED.origin_topic, EXCLUDED.origin_partition, EXCLUDED.origin_offset,
-         EXCLUDED.source_timestamp, EXCLUDED.tiebreak, EXCLUDED.processed_at, EXCLUDED.fields,
-         EXCLUDED.applied_at)
-    WHERE CASE
-        WHEN EXCLUDED.origin_offset IS NOT NULL AND t.origin_offset IS NOT NULL
-             AND EXCLUDED.origin_topic = t.origin_topic AND EXCLUDED.origin_partition = t.origin_partition
-            THEN (EXCLUDED.origin_offset, EXCLUDED.tiebreak) > (t.origin_offset, t.tiebreak)
-        WHEN EXCLUDED.source_timestamp IS NOT NULL AND t.source_timestamp IS NOT NULL
-            THEN (EXCLUDED.source_timestamp, EXCLUDED.tiebreak) > (t.source_timestamp, t.tiebreak)
-        ELSE true
-    END
+_APPLY = "WITH {}, {}, {}\nSELECT count(*) FROM ins".format(
+    _cte("ins", f"{insert_once(AUDIT_EVENTS, _PG)}\nRETURNING 1"),
+    _cte("verdict", insert_once(GUARD_VERDICT, _PG, select_from="ins WHERE %(is_verdict)s::boolean")),
+    _cte("station", upsert_station(_PG, select_from="ins WHERE %(is_station)s::boolean")),
 )
-SELECT count(*) FROM ins
-"""
-
-# The first entry of a key wins (what the agent was shown); a later different one only sets the flag.
-_INSERT_ENTRY = b"""
-INSERT INTO ledger_entry AS e (run_id, tool_call_id, status, projection_sha256, key_id, event_id,
-    origin_topic, origin_partition, origin_offset, source_timestamp, ledger_topic, ledger_partition,
-    ledger_offset, entry, applied_at)
-VALUES (%(run_id)s::text, %(tool_call_id)s::text, %(status)s::text, %(projection_sha256)s::text,
-    %(key_id)s::text, %(event_id)s::text, %(origin_topic)s::text, %(origin_partition)s::bigint,
-    %(origin_offset)s::bigint, %(source_timestamp)s::bigint, %(ledger_topic)s::text,
-    %(ledger_partition)s::bigint, %(ledger_offset)s::bigint, %(entry)s::text, %(applied_at)s::timestamptz)
-ON CONFLICT (run_id, tool_call_id) DO UPDATE SET later_differs = 1
-WHERE EXCLUDED.projection_sha256 IS DISTINCT FROM e.projection_sha256
-    OR EXCLUDED.status IS DISTINCT FROM e.status
-"""
-_INSERT_VERDICT_RECORD = b"""
-INSERT INTO verdict_record (event_id, run_id, draft_id, attempt, verdict, draft_sha256, origin_topic,
-    origin_partition, origin_offset, source_timestamp, document, applied_at)
-VALUES (%(event_id)s::text, %(run_id)s::text, %(draft_id)s::text, %(attempt)s::bigint, %(verdict)s::text,
-    %(draft_sha256)s::text, %(origin_topic)s::text, %(origin_partition)s::bigint, %(origin_offset)s::bigint,
-    %(source_timestamp)s::bigint, %(document)s::text, %(applied_at)s::timestamptz)
-ON CONFLICT (event_id) DO NOTHING
-"""
-_INSERT_REPORT_RECORD = b"""
-INSERT INTO report_record (event_id, run_id, draft_id, attempt, verdict, verdict_event_id, draft_sha256,
-    origin_topic, origin_partition, origin_offset, source_timestamp, document, applied_at)
-VALUES (%(event_id)s::text, %(run_id)s::text, %(draft_id)s::text, %(attempt)s::bigint, %(verdict)s::text,
-    %(verdict_event_id)s::text, %(draft_sha256)s::text, %(origin_topic)s::text, %(origin_partition)s::bigint,
-    %(origin_offset)s::bigint, %(source_timestamp)s::bigint, %(document)s::text, %(applied_at)s::timestamptz)
-ON CONFLICT (event_id) DO NOTHING
-"""
-_INSERT_DRAFT = b"""
-INSERT INTO draft_record (draft_sha256, run_id, draft_id, origin_topic, origin_partition, origin_offset,
-    value, applied_at)
-VALUES (%(draft_sha256)s::text, %(run_id)s::text, %(draft_id)s::text, %(origin_topic)s::text,
-    %(origin_partition)s::bigint, %(origin_offset)s::bigint, %(value)s::bytea, %(applied_at)s::timestamptz)
-ON CONFLICT (draft_sha256) DO NOTHING
-"""
+_INSERT_ENTRY = insert_entry(_PG).encode()  # the first entry of a key wins; a later different one: a flag
+_INSERT_VERDICT_RECORD = insert_once(VERDICT_RECORD, _PG).encode()
+_INSERT_REPORT_RECORD = insert_once(REPORT_RECORD, _PG).encode()
+_INSERT_DRAFT = insert_once(DRAFT_RECORD, _PG).encode()
 
 # What a failed connect says, as (words libpq or the server use, what we say): only our words are
 # printed. A server-side FATAL is a wrong password, role, database or option, unless it is transient.

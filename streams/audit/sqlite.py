@@ -17,79 +17,27 @@ from streams.audit.evidence import Evidence
 from streams.audit.migrations import pending
 from streams.audit.migrations import sqlite as migrations
 from streams.audit.store import AuditStore
+from streams.audit.tables import (
+    AUDIT_EVENTS,
+    DRAFT_RECORD,
+    GUARD_VERDICT,
+    REPORT_RECORD,
+    VERDICT_RECORD,
+    insert_entry,
+    insert_once,
+    upsert_station,
+)
 from streams.errors import AuditStoreBusy, ConfigurationError
 
 log = logging.getLogger(__name__)
 
-_INSERT_EVENT = """
-INSERT OR IGNORE INTO audit_events (event_id, run_id, tool_call_id, station, origin_topic, origin_partition,
-    origin_offset, source_topic, source_partition, source_offset, source_timestamp, processed_at, fields,
-    applied_at)
-VALUES (:event_id, :run_id, :tool_call_id, :station, :origin_topic, :origin_partition, :origin_offset,
-    :source_topic, :source_partition, :source_offset, :source_timestamp, :processed_at, :fields, :applied_at)
-"""
-_INSERT_VERDICT = """
-INSERT OR IGNORE INTO guard_verdict (event_id, run_id, draft_id, attempt, verdict, violation_codes,
-    cited_tool_call_ids, origin_topic, origin_partition, origin_offset, source_timestamp, processed_at,
-    applied_at)
-VALUES (:event_id, :run_id, :draft_id, :attempt, :verdict, :violation_codes, :cited_tool_call_ids,
-    :origin_topic, :origin_partition, :origin_offset, :source_timestamp, :processed_at, :applied_at)
-"""
-# Only a strictly newer record (see streams.audit.store) replaces a station's row.
-_UPSERT_STATION = """
-INSERT INTO tool_call_station (run_id, tool_call_id, station, event_id, origin_topic, origin_partition,
-    origin_offset, source_timestamp, tiebreak, processed_at, fields, applied_at)
-VALUES (:run_id, :tool_call_id, :station, :event_id, :origin_topic, :origin_partition, :origin_offset,
-    :source_timestamp, :tiebreak, :processed_at, :fields, :applied_at)
-ON CONFLICT (run_id, tool_call_id, station) DO UPDATE SET
-    (event_id, origin_topic, origin_partition, origin_offset, source_timestamp, tiebreak, processed_at,
-     fields, applied_at) =
-    (excluded.event_id, excluded.origin_topic, excluded.origin_partition, excluded.origin_offset,
-     excluded.source_timestamp, excluded.tiebreak, excluded.processed_at, excluded.fields,
-     excluded.applied_at)
-WHERE CASE
-    WHEN excluded.origin_offset IS NOT NULL AND tool_call_station.origin_offset IS NOT NULL
-         AND excluded.origin_topic = tool_call_station.origin_topic
-         AND excluded.origin_partition = tool_call_station.origin_partition
-        THEN (excluded.origin_offset, excluded.tiebreak)
-             > (tool_call_station.origin_offset, tool_call_station.tiebreak)
-    WHEN excluded.source_timestamp IS NOT NULL AND tool_call_station.source_timestamp IS NOT NULL
-        THEN (excluded.source_timestamp, excluded.tiebreak)
-             > (tool_call_station.source_timestamp, tool_call_station.tiebreak)
-    ELSE 1
-END
-"""
-
-# The first entry of a key wins (what the agent was shown); a later different one only sets the flag.
-_INSERT_ENTRY = """
-INSERT INTO ledger_entry (run_id, tool_call_id, status, projection_sha256, key_id, event_id, origin_topic,
-    origin_partition, origin_offset, source_timestamp, ledger_topic, ledger_partition, ledger_offset, entry,
-    applied_at)
-VALUES (:run_id, :tool_call_id, :status, :projection_sha256, :key_id, :event_id, :origin_topic,
-    :origin_partition, :origin_offset, :source_timestamp, :ledger_topic, :ledger_partition, :ledger_offset,
-    :entry, :applied_at)
-ON CONFLICT (run_id, tool_call_id) DO UPDATE SET later_differs = 1
-WHERE excluded.projection_sha256 IS NOT ledger_entry.projection_sha256
-    OR excluded.status IS NOT ledger_entry.status
-"""
-_INSERT_VERDICT_RECORD = """
-INSERT OR IGNORE INTO verdict_record (event_id, run_id, draft_id, attempt, verdict, draft_sha256,
-    origin_topic, origin_partition, origin_offset, source_timestamp, document, applied_at)
-VALUES (:event_id, :run_id, :draft_id, :attempt, :verdict, :draft_sha256, :origin_topic, :origin_partition,
-    :origin_offset, :source_timestamp, :document, :applied_at)
-"""
-_INSERT_REPORT_RECORD = """
-INSERT OR IGNORE INTO report_record (event_id, run_id, draft_id, attempt, verdict, verdict_event_id,
-    draft_sha256, origin_topic, origin_partition, origin_offset, source_timestamp, document, applied_at)
-VALUES (:event_id, :run_id, :draft_id, :attempt, :verdict, :verdict_event_id, :draft_sha256, :origin_topic,
-    :origin_partition, :origin_offset, :source_timestamp, :document, :applied_at)
-"""
-_INSERT_DRAFT = """
-INSERT OR IGNORE INTO draft_record (draft_sha256, run_id, draft_id, origin_topic, origin_partition,
-    origin_offset, value, applied_at)
-VALUES (:draft_sha256, :run_id, :draft_id, :origin_topic, :origin_partition, :origin_offset, :value,
-    :applied_at)
-"""
+_INSERT_EVENT = insert_once(AUDIT_EVENTS, "sqlite")
+_INSERT_VERDICT = insert_once(GUARD_VERDICT, "sqlite")
+_UPSERT_STATION = upsert_station("sqlite")  # only a strictly newer record replaces a station's row
+_INSERT_ENTRY = insert_entry("sqlite")  # the first entry of a key wins; a later different one is flagged
+_INSERT_VERDICT_RECORD = insert_once(VERDICT_RECORD, "sqlite")
+_INSERT_REPORT_RECORD = insert_once(REPORT_RECORD, "sqlite")
+_INSERT_DRAFT = insert_once(DRAFT_RECORD, "sqlite")
 
 _UNSTORABLE = (
     OverflowError,

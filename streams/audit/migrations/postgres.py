@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from streams.audit.migrations import Migration, pending
-from streams.audit.migrations.evidence import EVIDENCE_NAME, REPORTS_NAME, evidence_tables, report_tables
-from streams.audit.migrations.views import RUN_SUMMARY_SQL, tool_invocation_sql
+from streams.audit.migrations import Migration, pending, steps
 
 if TYPE_CHECKING:
     import psycopg
@@ -20,66 +18,7 @@ if TYPE_CHECKING:
 MIGRATION_LOCK = int.from_bytes(b"ec-audit", "big")
 """The advisory lock key every sink takes while it migrates (``pg_advisory_xact_lock``)."""
 
-MIGRATIONS: tuple[Migration, ...] = (
-    Migration(
-        1,
-        "audit tables and the tool_invocation view",
-        (
-            """CREATE TABLE audit_events (
-                event_id         text PRIMARY KEY,
-                run_id           text,
-                tool_call_id     text,
-                station          text NOT NULL,
-                origin_topic     text,
-                origin_partition bigint,
-                origin_offset    bigint,
-                source_topic     text NOT NULL,
-                source_partition bigint NOT NULL,
-                source_offset    bigint NOT NULL,
-                source_timestamp bigint,
-                processed_at     text NOT NULL,
-                fields           jsonb NOT NULL,
-                applied_at       timestamptz NOT NULL
-            )""",
-            "CREATE INDEX audit_events_run ON audit_events (run_id)",
-            """CREATE TABLE tool_call_station (
-                run_id           text NOT NULL,
-                tool_call_id     text NOT NULL,
-                station          text NOT NULL,
-                event_id         text NOT NULL,
-                origin_topic     text,
-                origin_partition bigint,
-                origin_offset    bigint,
-                source_timestamp bigint,
-                tiebreak         integer NOT NULL,
-                processed_at     text NOT NULL,
-                fields           jsonb NOT NULL,
-                applied_at       timestamptz NOT NULL,
-                PRIMARY KEY (run_id, tool_call_id, station)
-            )""",
-            """CREATE TABLE guard_verdict (
-                event_id            text PRIMARY KEY,
-                run_id              text,
-                draft_id            text,
-                attempt             bigint,
-                verdict             text,
-                violation_codes     jsonb NOT NULL,
-                cited_tool_call_ids jsonb NOT NULL,
-                origin_topic        text,
-                origin_partition    bigint,
-                origin_offset       bigint,
-                source_timestamp    bigint,
-                processed_at        text NOT NULL,
-                applied_at          timestamptz NOT NULL
-            )""",
-            "CREATE INDEX guard_verdict_run ON guard_verdict (run_id)",
-            tool_invocation_sql("postgresql"),
-        ),
-    ),
-    Migration(2, "run_summary view", (RUN_SUMMARY_SQL,)),
-    Migration(3, EVIDENCE_NAME, evidence_tables("postgresql")),
-    Migration(4, REPORTS_NAME, report_tables("postgresql")),
-)
+MIGRATIONS: tuple[Migration, ...] = steps("postgresql")
 
 _CREATE_VERSIONS = """
 CREATE TABLE IF NOT EXISTS schema_migrations (

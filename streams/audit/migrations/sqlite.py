@@ -9,73 +9,12 @@ from __future__ import annotations
 import sqlite3
 from datetime import UTC, datetime
 
-from streams.audit.migrations import Migration, pending
-from streams.audit.migrations.evidence import EVIDENCE_NAME, REPORTS_NAME, evidence_tables, report_tables
-from streams.audit.migrations.views import RUN_SUMMARY_SQL, tool_invocation_sql
+from streams.audit.migrations import Migration, pending, steps
 from streams.errors import ConfigurationError
 
 _V1_TABLES = ("audit_events", "tool_call_station", "guard_verdict")
 
-MIGRATIONS: tuple[Migration, ...] = (
-    Migration(
-        1,
-        "audit tables and the tool_invocation view",
-        (
-            """CREATE TABLE audit_events (
-                event_id         TEXT PRIMARY KEY,
-                run_id           TEXT,
-                tool_call_id     TEXT,
-                station          TEXT NOT NULL,
-                origin_topic     TEXT,
-                origin_partition INTEGER,
-                origin_offset    INTEGER,
-                source_topic     TEXT NOT NULL,
-                source_partition INTEGER NOT NULL,
-                source_offset    INTEGER NOT NULL,
-                source_timestamp INTEGER,
-                processed_at     TEXT NOT NULL,
-                fields           TEXT NOT NULL,
-                applied_at       TEXT NOT NULL
-            )""",
-            "CREATE INDEX audit_events_run ON audit_events (run_id)",
-            """CREATE TABLE tool_call_station (
-                run_id           TEXT NOT NULL,
-                tool_call_id     TEXT NOT NULL,
-                station          TEXT NOT NULL,
-                event_id         TEXT NOT NULL,
-                origin_topic     TEXT,
-                origin_partition INTEGER,
-                origin_offset    INTEGER,
-                source_timestamp INTEGER,
-                tiebreak         INTEGER NOT NULL,
-                processed_at     TEXT NOT NULL,
-                fields           TEXT NOT NULL,
-                applied_at       TEXT NOT NULL,
-                PRIMARY KEY (run_id, tool_call_id, station)
-            )""",
-            """CREATE TABLE guard_verdict (
-                event_id            TEXT PRIMARY KEY,
-                run_id              TEXT,
-                draft_id            TEXT,
-                attempt             INTEGER,
-                verdict             TEXT,
-                violation_codes     TEXT NOT NULL,
-                cited_tool_call_ids TEXT NOT NULL,
-                origin_topic        TEXT,
-                origin_partition    INTEGER,
-                origin_offset       INTEGER,
-                source_timestamp    INTEGER,
-                processed_at        TEXT NOT NULL,
-                applied_at          TEXT NOT NULL
-            )""",
-            "CREATE INDEX guard_verdict_run ON guard_verdict (run_id)",
-            tool_invocation_sql("sqlite"),
-        ),
-    ),
-    Migration(2, "run_summary view", (RUN_SUMMARY_SQL,)),
-    Migration(3, EVIDENCE_NAME, evidence_tables("sqlite")),
-    Migration(4, REPORTS_NAME, report_tables("sqlite")),
-)
+MIGRATIONS: tuple[Migration, ...] = steps("sqlite")
 
 _CREATE_VERSIONS = """
 CREATE TABLE IF NOT EXISTS schema_migrations (

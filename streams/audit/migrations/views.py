@@ -12,9 +12,8 @@ to a view is a new migration that replaces it, never an edit of these.
 from __future__ import annotations
 
 import re
-from typing import Literal
 
-Dialect = Literal["sqlite", "postgresql"]
+from streams.audit.tables import Dialect
 
 TOOL_CALL_COLUMNS: tuple[tuple[str, str], ...] = (
     (
