@@ -7,7 +7,9 @@ Where they come from, first match wins (per service):
 
 A service that does not answer fails the tests that need it; these tests are never skipped
 (STYLE: "These run in CI; they are never skipped there").
-Every test gets its own topic/key prefix (``unique_prefix``) and Faust app id (``app_id``).
+Every test gets its own topic/key prefix (``unique_prefix``) and Faust app id (``app_id``); a module that
+asks for ``stack`` gets a worker of its own on a prefix of its own (``STACK_SETTINGS`` in the module, a
+dict, adds to the settings its clients use).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import redis.asyncio as aioredis
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from tests.integration.audit_db import postgres_admin, target  # noqa: F401 - the audit tests' fixtures
+from tests.integration.helpers import Stack, worker_stack
 from tests.services import SINGLE_NODE, docker_env
 
 HERE = Path(__file__).resolve().parent
@@ -233,6 +236,21 @@ def kafka_bootstrap(kafka_endpoint: Endpoint) -> str:
 def redis_url(redis_endpoint: Endpoint) -> str:
     """``redis://`` URL of a Redis server that answers."""
     return redis_endpoint.address
+
+
+@pytest.fixture(scope="module")
+def stack(
+    request: pytest.FixtureRequest,
+    kafka_bootstrap: str,
+    redis_url: str,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Stack]:
+    """One worker for the module's tests, on topics, an app id and a namespace of the module's own
+    (:func:`tests.integration.helpers.worker_stack`), with the module's ``STACK_SETTINGS`` if it has any."""
+    extra: dict[str, Any] = getattr(request.module, "STACK_SETTINGS", {})
+    logs = tmp_path_factory.mktemp(request.module.__name__.rsplit(".", 1)[-1])
+    with worker_stack(kafka_bootstrap, redis_url, logs, **extra) as running:
+        yield running
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""Helpers for the topology tests: a worker subprocess, publishing, reading topics, a cuttable TCP proxy."""
+"""Helpers for the integration tier: a worker subprocess, a module's stack (its topics and a worker),
+publishing, reading topics, a cuttable TCP proxy."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import os
 import signal
 import subprocess
 import tempfile
-from collections.abc import Sequence
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +21,7 @@ from aiokafka import AIOKafkaProducer
 from models.ledger import LEDGER_ENTRY_FIELDS
 from models.vocab import Topic
 from streams import codec
+from streams.kafka.admin import ensure_topics
 from streams.kafka.ranges import read_topic as kafka_read_topic
 from streams.ledger.redis import RedisLedgerStore
 from streams.settings import Settings
@@ -173,6 +177,67 @@ class Worker:
     def log_tail(self, lines: int = 60) -> str:
         text = self.log_path.read_text(errors="replace").splitlines()
         return "\n".join(text[-lines:])
+
+
+@dataclass(frozen=True)
+class Stack:
+    """One worker on a topic prefix, app id and ledger namespace of its own, its environment, and the
+    settings of a client, gateway or store beside it (:func:`isolated_settings`)."""
+
+    settings: Settings
+    env: dict[str, str]
+    worker: Worker
+
+    @property
+    def prefix(self) -> str:
+        return self.settings.topic_prefix
+
+    @property
+    def kafka(self) -> str:
+        return self.settings.kafka_bootstrap
+
+    @property
+    def redis(self) -> str:
+        return self.settings.redis_url.get_secret_value()
+
+    @property
+    def ns(self) -> str:
+        return self.settings.ns
+
+    def topic(self, name: str) -> str:
+        """The full name of topic ``name`` under this stack's prefix."""
+        return f"{self.prefix}{name}"
+
+    async def values(
+        self, name: str, count: int, *, settle: float = 0.0, wait_seconds: float = 90.0
+    ) -> list[Any]:
+        """The decoded values of topic ``name`` once there are ``count`` (checked against its schema);
+        fewer after ``wait_seconds`` fails with the worker's last log lines."""
+        raw = await read_topic(
+            self.kafka,
+            self.topic(name),
+            until=lambda v: len(v) >= count,
+            settle=settle,
+            wait_seconds=wait_seconds,
+        )
+        assert len(raw) >= count, f"{name}: {len(raw)} of {count} records\n{self.worker.log_tail()}"
+        return [codec.loads(v) for v in raw]
+
+
+@contextmanager
+def worker_stack(kafka: str, redis: str, logs: Path, **settings: Any) -> Iterator[Stack]:
+    """A :class:`Stack` on a new prefix: its topics created first with the worker's partition count (so
+    nothing published is auto-created with one), then its worker, logging to ``logs/worker.log`` and
+    stopped on exit. ``settings`` are added to the client's settings (not the worker's)."""
+    prefix = f"t-{uuid.uuid4().hex[:8]}-"
+    env = worker_env(prefix, kafka, redis)
+    beside = isolated_settings(prefix, kafka, redis, **settings)
+    asyncio.run(ensure_topics(beside))
+    worker = Worker(env, logs / "worker.log").start()
+    try:
+        yield Stack(beside, env, worker)
+    finally:
+        worker.stop()
 
 
 async def publish(kafka: str, topic: str, values: Sequence[bytes]) -> None:

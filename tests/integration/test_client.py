@@ -5,8 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -20,13 +19,22 @@ from streams.kafka.admin import ensure_topics
 from streams.kafka.config import new_consumer, started
 from streams.ledger.redis import RedisLedgerStore
 from streams.settings import Settings
-from tests.integration.helpers import Worker, golden_lines, load_golden_ledger, worker_env
+from tests.integration.helpers import (
+    Stack,
+    Worker,
+    golden_lines,
+    isolated_settings,
+    load_golden_ledger,
+    worker_env,
+)
 
 RAW = golden_lines("pipe", "input.jsonl")
 EXPECTED = golden_lines("pipe", "expected_projection.jsonl")
 DRAFTS = golden_lines("guard", "drafts.jsonl")
 VERDICTS = golden_lines("guard", "expected_verdicts.jsonl")
 UNSTAMPED = ("event_id", "origin", "source_timestamp")
+STACK_SETTINGS = {"gateway_timeout_ms": 30_000}
+"""The module's worker stack (conftest.py's ``stack``): the client waits up to 30 s for a reply."""
 
 
 def _comparable(verdict: dict) -> dict:
@@ -34,39 +42,6 @@ def _comparable(verdict: dict) -> dict:
     out = {k: v for k, v in verdict.items() if k not in UNSTAMPED}
     out["violations"] = [(v["code"], v["path"]) for v in out["violations"]]
     return out
-
-
-@dataclass
-class Stack:
-    prefix: str
-    settings: Settings
-    worker: Worker
-
-
-def _settings(prefix: str, kafka: str, redis: str) -> Settings:
-    return Settings(
-        kafka_bootstrap=kafka,
-        redis_url=redis,
-        topic_prefix=prefix,
-        ns=prefix.rstrip("-."),
-        app_id=f"{prefix}app",
-        topic_partitions=3,
-        gateway_timeout_ms=30_000,
-    )
-
-
-@pytest.fixture(scope="module")
-def stack(kafka_bootstrap: str, redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    prefix = f"t-{uuid.uuid4().hex[:8]}-"
-    settings = _settings(prefix, kafka_bootstrap, redis_url)
-    asyncio.run(ensure_topics(settings))
-    worker = Worker(
-        worker_env(prefix, kafka_bootstrap, redis_url), Path(tmp_path_factory.mktemp("worker")) / "worker.log"
-    ).start()
-    try:
-        yield Stack(prefix, settings, worker)
-    finally:
-        worker.stop()
 
 
 @pytest.fixture
@@ -177,7 +152,7 @@ async def test_a_retried_lookup_after_a_timeout_returns_identical_bytes_and_one_
     kafka_bootstrap: str, redis_url: str, tmp_path: Path
 ) -> None:
     prefix = f"t-{uuid.uuid4().hex[:8]}-"
-    settings = _settings(prefix, kafka_bootstrap, redis_url)
+    settings = isolated_settings(prefix, kafka_bootstrap, redis_url, gateway_timeout_ms=30_000)
     await ensure_topics(settings)
     record = codec.dumps({**codec.loads(RAW[0]), "run_id": "run-retry", "tool_call_id": "call-retry"})
     async with EvidenceChainClient(settings) as client:

@@ -2,56 +2,24 @@
 
 from __future__ import annotations
 
-import asyncio
 import io
 import os
 import subprocess
 import sys
-import uuid
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
 from rich.console import Console
 
 from examples.agent_loop import agent_loop
 from streams import codec
 from streams.client import EvidenceChainClient
-from streams.kafka.admin import ensure_topics
-from streams.settings import Settings
-from tests.integration.helpers import Worker, worker_env
+from tests.integration.helpers import Stack
 
 REPO = Path(__file__).resolve().parents[2]
 FIXED_REPORT = {"conclusion": None, "limitations": ["自动诊断未通过证据校验，请结合日志、指标、告警人工排查"]}
 """SPEC 4's fallback_report, written out here rather than imported."""
-
-
-@dataclass
-class Stack:
-    settings: Settings
-    env: dict[str, str]
-
-
-@pytest.fixture(scope="module")
-def stack(kafka_bootstrap: str, redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    prefix = f"t-{uuid.uuid4().hex[:8]}-"
-    env = worker_env(prefix, kafka_bootstrap, redis_url)
-    settings = Settings(
-        kafka_bootstrap=kafka_bootstrap,
-        redis_url=redis_url,
-        topic_prefix=prefix,
-        ns=env["EC_NS"],
-        app_id=env["EC_APP_ID"],
-        topic_partitions=3,
-        gateway_timeout_ms=30_000,
-    )
-    asyncio.run(ensure_topics(settings))
-    worker = Worker(env, Path(tmp_path_factory.mktemp("worker")) / "worker.log").start()
-    try:
-        yield Stack(settings, env)
-    finally:
-        worker.stop()
+STACK_SETTINGS = {"gateway_timeout_ms": 30_000}
+"""The module's worker stack (conftest.py's ``stack``): the client waits up to 30 s for a reply."""
 
 
 def _codes(verdict: dict) -> list[tuple[str, str]]:

@@ -34,7 +34,7 @@ from streams.hashing import sha256_hex
 from streams.kafka.admin import ensure_topics
 from streams.settings import Settings
 from tests.contracts import validate
-from tests.integration.helpers import CLI, Worker, golden_lines, load_golden_ledger, worker_env
+from tests.integration.helpers import CLI, Stack, golden_lines, load_golden_ledger
 from tests.openapi_contract import OPENAPI, validate_answer
 
 RAW = golden_lines("pipe", "input.jsonl")
@@ -108,55 +108,34 @@ def start_gateway(env: dict[str, str], log_path: Path, *args: str, timeout_s: fl
     pytest.fail(f"the gateway did not start (exit {process.wait()}):\n{log_path.read_text()}")
 
 
-@dataclass
-class Stack:
-    prefix: str
-    settings: Settings
-    worker: Worker
-    gateway: GatewayProcess
-
-
 @pytest.fixture(scope="module")
-def stack(kafka_bootstrap: str, redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    prefix = f"t-{uuid.uuid4().hex[:8]}-"
-    settings = Settings(
-        kafka_bootstrap=kafka_bootstrap,
-        redis_url=redis_url,
-        topic_prefix=prefix,
-        ns=prefix.rstrip("-."),
-        app_id=f"{prefix}app",
-        topic_partitions=3,
-    )
-    asyncio.run(ensure_topics(settings))
-    logs = Path(tmp_path_factory.mktemp("gateway"))
-    env = worker_env(prefix, kafka_bootstrap, redis_url)
-    worker = Worker(env, logs / "worker.log").start()
-    gateway = start_gateway(
-        {**env, "EC_GATEWAY_TOKEN": TOKEN, "EC_GATEWAY_TIMEOUT_MS": "30000"},
-        logs / "gateway.log",
+def gateway(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
+    """``evidence-chain gateway`` over the module's worker, listening on 0.0.0.0 with a token."""
+    process = start_gateway(
+        {**stack.env, "EC_GATEWAY_TOKEN": TOKEN, "EC_GATEWAY_TIMEOUT_MS": "30000"},
+        tmp_path_factory.mktemp("gateway") / "gateway.log",
         "--host",
         "0.0.0.0",  # noqa: S104 - with a token, as in a container
     )
     try:
-        yield Stack(prefix, settings, worker, gateway)
+        yield process
     finally:
-        code = gateway.stop()
-        worker.stop()
-        log = gateway.log()
+        code = process.stop()
+        log = process.log()
         assert TOKEN not in log, "the token was logged"
         assert code == 0 and "gateway: stopped" in log, log[-2000:]
 
 
 @pytest.fixture
-async def http(stack: Stack) -> AsyncIterator[aiohttp.ClientSession]:
-    async with aiohttp.ClientSession(stack.gateway.url) as session:
+async def http(gateway: GatewayProcess) -> AsyncIterator[aiohttp.ClientSession]:
+    async with aiohttp.ClientSession(gateway.url) as session:
         deadline = time.monotonic() + 60
         while True:  # ready once the client has connected to Kafka and Redis answers
             async with session.get("/readyz") as response:
                 if response.status == 200:
                     break
                 if time.monotonic() > deadline:
-                    pytest.fail(f"/readyz: {await response.text()}\n{stack.gateway.log()[-2000:]}")
+                    pytest.fail(f"/readyz: {await response.text()}\n{gateway.log()[-2000:]}")
             await asyncio.sleep(0.2)
         yield session
 

@@ -11,10 +11,8 @@ from __future__ import annotations
 import asyncio
 import re
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -30,10 +28,9 @@ from streams import codec
 from streams.cli.offline import pipe_line
 from streams.client import EvidenceChainClient
 from streams.client.gateway import create_gateway
-from streams.kafka.admin import ensure_topics
 from streams.search import PyRagSearch, raw_hits_record
 from streams.settings import Settings
-from tests.integration.helpers import CLI, Worker, isolated_settings, read_topic, worker_env
+from tests.integration.helpers import CLI, Stack, read_topic
 from tests.openapi_contract import validate_answer
 from tests.pyrag import FakePyRag, recorded_answers
 from tests.support import MCP_ACCEPT, MCP_INITIALIZE
@@ -42,32 +39,8 @@ ANSWERS = recorded_answers()
 FOUND = "网关超时怎么排查"
 """A recorded query whose answer has evidence (the golden pipe case 1)."""
 NOTHING = "a question nobody recorded"
-
-
-@dataclass
-class Stack:
-    settings: Settings
-    env: dict[str, str]
-
-
-@pytest.fixture(scope="module")
-def stack(kafka_bootstrap: str, redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    prefix = f"t-{uuid.uuid4().hex[:8]}-"
-    env = worker_env(prefix, kafka_bootstrap, redis_url)
-    settings = isolated_settings(
-        prefix,
-        kafka_bootstrap,
-        redis_url,
-        gateway_timeout_ms=60_000,
-        retry_initial_backoff_ms=50,
-        retry_max_backoff_ms=200,
-    )
-    asyncio.run(ensure_topics(settings))
-    worker = Worker(env, Path(tmp_path_factory.mktemp("mcp")) / "worker.log").start()
-    try:
-        yield Stack(settings, env)
-    finally:
-        worker.stop()
+STACK_SETTINGS = {"gateway_timeout_ms": 60_000, "retry_initial_backoff_ms": 50, "retry_max_backoff_ms": 200}
+"""The module's worker stack (conftest.py's ``stack``): a minute for a reply, short retries."""
 
 
 @pytest.fixture

@@ -4,64 +4,23 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Iterator
-from pathlib import Path
 
-import pytest
 import redis.asyncio as aioredis
 
 from models.vocab import LedgerStatus
 from streams import codec
 from streams.hashing import sha256_hex
-from streams.kafka.admin import ensure_topics
 from streams.ledger.keys import ledger_key
-from streams.settings import Settings
 from tests.integration.helpers import (
-    Worker,
+    Stack,
     golden_lines,
     load_golden_ledger,
     publish,
     read_topic,
-    worker_env,
 )
 
 RAW = golden_lines("pipe", "input.jsonl")
 EXPECTED = golden_lines("pipe", "expected_projection.jsonl")
-
-
-class Stack:
-    def __init__(self, prefix: str, kafka: str, redis: str, worker: Worker) -> None:
-        self.prefix, self.kafka, self.redis, self.worker = prefix, kafka, redis, worker
-        self.ns = prefix.rstrip("-.")
-
-    def topic(self, name: str) -> str:
-        return f"{self.prefix}{name}"
-
-    async def values(
-        self, name: str, count: int, *, settle: float = 0.0, wait_seconds: float = 90.0
-    ) -> list[dict]:
-        raw = await read_topic(
-            self.kafka,
-            self.topic(name),
-            until=lambda v: len(v) >= count,
-            settle=settle,
-            wait_seconds=wait_seconds,
-        )
-        assert len(raw) >= count, f"{name}: {len(raw)} of {count} records\n{self.worker.log_tail()}"
-        return [codec.loads(v) for v in raw]
-
-
-@pytest.fixture(scope="module")
-def stack(kafka_bootstrap: str, redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    prefix = f"t-{uuid.uuid4().hex[:8]}-"
-    env = worker_env(prefix, kafka_bootstrap, redis_url)
-    settings = Settings(kafka_bootstrap=kafka_bootstrap, topic_prefix=prefix, topic_partitions=3)
-    asyncio.run(ensure_topics(settings))  # before publishing, so nothing is auto-created with 1 partition
-    worker = Worker(env, Path(tmp_path_factory.mktemp("worker")) / "worker.log").start()
-    try:
-        yield Stack(prefix, kafka_bootstrap, redis_url, worker)
-    finally:
-        worker.stop()
 
 
 async def test_golden_raw_hits_end_to_end(stack: Stack) -> None:
