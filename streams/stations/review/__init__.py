@@ -26,7 +26,6 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from operator import itemgetter
 from typing import Any, NamedTuple
 
 from models.draft import DiagnosisDraft
@@ -96,7 +95,6 @@ class Finding(NamedTuple):
 # -- evidence --------------------------------------------------------------------------------------
 
 _ITEM_FIELDS = ("document_id", "source", "title", "breadcrumb", "excerpt")
-_ITEM_VALUES = itemgetter(*_ITEM_FIELDS)
 
 _Key = tuple[str, frozenset[str] | None]
 """A cited projection and the document_ids it is narrowed to (None: all its items)."""

@@ -284,22 +284,6 @@ def _noun_in(group: frozenset[str], noun: str) -> bool:
     return noun in group or (not noun.isascii() and any(not w.isascii() and w in noun for w in group))
 
 
-_ASCII_UNIT_NAMES = sorted((n for n in _ALIASES if n.isascii()), key=len, reverse=True)
-_CJK_UNIT_NAMES = sorted((n for n in _ALIASES if not n.isascii()), key=len, reverse=True)
-_UNIT_NAME = (
-    "(?:"
-    + "|".join(re.escape(n) for n in _CJK_UNIT_NAMES)
-    + r"|(?:"
-    + "|".join(re.escape(n) for n in _ASCII_UNIT_NAMES)
-    + r")(?![A-Za-z0-9_]))"
-)
-UNIT_AFTER = re.compile(
-    rf"[ \t\u00a0]?-?[ \t\u00a0]?{_UNIT_NAME}|[ \t\u00a0]?[(（][ \t\u00a0]?{_UNIT_NAME}[ \t\u00a0]?[)）]",
-    re.IGNORECASE,
-)
-"""A unit written after a number, glued or after one space or hyphen (``60s``, ``60 s``, ``60-second``,
-``60 秒``, ``2350000 msgs/s``), or in parentheses (``20000（毫秒）``)."""
-
 UNIT_HINTS: tuple[tuple[str, str], ...] = (
     ("millis", "ms"),
     ("_ms", "ms"),

@@ -60,9 +60,6 @@ _JOINED_WORD = re.compile(r"([a-z]{3,}?)-?v?([0-9]+(?:\.[0-9]+)*)")
 """A name of three letters or more joined to its version (``JDK17``, ``TLSv1.3``): ``gp3`` or ``io2`` is a
 name, not a version of ``gp``."""
 _CAMEL_NAME = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")
-_NAME_BEFORE = re.compile(r"(?<![a-z0-9_.-])([a-z][a-z]+)[ -]$")
-_VERSION_WORD = re.compile(r"[0-9]+(?:\.[0-9]+)*")
-_DIGIT = re.compile(r"[0-9]")
 _ZH_NUMERAL = re.compile(r"[零〇一二两三四五六七八九十百千万亿半]")
 _EN_NUMBER_WORDS = frozenset(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
@@ -70,10 +67,6 @@ _EN_NUMBER_WORDS = frozenset(
     "million billion".split()
 )
 _NAME_LIKE = re.compile(r"[0-9_.=:/-]")
-_DIGIT_TOKEN = re.compile(
-    f"(?<!{_WORD_CHAR}){_WORD_CHAR}*?[0-9]{_WORD_CHAR}*(?:(?:\\*{{1,2}}|`+){_WORD_CHAR}+)*"
-)
-"""A word (as :data:`~streams.stations.review.reading._TOKEN` finds them) with a digit in it."""
 _MARKS = re.compile(r"[*`]+")
 _PLACEHOLDER = re.compile(r"<[^<>\s]{1,40}>|\{[A-Za-z_][A-Za-z0-9_.-]{0,39}\}|\$\{?[A-Z][A-Z0-9_]{1,39}\}?")
 _CONJUNCTION = re.compile(r"\s*(?:与|和|及|或|、|,|，|/|and|or|&)\s*")
@@ -407,7 +400,7 @@ def _units_stated(word: str, value: str, text: str, end: int) -> Iterator[str | 
                 if unit is None and len(read[1]) == 1 and text:
                     unit = _unit_after(text, end)[0]
                     if unit is None:
-                        unit = _counted(text, first_of(text, end, word), end, value)
+                        unit = _counted(text, _first_of(text, end, word), end, value)
                 yield unit
             elif atom.kind == "number" and value in _chain_parts(atom.value):
                 yield None
@@ -418,7 +411,8 @@ def _units_stated(word: str, value: str, text: str, end: int) -> Iterator[str | 
                         yield assigned_atom.unit
 
 
-def first_of(text: str, end: int, word: str) -> int:
+def _first_of(text: str, end: int, word: str) -> int:
+    """Where ``word``, ending at ``end`` in ``text``, starts (without its trailing punctuation)."""
     return max(0, end - len(word.rstrip(_EDGES)))
 
 

@@ -303,13 +303,6 @@ def _cjk_next(text: str, end: int) -> bool:
     return end < len(text) and "\u3400" <= text[end] <= "\u9fff"
 
 
-def _counts(text: str, start: int, end: int, value: str, zh_one: bool = False) -> int | None:
-    """Where the count a number at ``text[start:end]`` makes ends (``9 个``, ``8 consumers``), or None
-    when it counts nothing (:func:`count_of`)."""
-    counted = count_of(text, start, end, value, zh_one)
-    return None if counted is None else counted[0]
-
-
 def count_of(text: str, start: int, end: int, value: str, zh_one: bool = False) -> tuple[int, str] | None:
     """Whether a number at ``text[start:end]`` counts something about the incident or its settings
     (LABELS' fine points): it is followed by a measure word or a noun, not by one of the draft's own
@@ -366,9 +359,7 @@ def _singular(noun: str) -> str:
     return noun[:-1] if noun.endswith("s") else noun
 
 
-_ZH_NOUN = re.compile(
-    r"[ \t\u00a0]*([\u4e00-\u9fff]{1,4})|[ \t\u00a0]*([A-Za-z][A-Za-z0-9_-]*)"
-)
+_ZH_NOUN = re.compile(r"[ \t\u00a0]*([\u4e00-\u9fff]{1,4})|[ \t\u00a0]*([A-Za-z][A-Za-z0-9_-]*)")
 """The word after a Chinese count's measure word: what it counts, or (``三个 CoreDNS 副本``) a name before it,
 which :func:`~streams.stations.review.forms.same_thing` then does not hold against another count."""
 
