@@ -30,6 +30,7 @@ SIGNALS = {
     "consumer lag that keeps growing": "EvidenceChainConsumerLagGrowing",
     "a CONFLICT on the write-once ledger": "EvidenceChainLedgerConflict",
     "LEDGER_INTEGRITY refusals at the doors": "EvidenceChainLedgerIntegrityRefused",
+    "VERDICT_INTEGRITY refusals at the doors (issue 38)": "EvidenceChainVerdictIntegrityRefused",
     "a burst of dead letters": "EvidenceChainDeadLetterBurst",
     "a worker that stopped committing": "EvidenceChainNotCommitting",
     "a worker that is down": "EvidenceChainWorkerDown",
