@@ -28,7 +28,7 @@ from streams import codec
 from streams.audit.evidence import Evidence
 from streams.audit.migrations import pending
 from streams.audit.migrations import postgres as migrations
-from streams.audit.store import AuditStore
+from streams.audit.store import AuditStore, skipped
 from streams.audit.tables import (
     AUDIT_EVENTS,
     DRAFT_RECORD,
@@ -213,12 +213,7 @@ class PostgresAuditStore(AuditStore):
                         inserted += int(got[0]) if got else 0
                 except _UNSTORABLE as exc:
                     unstorable += 1
-                    log.warning(
-                        "audit record %s cannot be stored, skipped: %s: %s",
-                        str(row["event_id"])[:200],
-                        type(exc).__name__,
-                        exc,
-                    )
+                    skipped(row["event_id"], exc)
             _insert_evidence(cur, evidence)
         return inserted, unstorable
 

@@ -16,7 +16,7 @@ from typing import Any
 from streams.audit.evidence import Evidence
 from streams.audit.migrations import pending
 from streams.audit.migrations import sqlite as migrations
-from streams.audit.store import AuditStore
+from streams.audit.store import AuditStore, skipped
 from streams.audit.tables import (
     AUDIT_EVENTS,
     DRAFT_RECORD,
@@ -156,12 +156,7 @@ class SqliteAuditStore(AuditStore):
                     except _UNSTORABLE as exc:
                         cur.execute("ROLLBACK TO one_record")
                         unstorable += 1
-                        log.warning(
-                            "audit record %s cannot be stored, skipped: %s: %s",
-                            str(row["event_id"])[:200],
-                            type(exc).__name__,
-                            exc,
-                        )
+                        skipped(row["event_id"], exc)
                     cur.execute("RELEASE one_record")
                 if evidence is not None:
                     self._insert_evidence(cur, evidence)

@@ -72,6 +72,7 @@ __all__ = [
     "check_record",
     "decode_record",
     "is_dsn",
+    "skipped",
 ]
 
 log = logging.getLogger(__name__)
@@ -175,6 +176,13 @@ class StoredEntry:
     """Whether the topic later carried a different entry for the same key (not stored: the first wins)."""
     where: str
     """The ``ledger`` record it came from, ``topic[partition]@offset``."""
+
+
+def skipped(event_id: object, exc: Exception) -> None:
+    """Log one audit record that no retry can store, skipped; the rest of its batch is stored."""
+    log.warning(
+        "audit record %s cannot be stored, skipped: %s: %s", str(event_id)[:200], type(exc).__name__, exc
+    )
 
 
 @dataclass
@@ -289,9 +297,7 @@ class AuditStore(ABC):
                 rows.append(self._row(self._storable(record), applied_at))
             except Unstorable as exc:
                 malformed += 1
-                log.warning(
-                    "audit record %s cannot be stored, skipped: %s", str(record["event_id"])[:200], exc
-                )
+                skipped(record["event_id"], exc)
         evidence = evidence if evidence else None  # the writer migrated: it has the evidence tables
         inserted, unstorable = self._write(rows, evidence) if rows or evidence else (0, 0)
         if evidence is not None:
