@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import random
-import string
 import subprocess
 import sys
 import time
@@ -35,25 +33,11 @@ from harness import ROOT, Watcher, fresh_settings, pipeline_env  # noqa: E402
 sys.path.insert(0, str(ROOT))
 
 from models.vocab import Topic  # noqa: E402
-from streams import codec  # noqa: E402
-from tests.integration.helpers import golden_lines, load_golden_ledger  # noqa: E402
+from tests.integration.helpers import load_golden_ledger  # noqa: E402
+from tests.judge import distinct_drafts  # noqa: E402
 
 console = Console(stderr=True)
 SECTION = "semantic.py"
-
-
-def drafts(count: int, seed: int = 41) -> list[bytes]:
-    """``count`` copies of the golden d-pass, each with its own conclusion (letters only, so the review of
-    claims passes it), so each is its own case for the judge."""
-    base = codec.loads(next(d for d in golden_lines("guard", "drafts.jsonl") if b'"d-pass"' in d))
-    rng = random.Random(seed)
-    out = []
-    for i in range(count):
-        word = "".join(rng.choices(string.ascii_lowercase, k=12))
-        draft = {**base, "draft_id": f"d-bench-{i}", "conclusion": {**base["conclusion"]}}
-        draft["conclusion"]["content"] = f"调大 upstream 超时 ({word})"
-        out.append(codec.dumps(draft))
-    return out
 
 
 async def judge_stats(port: int) -> dict[str, float]:
@@ -76,7 +60,7 @@ async def measure(count: int, latency: float, in_flight: int) -> dict[str, float
     try:
         async with harness.topics(settings):
             await load_golden_ledger(settings.redis_url.get_secret_value(), settings.ns)
-            await harness.preload(settings, drafts(count), Topic.DIAGNOSIS_DRAFTS)
+            await harness.preload(settings, distinct_drafts(count), Topic.DIAGNOSIS_DRAFTS)
             env = pipeline_env(
                 settings,
                 EC_SEMANTIC__MODE="enforce",

@@ -19,14 +19,27 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import random
+import string
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 
+GOLDEN_DRAFTS = Path(__file__).resolve().parent / "data" / "golden" / "guard" / "drafts.jsonl"
 UNSUPPORTED = ("the root cause is", "根因是", "OVERCLAIM")
 CONTRADICTED = ("REVERSED",)
-SWITCHES = ("fail", "rate_limited", "garbage", "not_completion", "down", "latency_seconds", "retry_after")
+SWITCHES = (
+    "fail",
+    "rate_limited",
+    "garbage",
+    "not_completion",
+    "down",
+    "latency_seconds",
+    "retry_after",
+    "vary",
+)
 
 
 @dataclass
@@ -42,6 +55,9 @@ class FakeJudge:
     garbage: int = 0
     not_completion: int = 0
     down: bool = False
+    vary: bool = False
+    """Each answer's reasons name the call that gave them: a model that never answers twice alike, so a
+    judgement asked again would show in its bytes."""
     calls: int = 0
     """Calls received (every try)."""
     answered: int = 0
@@ -61,12 +77,14 @@ class FakeJudge:
         """The judgement of the case in the request's user message."""
         user = body["messages"][-1]["content"]
         case = json.loads(user[user.index("{") :])
+        said = f" (call {self.calls})" if self.vary else ""
         claims = [
             {
                 "path": claim["path"],
                 "label": (label := self.label(claim["text"])),
                 "evidence": claim["evidence"][:1],
-                "reason": "the evidence states it" if label == "supported" else f"fake judge: {label}",
+                "reason": ("the evidence states it" if label == "supported" else f"fake judge: {label}")
+                + said,
             }
             for claim in case["claims"]
         ]
@@ -74,6 +92,29 @@ class FakeJudge:
 
     def stats(self) -> dict[str, Any]:
         return {"calls": self.calls, "answered": self.answered, "most_in_flight": self.most_in_flight}
+
+
+def distinct_drafts(
+    count: int, *, seed: int = 41, overclaim_every: int = 0, last_attempt_every: int = 0
+) -> list[bytes]:
+    """``count`` copies of the golden d-pass (run ``run-g``: load the golden guard ledger), each with its own
+    conclusion (letters only, so the review of claims passes it): each its own case for the judge. Every
+    ``overclaim_every``-th says "the root cause is" (the fake judge: unsupported), every
+    ``last_attempt_every``-th is attempt 2 (a semantic REJECT there is a FALLBACK)."""
+    base = json.loads(next(d for d in GOLDEN_DRAFTS.read_bytes().splitlines() if b'"d-pass"' in d))
+    rng = random.Random(seed)
+    out = []
+    for i in range(count):
+        word = "".join(rng.choices(string.ascii_lowercase, k=12))
+        draft = {**base, "draft_id": f"d-judged-{i}", "conclusion": {**base["conclusion"]}}
+        overclaims = overclaim_every and i % overclaim_every == 0
+        draft["conclusion"]["content"] = (
+            f"{'the root cause is ' if overclaims else ''}调大 upstream 超时 ({word})"
+        )
+        if last_attempt_every and i % last_attempt_every == 0:
+            draft["attempt"] = 2
+        out.append(json.dumps(draft, ensure_ascii=False).encode())
+    return out
 
 
 def completion(content: str) -> dict[str, Any]:

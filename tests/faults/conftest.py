@@ -19,6 +19,7 @@ LONGEST_FIRST = (
     "test_outages.py",  # about 80 s
     "test_client_faults.py",  # the shortest, about 15 s: the cluster lane's second file
     "test_alerts.py",  # about 90 s, most of it a Redis outage the alert must outlast
+    "test_semantic.py",  # about 130 s, 60 of it a judge outage
     "test_sentinel.py",
     "test_crashes.py",
     "test_hooks.py",
