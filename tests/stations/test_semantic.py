@@ -3,6 +3,7 @@ digest, reading the answer strictly, the judgement event and the one final verdi
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -15,6 +16,7 @@ from streams import codec
 from streams.messages import Record
 from streams.pipeline import Outcome, PendingJudge, StationRules, finish_judge, run_station
 from streams.settings import Settings
+from streams.stations.guard import EvidenceGuard
 from streams.stations.semantic import (
     PROMPT_VERSION,
     AnswerInvalid,
@@ -32,6 +34,15 @@ from tests.trust.support import draft, golden_entries
 
 def _settings(mode: str = "enforce", **semantic: Any) -> Settings:
     return Settings(semantic=SemanticSettings(mode=mode, judge_model="judge-m", **semantic))  # type: ignore[arg-type]
+
+
+def signing_rules(settings: Settings, signer: Signer) -> StationRules:
+    """The rules of ``settings``, the guard (and so the semantic station) signing with ``signer``."""
+    return dataclasses.replace(
+        StationRules.from_settings(settings),
+        signer=signer,
+        guard=EvidenceGuard(settings.guard, signer=signer),
+    )
 
 
 def overclaim(conclusion: str) -> bytes:
@@ -300,18 +311,7 @@ def test_signed_judgements_verify_and_any_signed_field_changed_does_not(tmp_path
 
     signer = Signer.from_private_key(Ed25519PrivateKey.generate())
     trusted = TrustedKeys.from_hex(guard=[signer.trusted_line("guard").split()[1]])
-    settings = _settings()
-    rules = StationRules.from_settings(settings)
-    rules = StationRules(
-        input=rules.input,
-        postprocess=rules.postprocess,
-        projection=rules.projection,
-        dead_letters=rules.dead_letters,
-        signer=signer,
-        trusted=None,
-        guard=type(rules.guard)(settings.guard, signer=signer),
-        semantic=settings.semantic,
-    )
+    rules = signing_rules(_settings(), signer)
     guard_step = run_station(Station.GUARD, guard_record(draft("d-pass")), rules)
     from tests.support import lookups_from
 
