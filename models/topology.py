@@ -57,10 +57,12 @@ AUDIT_SINK_INPUTS: tuple[Topic, ...] = (
     Topic.VERDICTS,
     Topic.DIAGNOSIS_DRAFTS,
     Topic.REPORTS,
+    Topic.JUDGEMENTS,
 )
 """What the audit sink (not a station) consumes: the audit records, and the evidence a run page and a
 receipt need after the Redis entries expire — each ledger entry as stored, each verdict, each draft,
-and each published report (what left the chain for each draft)."""
+each published report (what left the chain for each draft), and each judgement of the semantic review
+(what the model said of each claim)."""
 
 
 def station_reading(topic: Topic) -> Station | None:

@@ -1,4 +1,5 @@
-"""The evidence the audit sink keeps besides the audit records: ledger entries, verdicts, drafts, reports.
+"""The evidence the audit sink keeps besides the audit records: ledger entries, verdicts, drafts, reports
+and the semantic review's judgements.
 
 The sink reads the ``ledger``, ``verdicts``, ``diagnosis-drafts`` and ``reports`` topics too
 (``AUDIT_SINK_INPUTS`` in :mod:`models.topology`) and stores each value as the topic carried it (schema
@@ -9,7 +10,8 @@ the Redis entries expire, and without Redis. This module turns topic records int
 - a verdict: keyed by its ``event_id`` (a re-delivered verdict repeats it), every attempt kept;
 - a draft: keyed by the SHA-256 of its exact bytes (the verdict's ``draft_sha256``); only a draft the
   guard parses (at most ``max_draft_bytes``, a JSON object) is kept, so the store stays bounded;
-- a published report: keyed by its ``event_id``, like a verdict (a re-delivered report repeats it).
+- a published report: keyed by its ``event_id``, like a verdict (a re-delivered report repeats it);
+- a judgement of the semantic review (schema version 5): keyed by its ``event_id`` likewise.
 """
 
 from __future__ import annotations
@@ -52,14 +54,21 @@ class Evidence:
     verdicts: list[dict[str, Any]] = field(default_factory=list)
     drafts: list[dict[str, Any]] = field(default_factory=list)
     reports: list[dict[str, Any]] = field(default_factory=list)
+    judgements: list[dict[str, Any]] = field(default_factory=list)
     skipped: int = 0
     """Values not kept: malformed (logged), or drafts too large or unparsable to be judged item by item."""
 
     def __bool__(self) -> bool:
-        return bool(self.entries or self.verdicts or self.drafts or self.reports)
+        return bool(self.entries or self.verdicts or self.drafts or self.reports or self.judgements)
 
     def __len__(self) -> int:
-        return len(self.entries) + len(self.verdicts) + len(self.drafts) + len(self.reports)
+        return (
+            len(self.entries)
+            + len(self.verdicts)
+            + len(self.drafts)
+            + len(self.reports)
+            + len(self.judgements)
+        )
 
 
 def applied_at() -> datetime:
@@ -149,6 +158,17 @@ def report_row(record: TopicValue, applied_at: datetime) -> dict[str, Any]:
     return _judged_row(record, applied_at, "a report", "verdict_event_id")
 
 
+def judgement_row(record: TopicValue, applied_at: datetime) -> dict[str, Any]:
+    """A ``judgements`` topic value (SPEC 4.4) as a ``judgement_record`` row (``document``: the exact text).
+
+    Raises:
+        MalformedAudit: not a JSON object with a non-empty string ``event_id``.
+    """
+    row = _judged_row(record, applied_at, "a judgement", "verdict_event_id")
+    del row["verdict"]
+    return row
+
+
 def _judged_row(record: TopicValue, applied_at: datetime, what: str, *extra: str) -> dict[str, Any]:
     """The row of a guard event about one draft (a verdict, a report): its ids and its exact text."""
     doc, text = _doc(record.value)
@@ -199,6 +219,7 @@ def evidence_of(
     applied_at: datetime,
     max_draft_bytes: int,
     reports: Sequence[TopicValue] = (),
+    judgements: Sequence[TopicValue] = (),
 ) -> Evidence:
     """The rows of one batch; a malformed value is logged with its ``topic[partition]@offset`` and skipped."""
     out = Evidence()
@@ -206,6 +227,7 @@ def evidence_of(
         (ledger, entry_row, out.entries),
         (verdicts, verdict_row, out.verdicts),
         (reports, report_row, out.reports),
+        (judgements, judgement_row, out.judgements),
     ):
         for record in values:
             try:

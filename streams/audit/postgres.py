@@ -33,6 +33,7 @@ from streams.audit.tables import (
     AUDIT_EVENTS,
     DRAFT_RECORD,
     GUARD_VERDICT,
+    JUDGEMENT_RECORD,
     REPORT_RECORD,
     VERDICT_RECORD,
     Dialect,
@@ -72,6 +73,7 @@ _APPLY = "WITH {}, {}, {}\nSELECT count(*) FROM ins".format(
 _INSERT_ENTRY = insert_entry(_PG).encode()  # the first entry of a key wins; a later different one: a flag
 _INSERT_VERDICT_RECORD = insert_once(VERDICT_RECORD, _PG).encode()
 _INSERT_REPORT_RECORD = insert_once(REPORT_RECORD, _PG).encode()
+_INSERT_JUDGEMENT_RECORD = insert_once(JUDGEMENT_RECORD, _PG).encode()
 _INSERT_DRAFT = insert_once(DRAFT_RECORD, _PG).encode()
 
 # What a failed connect says, as (words libpq or the server use, what we say): only our words are
@@ -278,6 +280,7 @@ def _insert_evidence(cur: psycopg.Cursor[Any], evidence: Evidence | None) -> Non
         (_INSERT_VERDICT_RECORD, evidence.verdicts),
         (_INSERT_DRAFT, evidence.drafts),
         (_INSERT_REPORT_RECORD, evidence.reports),
+        (_INSERT_JUDGEMENT_RECORD, evidence.judgements),
     ):
         if rows:
             cur.executemany(sql, [_no_nul(row) for row in rows])

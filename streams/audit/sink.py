@@ -201,7 +201,8 @@ async def _store_batch(
     started = time.monotonic()
     audit = settings.topic(Topic.AUDIT)
     by_kind: dict[str, list[TopicValue]] = {
-        settings.topic(t): [] for t in (Topic.LEDGER, Topic.VERDICTS, Topic.DIAGNOSIS_DRAFTS, Topic.REPORTS)
+        settings.topic(t): []
+        for t in (Topic.LEDGER, Topic.VERDICTS, Topic.DIAGNOSIS_DRAFTS, Topic.REPORTS, Topic.JUDGEMENTS)
     }
     values: list[tuple[str, bytes | None]] = []
     for rs in batch.values():
@@ -219,6 +220,7 @@ async def _store_batch(
         applied_at(),
         settings.guard.max_draft_bytes,
         by_kind[settings.topic(Topic.REPORTS)],
+        by_kind[settings.topic(Topic.JUDGEMENTS)],
     )
     read = len(values) + sum(len(v) for v in by_kind.values())
 

@@ -21,6 +21,7 @@ from streams.audit.tables import (
     AUDIT_EVENTS,
     DRAFT_RECORD,
     GUARD_VERDICT,
+    JUDGEMENT_RECORD,
     REPORT_RECORD,
     VERDICT_RECORD,
     insert_entry,
@@ -37,6 +38,7 @@ _UPSERT_STATION = upsert_station("sqlite")  # only a strictly newer record repla
 _INSERT_ENTRY = insert_entry("sqlite")  # the first entry of a key wins; a later different one is flagged
 _INSERT_VERDICT_RECORD = insert_once(VERDICT_RECORD, "sqlite")
 _INSERT_REPORT_RECORD = insert_once(REPORT_RECORD, "sqlite")
+_INSERT_JUDGEMENT_RECORD = insert_once(JUDGEMENT_RECORD, "sqlite")
 _INSERT_DRAFT = insert_once(DRAFT_RECORD, "sqlite")
 
 _UNSTORABLE = (
@@ -188,6 +190,7 @@ class SqliteAuditStore(AuditStore):
             (_INSERT_VERDICT_RECORD, evidence.verdicts),
             (_INSERT_DRAFT, evidence.drafts),
             (_INSERT_REPORT_RECORD, evidence.reports),
+            (_INSERT_JUDGEMENT_RECORD, evidence.judgements),
         ):
             for row in rows:
                 cur.execute(sql, {**row, "applied_at": row["applied_at"].isoformat(timespec="milliseconds")})

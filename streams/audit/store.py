@@ -23,6 +23,8 @@ Tables:
 - ``ledger_entry``, ``verdict_record``, ``draft_record`` (version 3) — the evidence itself, as the
   ``ledger``, ``verdicts`` and ``diagnosis-drafts`` topics carried it (:mod:`streams.audit.evidence`),
   so the run page and receipts outlive the Redis ledger.
+- ``judgement_record`` (version 5) — every judgement of the semantic review (SPEC 4.4), as the
+  ``judgements`` topic carried it, keyed by its ``event_id``;
 - ``report_record`` (version 4) — every published report as the ``reports`` topic carried it, keyed by
   its ``event_id``: what left the chain for each draft (``inspect``, the run page).
 
@@ -98,6 +100,8 @@ EVIDENCE_VERSION = 3
 """The schema version that holds ledger entries, verdicts and drafts (:mod:`streams.audit.evidence`)."""
 REPORTS_VERSION = 4
 """The schema version that holds the published reports (``report_record``)."""
+JUDGEMENTS_VERSION = 5
+"""The schema version that holds the semantic review's judgements (``judgement_record``, SPEC 4.4)."""
 VERDICT_OUTCOMES = ("PASS", "REJECT", "FALLBACK")
 """The verdicts ``run_summary`` counts, in the order pages show them."""
 
@@ -454,6 +458,20 @@ class AuditStore(ABC):
             return []
         rows = self._select(
             "SELECT document FROM report_record "
+            "WHERE run_id = ? AND (CAST(? AS TEXT) IS NULL OR draft_id = ?) "
+            "ORDER BY attempt, origin_partition, origin_offset, event_id",
+            (run_id, draft_id, draft_id),
+        )
+        return [codec.loads(row["document"]) for row in rows]
+
+    def stored_judgements(self, run_id: str, draft_id: str | None = None) -> list[dict[str, Any]]:
+        """The run's semantic judgements as the ``judgements`` topic carried them (of one draft when
+        ``draft_id`` is given), in the order of their drafts: by attempt, then the draft's position; none
+        before schema version 5."""
+        if max(self.versions, default=0) < JUDGEMENTS_VERSION:
+            return []
+        rows = self._select(
+            "SELECT document FROM judgement_record "
             "WHERE run_id = ? AND (CAST(? AS TEXT) IS NULL OR draft_id = ?) "
             "ORDER BY attempt, origin_partition, origin_offset, event_id",
             (run_id, draft_id, draft_id),

@@ -210,6 +210,26 @@ text, signature included), keyed by its ``event_id`` like a verdict, with the ``
 was published under, so ``inspect`` and the run page show what left the chain for each draft."""
 
 
+JUDGEMENT_RECORD = Table(
+    "judgement_record",
+    _columns(
+        "event_id text",
+        "run_id text",
+        "draft_id text",
+        "attempt int",
+        "verdict_event_id text",
+        "draft_sha256 text",
+        *_ORIGIN,
+        "document text!",
+        *_STORED,
+    ),
+    ("event_id",),
+)
+"""Version 5: every judgement of the semantic review (SPEC 4.4) as the ``judgements`` topic carried it
+(``document``: the exact JSON text, signature included), keyed by its ``event_id``, with the verdict it
+judged (``verdict_event_id``), so a receipt and the run page show what the model said of each claim."""
+
+
 def create_table(table: Table, dialect: Dialect) -> str:
     """``CREATE TABLE`` of ``table`` in ``dialect``'s types; a one-column key is that column's."""
     types = _TYPES[dialect]

@@ -5,7 +5,8 @@
   the entries come from the audit store (``EC_AUDIT_DSN``, else ``EC_AUDIT_DB``, or ``--db``), which the
   audit sink fills from the ``verdicts`` and ``ledger`` topics; an entry the store lacks is read from the
   Redis ledger when it answers. ``public_keys`` lists the keys of ``EC_TRUSTED_KEYS_FILE`` (and the public
-  half of ``EC_SIGNING_KEY_FILE``) that signed something in it; only the reader's trusted keys decide.
+  half of ``EC_SIGNING_KEY_FILE``) that signed something in it; only the reader's trusted keys decide. A
+  draft the semantic review judged (SPEC 4.4) gets its judgement too, from the store.
 - ``receipt verify FILE --trusted-keys FILE`` — no Kafka, Redis or database (``streams.cli.trust``).
 """
 
@@ -178,6 +179,25 @@ def receipt_parts(
     return verdict, entries, missing
 
 
+def receipt_judgement(
+    store: AuditStore, verdict: Mapping[str, Any], trusted: TrustedKeys | None = None
+) -> dict[str, Any] | None:
+    """The semantic review's judgement of the verdict's draft (SPEC 4.4), as the audit store holds it:
+    the first whose ``verdict_event_id`` and ``draft_sha256`` are the verdict's (and, with ``trusted``
+    keys, that a trusted guard key signed); None for a draft the review did not judge."""
+    run_id, draft_id = verdict.get("run_id"), verdict.get("draft_id")
+    if not isinstance(run_id, str) or not isinstance(draft_id, str):
+        return None
+    for judgement in store.stored_judgements(run_id, draft_id):
+        if (
+            judgement.get("verdict_event_id") == verdict.get("event_id")
+            and judgement.get("draft_sha256") == verdict.get("draft_sha256")
+            and (trusted is None or trusted.verify_judgement(judgement) is None)
+        ):
+            return judgement
+    return None
+
+
 async def _from_redis(
     settings: Settings, run_id: str, tool_call_ids: Sequence[str]
 ) -> dict[str, dict[str, Any]]:
@@ -202,10 +222,10 @@ def write_receipt(settings: Settings, run_id: str, draft_id: str, attempt: int |
         ConfigurationError: the run, draft or attempt is unknown, or a cited entry is in neither place.
     """
     store = store_from_settings(settings, readonly=True)
+    trusted = trusted_for(settings.trusted_keys_file)
     try:
-        verdict, entries, missing = receipt_parts(
-            store, run_id, draft_id, attempt, trusted_for(settings.trusted_keys_file)
-        )
+        verdict, entries, missing = receipt_parts(store, run_id, draft_id, attempt, trusted)
+        judgement = receipt_judgement(store, verdict, trusted)
     finally:
         store.close()
     if missing:
@@ -222,4 +242,4 @@ def write_receipt(settings: Settings, run_id: str, draft_id: str, attempt: int |
                 f"no ledger entry of {', '.join(map(printable, still))} (run {printable(run_id)}) in the "
                 "audit store or in Redis: the receipt would not verify"
             )
-    return build_receipt(verdict, entries, receipt_keys(settings))
+    return build_receipt(verdict, entries, receipt_keys(settings), judgement)

@@ -43,7 +43,7 @@ from streams.audit.store import AuditStore, describe
 from streams.cli import pages
 from streams.cli.audit import settings_with_db
 from streams.cli.page_window import Starts
-from streams.cli.receipt import receipt_keys, receipt_parts
+from streams.cli.receipt import receipt_judgement, receipt_keys, receipt_parts
 from streams.cli.run_evidence import evidence_document
 from streams.errors import AuditStoreBusy, ConfigurationError, RequestRefused, UnknownVerdict
 from streams.http import Limits, host_name, listening, loopback_or_allowed, serve_until_signal
@@ -314,10 +314,11 @@ def build_app(settings: Settings, allowed_hosts: Collection[str] = ()) -> web.Ap
 
         async def page() -> web.Response:
             def parts(store: AuditStore) -> tuple[Any, ...]:
-                return receipt_parts(store, run_id, draft_id, attempt, trusted)
+                verdict, entries, missing = receipt_parts(store, run_id, draft_id, attempt, trusted)
+                return verdict, entries, missing, receipt_judgement(store, verdict, trusted)
 
             try:
-                verdict, entries, missing = await read(parts)
+                verdict, entries, missing, judgement = await read(parts)
             except UnknownVerdict as exc:
                 return web.json_response({"error": str(exc)}, status=404, headers=HEADERS)
             if missing:
@@ -326,7 +327,7 @@ def build_app(settings: Settings, allowed_hosts: Collection[str] = ()) -> web.Ap
                     "`evidence-chain receipt` can read them from Redis"
                 )
                 return web.json_response({"error": message}, status=409, headers=HEADERS)
-            doc = build_receipt(verdict, entries, keys)
+            doc = build_receipt(verdict, entries, keys, judgement)
             name = f"receipt-{run_id}-{draft_id}-{verdict.get('attempt')}.json"
             safe = re.sub(r"[^A-Za-z0-9._-]", "_", name)
             return web.Response(

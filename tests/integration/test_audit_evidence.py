@@ -40,7 +40,7 @@ def test_entries_verdicts_and_drafts_are_stored_as_the_topics_carried_them(
 ) -> None:
     store = open_store(target)
     try:
-        assert store.versions == [1, 2, 3, 4]
+        assert store.versions == [1, 2, 3, 4, 5]
         assert store.apply(run.audit, run.evidence()) == len(run.audit)
         assert store.evidence_counts() == {"entries": 4, "verdicts": 3, "drafts": 3, "reports": 2}
         # A re-delivered batch changes nothing.
@@ -167,7 +167,7 @@ def test_a_database_at_version_2_migrates_and_keeps_its_rows(target: str, run: S
         reader.close()
     store = open_store(target)
     try:
-        assert store.versions == [1, 2, 3, 4]
+        assert store.versions == [1, 2, 3, 4, 5]
         assert store.event_ids() == {"postprocess:old"}  # the old rows are all there
         store.apply(run.audit, run.evidence())
         assert store.evidence_counts() == {"entries": 4, "verdicts": 3, "drafts": 3, "reports": 2}

@@ -12,10 +12,13 @@ from collections import Counter
 from pathlib import Path
 
 from streams import codec
+from streams.audit.sink import run_sink
+from streams.cli.receipt import write_receipt
 from streams.kafka.admin import ensure_topics
 from streams.settings import Settings
 from streams.trust import generate_key_pair
 from streams.trust.keys import TrustedKeys
+from streams.trust.receipt import verify_receipt
 from tests.integration.helpers import (
     CLI,
     Worker,
@@ -119,6 +122,22 @@ async def test_enforce_one_verdict_per_draft_signed_judgements_and_a_replay_with
     assert judge.fail == judge.rate_limited == judge.garbage == judge.not_completion == 0
     calls = judge.calls
     assert judge.answered == len(handed)
+
+    # The audit sink keeps the judgements (schema version 5): a receipt of a judged draft carries its own,
+    # and the judgement holds offline (the golden entries are unsigned: only the judgement is checked here).
+    audited = Settings(
+        kafka_bootstrap=kafka_bootstrap,
+        redis_url=redis_url,
+        topic_prefix=unique_prefix,
+        app_id=f"{unique_prefix}app",
+        ns=env["EC_NS"],
+        topic_partitions=3,
+        audit_db=str(tmp_path / "audit.db"),
+    )
+    await run_sink(audited, once=True, handle_signals=False)
+    receipt = await asyncio.to_thread(write_receipt, audited, "run-g", "d-root", None)
+    assert receipt["judgement"]["draft_id"] == "d-root" and receipt["verdict"]["verdict"] == "REJECT"
+    assert [f for f in verify_receipt(receipt, trusted) if f.startswith("judgement")] == []
 
     # Replay the drafts with the judge stopped: the recorded judgements decide, byte for byte, no call.
     await runner.cleanup()

@@ -75,4 +75,4 @@ def test_sqlite_creates_the_same_tables_from_the_rendered_and_the_released_state
         for statement in statements:
             shipped.execute(statement)
     assert _schema(rendered) == _schema(shipped)
-    assert len(_schema(rendered)) == 7
+    assert len(_schema(rendered)) == 8  # version 5 added judgement_record (issue 41)

@@ -30,6 +30,7 @@ from streams.audit.tables import (
     AUDIT_EVENTS,
     DRAFT_RECORD,
     GUARD_VERDICT,
+    JUDGEMENT_RECORD,
     LEDGER_ENTRY,
     REPORT_RECORD,
     TOOL_CALL_STATION,
@@ -81,6 +82,14 @@ def steps(dialect: Dialect) -> tuple[Migration, ...]:
             4,
             "published reports as the reports topic carried them",
             (create_table(REPORT_RECORD, dialect), create_index(REPORT_RECORD, "run", "run_id", "draft_id")),
+        ),
+        Migration(
+            5,
+            "the semantic review's judgements as the judgements topic carried them",
+            (
+                create_table(JUDGEMENT_RECORD, dialect),
+                create_index(JUDGEMENT_RECORD, "run", "run_id", "draft_id"),
+            ),
         ),
     )
 

@@ -167,3 +167,23 @@ CREATE TABLE report_record (
 );
 
 CREATE INDEX report_record_run ON report_record (run_id, draft_id);
+
+
+-- version 5: the semantic review's judgements as the judgements topic carried them
+
+CREATE TABLE judgement_record (
+    event_id         text PRIMARY KEY,
+    run_id           text,
+    draft_id         text,
+    attempt          bigint,
+    verdict_event_id text,
+    draft_sha256     text,
+    origin_topic     text,
+    origin_partition bigint,
+    origin_offset    bigint,
+    source_timestamp bigint,
+    document         text NOT NULL,
+    applied_at       timestamptz NOT NULL
+);
+
+CREATE INDEX judgement_record_run ON judgement_record (run_id, draft_id);

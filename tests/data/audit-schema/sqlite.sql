@@ -167,3 +167,23 @@ CREATE TABLE report_record (
 );
 
 CREATE INDEX report_record_run ON report_record (run_id, draft_id);
+
+
+-- version 5: the semantic review's judgements as the judgements topic carried them
+
+CREATE TABLE judgement_record (
+    event_id         TEXT PRIMARY KEY,
+    run_id           TEXT,
+    draft_id         TEXT,
+    attempt          INTEGER,
+    verdict_event_id TEXT,
+    draft_sha256     TEXT,
+    origin_topic     TEXT,
+    origin_partition INTEGER,
+    origin_offset    INTEGER,
+    source_timestamp INTEGER,
+    document         TEXT NOT NULL,
+    applied_at       TEXT NOT NULL
+);
+
+CREATE INDEX judgement_record_run ON judgement_record (run_id, draft_id);
