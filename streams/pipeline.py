@@ -692,14 +692,16 @@ def guard_station(record: Record, settings: Rules) -> PendingRead:
             # the version of the review's rules (docs/review-rules.md) the verdict was judged by; null: off
             "review_rules": RULES_VERSION if guard.settings.review == "enforce" else None,
         }
+        audited = eid
         if handed is not None:  # SPEC 4.4: handed to the semantic review (absent with it off)
             fields = {**fields, "semantic": semantic}
-            if semantic == "enforce":  # the verdict is the semantic station's to give, and to audit
-                fields = {**fields, "verdict": None}
+            if semantic == "enforce":  # the verdict is the semantic station's to give, and to audit:
+                # the guard's record names what it produced (the hand-over), the station's the verdict
+                fields, audited = {**fields, "verdict": None}, handed["event_id"]
         return Outcome(
             station=Station.GUARD,
             origin=origin,
-            event_id=eid,
+            event_id=audited,
             run_id=verdict["run_id"],
             tool_call_id=None,
             outputs=tuple(outputs),
@@ -778,7 +780,9 @@ def semantic_station(record: Record, settings: Rules) -> Outcome[None] | Pending
         return Outcome(
             station=Station.SEMANTIC,
             origin=origin,
-            event_id=eid,
+            # its audit record names what it produced: in enforce, the draft's verdict (the record the
+            # audit trail counts as the verdict); in advise, the judgement
+            event_id=eid if final is None else final["event_id"],
             run_id=handed["run_id"],
             tool_call_id=None,
             outputs=tuple(outputs),

@@ -348,7 +348,10 @@ class AuditStore(ABC):
             "verdict": _text(fields.get("verdict")),
             "violation_codes": codes_json,
             "cited_tool_call_ids": cited_json,
-            "is_verdict": record["station"] == Station.GUARD,
+            # one verdict row per draft: the guard's, or, for a draft the guard handed to the semantic
+            # review in enforce mode (SPEC 4.4), the semantic station's, which gave the verdict
+            "is_verdict": (record["station"] == Station.GUARD and fields.get("semantic") != "enforce")
+            or (record["station"] == Station.SEMANTIC and fields.get("verdict") is not None),
             "is_station": record["station"] != Station.GUARD
             and record["run_id"] is not None
             and record["tool_call_id"] is not None,

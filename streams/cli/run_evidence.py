@@ -285,14 +285,18 @@ def draft_view(
     report: Mapping[str, Any] | None = None,
     *,
     review: bool = True,
+    judgement: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """One verdict's draft, item by item, with the evidence each item cites and the violations inside it,
     and ``report``: what was published for that verdict (the ``reports`` event, or None). Each analysis
     item, the conclusion and each action has ``specifics``: every number, identifier and quotation of a
     reviewed text with ``kind``, ``value``, ``supported`` and the ``tool_call_id``/``document_id`` it
     was found in (SPEC 4.2), the first :data:`MAX_SPECIFICS_SHOWN` of them (``specifics_left_out`` counts
-    the rest); an empty list when the text is not reviewed or ``review`` is off."""
+    the rest); an empty list when the text is not reviewed or ``review`` is off. ``judgement``: the semantic
+    review's (SPEC 4.4), when the draft was judged: each analysis item and the conclusion then has
+    ``judged``, the judge's label and reason and the evidence (tool call, document) it relied on."""
     violations = [dict(v) for v in (verdict or {}).get("violations") or [] if isinstance(v, dict)]
+    judged = judged_claims(judgement)
     placed: set[int] = set()
 
     def at(prefix: str) -> list[dict[str, Any]]:
@@ -326,6 +330,7 @@ def draft_view(
                 "cites": _cited(tool_call_ids, document_ids, entries),
                 "unmatched_document_ids": _unmatched(tool_call_ids, document_ids, entries),
                 **_some_specifics(specifics.get(f"analysis[{index}].content", [])),
+                "judged": judged.get(f"analysis[{index}].content"),
                 "violations": at(f"analysis[{index}]"),
             }
         )
@@ -335,6 +340,7 @@ def draft_view(
             "content": conclusion.get("content"),
             "based_on_analysis_ids": _strings(conclusion.get("based_on_analysis_ids")),
             **_some_specifics(specifics.get("conclusion.content", [])),
+            "judged": judged.get("conclusion.content"),
             "violations": at("conclusion"),
         }
         if isinstance(conclusion, dict)
@@ -372,6 +378,37 @@ def draft_view(
         else signature_state(key_id, why_not, trusted)
         | ({"signed": "signature" in verdict} if trusted is None else {}),
         "report": None if report is None else dict(report),
+        "judgement": None
+        if judgement is None
+        else {
+            name: judgement.get(name) for name in ("event_id", "mode", "status", "model", "prompt_version")
+        },
+    }
+
+
+def judged_claims(judgement: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """The semantic judge's word on each claim of a judgement (SPEC 4.4), by the claim's path: its label,
+    its reason and the evidence items it relied on, named by tool call and document."""
+    if judgement is None:
+        return {}
+    found = judgement.get("case")
+    case: Mapping[str, Any] = found if isinstance(found, dict) else {}
+    refs = {
+        item.get("ref"): {"tool_call_id": item.get("tool_call_id"), "document_id": item.get("document_id")}
+        for item in case.get("evidence") or []
+        if isinstance(item, dict)
+    }
+    return {
+        str(claim.get("path")): {
+            "label": claim.get("label"),
+            "reason": claim.get("reason"),
+            "evidence": [
+                refs.get(ref, {"tool_call_id": None, "document_id": ref})
+                for ref in claim.get("evidence") or []
+            ],
+        }
+        for claim in judgement.get("claims") or []
+        if isinstance(claim, dict)
     }
 
 
@@ -434,6 +471,7 @@ def evidence_document(
     *,
     review: bool = True,
     run_id: str | None = None,
+    judgements: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """The evidence part of a run's document: ``entries`` by tool call, ``drafts`` by verdict event id,
     ``chain``, and whether signatures were checked. ``records`` are the run's station audit records
@@ -441,7 +479,9 @@ def evidence_document(
     ``reports`` the run's published reports (:meth:`AuditStore.stored_reports`), each shown with the
     verdict it names (``verdict_event_id``). ``review``: whether the guard reviews claims
     (``guard.review`` is ``enforce``), so the drafts' texts show their specifics. ``run_id``: the run the
-    page is of; an entry or a report of another key is then not shown as this run's (SPEC 3.7, 4.3)."""
+    page is of; an entry or a report of another key is then not shown as this run's (SPEC 3.7, 4.3).
+    ``judgements``: the semantic review's (:meth:`AuditStore.stored_judgements`), each shown beside the
+    verdict it names; with trusted keys only those a trusted guard key signed (SPEC 4.4)."""
     grouped = by_origin(records)
     conflicts = refused_writes(grouped)
     shown = {
@@ -466,6 +506,10 @@ def evidence_document(
     published: dict[str, Mapping[str, Any]] = {}
     for kept in distinct_reports(reports, trusted, run_id=run_id).reports:
         published.setdefault(str(kept.get("verdict_event_id")), kept)
+    said: dict[str, Mapping[str, Any]] = {}
+    for judgement in judgements:
+        if trusted is None or trusted.verify_judgement(judgement) is None:
+            said.setdefault(str(judgement.get("verdict_event_id")), judgement)
     attempts: dict[str, list[int]] = {}
     for verdict in verdicts:
         if isinstance(verdict.get("draft_id"), str) and isinstance(verdict.get("attempt"), int):
@@ -477,7 +521,13 @@ def evidence_document(
         sha = judged.get("draft_sha256") if judged else None
         report = published.get(event)
         view = draft_view(
-            judged, drafts.get(sha) if isinstance(sha, str) else None, entries, trusted, report, review=review
+            judged,
+            drafts.get(sha) if isinstance(sha, str) else None,
+            entries,
+            trusted,
+            report,
+            review=review,
+            judgement=said.get(event) if judged is not None else None,
         )
         if event in withheld and judged is None:  # SPEC 4.3: a verdict that does not hold is not shown
             view["withheld"] = withheld[event]

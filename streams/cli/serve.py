@@ -280,6 +280,7 @@ def build_app(settings: Settings, allowed_hosts: Collection[str] = ()) -> web.Ap
                     settings.projection.max_excerpt_chars,
                     reports=store.stored_reports(run_id),
                     run_id=run_id,
+                    judgements=store.stored_judgements(run_id),
                 )
                 return tool_calls, guard_rows, store.violation_details(run_id), evidence
 
