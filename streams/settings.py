@@ -132,7 +132,9 @@ class Settings(BaseSettings):
     topic_max_message_bytes: int = Field(
         4 * 1024 * 1024, ge=1, description="max.message.bytes of created topics."
     )
-    ledger_retention_ms: int = Field(-1, description="retention.ms of the ledger topic (-1 = keep forever).")
+    ledger_retention_ms: int = Field(
+        -1, description="retention.ms of the ledger and judgements topics (-1 = keep forever)."
+    )
     data_dir: str = Field(".local/faust", description="Where Faust keeps its per-app data directory.")
     web_enabled: bool = Field(False, description="Serve the worker's /metrics, /livez, /readyz on web_port.")
     web_port: int = Field(6066, description="Web port when web_enabled.")
