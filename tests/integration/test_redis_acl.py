@@ -26,7 +26,7 @@ from models.ledger import LEDGER_ENTRY_FIELDS, LedgerEntry
 from models.vocab import LedgerOutcome
 from streams.errors import RedisRefused
 from streams.hashing import sha256_hex
-from streams.ledger.keys import ledger_key, owners_key, report_claim_key
+from streams.ledger.keys import judgement_key, ledger_key, owners_key, report_claim_key
 from streams.ledger.redis import RedisLedgerStore
 from streams.settings import Settings
 from streams.stations.publish import ReportClaim
@@ -274,6 +274,38 @@ async def test_the_guard_reads_the_ledger_and_claims_reports_and_writes_nothing_
     finally:
         await as_reader.close()
     assert not await admin.exists(report_claim_key(users.ns, "run-1", "d-2", 1))
+
+
+async def test_the_semantic_review_records_judgements_as_the_guard_and_the_reader_cannot(
+    users: Users, admin: aioredis.Redis
+) -> None:
+    """SPEC 4.4: the semantic agent logs in as ec-guard, looks judgements up and records them write-once
+    in <ns>:judgement:* (durably); ec-reader, the doors' user, may do neither (no door reads them: a
+    judgement reaches people through the judgements topic, the audit store and receipts)."""
+    guard = store(users.guard_url, users.ns, durability="fsync")
+    try:
+        assert await guard.recorded_judgements([("run-1", "d" * 64)]) == [None]
+        assert await guard.record_judgements([("run-1", "d" * 64, b"first")]) == [b"first"]
+        assert await guard.record_judgements([("run-1", "d" * 64, b"second")]) == [b"first"]  # write-once
+        assert await guard.recorded_judgements([("run-1", "d" * 64)]) == [b"first"]
+    finally:
+        await guard.close()
+    key = judgement_key(users.ns, "run-1", "d" * 64)
+    assert 0 < await admin.pttl(key) <= Settings().ledger_ttl_seconds * 1000  # expires with the ledger
+    client = aioredis.Redis.from_url(users.guard_url)
+    try:
+        await refused(client.delete(key))  # a judgement is write-once: nobody takes one back
+    finally:
+        await client.aclose()
+    as_reader = store(users.reader_url, users.ns, durability="none")
+    try:
+        with pytest.raises(RedisRefused, match="NoPermissionError"):
+            await as_reader.record_judgements([("run-1", "e" * 64, b"forged")])
+        with pytest.raises(RedisRefused, match="NoPermissionError"):
+            await as_reader.recorded_judgements([("run-1", "d" * 64)])
+    finally:
+        await as_reader.close()
+    assert not await admin.exists(judgement_key(users.ns, "run-1", "e" * 64))
 
 
 async def test_a_worker_in_another_namespace_is_told_to_render_the_users_for_it(users: Users) -> None:
