@@ -1,6 +1,6 @@
 """The review of claims against people's labels, and what it costs on hostile text (BENCHMARKS.md, "Review").
 
-    .venv/bin/python benchmarks/review_score.py            # prints the tables, writes its BENCHMARKS.md section
+    .venv/bin/python benchmarks/review_score.py            # the tables, into its BENCHMARKS.md section
     .venv/bin/python benchmarks/review_score.py --smoke    # one line, nothing written
 
 The labelled sets (tests/data/review-set: the product's, 200 drafts; tests/data/review-set-own: the

@@ -3,8 +3,9 @@
 `tests/data/review-set/` is the product's set (200 drafts, `LABELS.md` is the policy they were labelled
 from); `tests/data/review-set-own/` is the project's own (175 drafts over ten other incidents, written
 apart from the rules and labelled from LABELS.md alone); `tests/data/review-set-blind/` (120 drafts over
-eight more) was written by someone who read neither the rules nor the other sets. Each holds `ledger.jsonl` (the entries the drafts
-cite), `drafts.jsonl` and `labels.jsonl` (`run_id, draft_id, label, category, unsupported, why`).
+eight more) was written by someone who read neither the rules nor the other sets. Each holds
+`ledger.jsonl` (the entries the drafts cite), `drafts.jsonl` and `labels.jsonl` (`run_id, draft_id,
+label, category, unsupported, why`).
 
 :func:`score` runs every draft through the guard station exactly as ``evidence-chain verify`` does
 (offline, the ledger from the file) and compares each verdict with its label: a GROUNDED draft should

@@ -50,7 +50,9 @@ def test_no_disguised_specific_passes(scored: Score) -> None:
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])
-def test_every_refused_draft_is_told_its_unsupported_specifics_as_written(scored: Score, language: str) -> None:
+def test_every_refused_draft_is_told_its_unsupported_specifics_as_written(
+    scored: Score, language: str
+) -> None:
     """Acceptance 3: the repair prompt of every refused UNGROUNDED draft names each specific its label says
     the evidence does not state, as the draft wrote it (escaped, at most 80 characters)."""
     unnamed = {
