@@ -27,7 +27,7 @@
     │                                  none signed by a trusted guard key (client, gateway 502
     │                                  VERDICT_INTEGRITY)
     ├── ReportIntegrityError           only reports that do not hold came for a verdict (client)
-    ├── RequestRefused                 an HTTP request refused before any route (streams.http): status
+    ├── RequestRefused                 an HTTP request refused before any route (streams.web): status
     ├── SearchRefused                  py-rag answered 4xx, or more than the raw-hits size cap: not retried
     ├── SearchUnavailable              retriable=True: py-rag unreachable, timed out or 5xx after the
     │                                  retries; nothing was produced
@@ -168,7 +168,7 @@ class ReportIntegrityError(EvidenceChainError):
 
 
 class RequestRefused(EvidenceChainError):
-    """An HTTP request the servers refuse at their edge (:mod:`streams.http`): ``status`` says how."""
+    """An HTTP request the servers refuse at their edge (:mod:`streams.web`): ``status`` says how."""
 
     def __init__(self, status: int, reason: str, message: str) -> None:
         super().__init__(message)

@@ -31,12 +31,12 @@ from streams.audit.evidence import TopicValue, applied_at, evidence_of
 from streams.audit.factory import store_from_settings
 from streams.audit.store import AuditStore, describe
 from streams.errors import AuditStoreBusy, HoldInterrupted
-from streams.http import listening
 from streams.kafka.admin import ensure_topics
 from streams.kafka.config import kafka_errors, new_consumer
 from streams.observe.metrics import CONTENT_TYPE_LATEST, AuditSinkMetrics
 from streams.retry import RetryPolicy, hold
 from streams.settings import Settings
+from streams.web.listener import listening
 
 log = logging.getLogger(__name__)
 

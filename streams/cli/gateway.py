@@ -10,9 +10,9 @@ import sys
 from streams.cli.runtime import freeze_start_up
 from streams.client.gateway import bearer_token, serve
 from streams.errors import ConfigurationError
-from streams.http import serve_until_signal
 from streams.observe.logs import logging_config
 from streams.settings import Settings, get_settings, load_settings
+from streams.web.listener import serve_until_signal
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -14,7 +14,7 @@ request opens the database read-only, reads, and closes it (in a thread, so a sl
 blocks the loop), so the page keeps working while the sink writes and comes back by itself after a
 database outage.
 
-Connections are bounded by the one listener of :mod:`streams.http` (:class:`~streams.http.Limits`):
+Connections are bounded by the one listener of :mod:`streams.web` (:class:`~streams.web.listener.Limits`):
 a new one must send its first request head within ``--header-timeout-seconds``, an idle one is closed
 after ``--keepalive-timeout-seconds``, and past ``--max-connections`` open at once (or
 ``--max-connections-per-peer`` from one address) a new one is answered 503 and closed.
@@ -46,16 +46,19 @@ from streams.cli.page_window import Starts
 from streams.cli.receipt import receipt_judgement, receipt_keys, receipt_parts
 from streams.cli.run_evidence import evidence_document
 from streams.errors import AuditStoreBusy, ConfigurationError, RequestRefused, UnknownVerdict
-from streams.http import Limits, host_name, listening, loopback_or_allowed, serve_until_signal
-from streams.http.listener import (
+from streams.observe.logs import logging_config
+from streams.settings import Settings
+from streams.trust import build_receipt, trusted_for
+from streams.web.hosts import host_name, loopback_or_allowed
+from streams.web.listener import (
     HEADER_TIMEOUT_SECONDS,
     KEEPALIVE_TIMEOUT_SECONDS,
     MAX_CONNECTIONS,
     MAX_CONNECTIONS_PER_PEER,
+    Limits,
+    listening,
+    serve_until_signal,
 )
-from streams.observe.logs import logging_config
-from streams.settings import Settings
-from streams.trust import build_receipt, trusted_for
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

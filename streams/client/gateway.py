@@ -25,7 +25,7 @@ rebinding), a POST labelled ``Content-Type: application/json`` (which a browser 
 origins without a CORS preflight, never granted here), and no ``Origin`` or cross-site
 ``Sec-Fetch-Site`` header (what a page's ``fetch`` carries) — so no web page can plant evidence.
 
-Connections go through the one listener of :mod:`streams.http` (head, body and keepalive timeouts, a
+Connections go through the one listener of :mod:`streams.web` (head, body and keepalive timeouts, a
 connection cap and one per peer, each ``EC_GATEWAY_*``); a request head aiohttp cannot parse is answered
 400 in the error shape below and logged without its bytes, so a token never reaches a log.
 """
@@ -67,23 +67,15 @@ from streams.errors import (
     SearchUnavailable,
     VerdictIntegrityError,
 )
-from streams.http import (
-    CachedProbe,
-    ErrorShape,
-    Limits,
-    host_name,
-    is_loopback,
-    listening,
-    read_bounded,
-    refuse_pages,
-)
-from streams.http.bearer import bearer_refusal
-from streams.http.body import CLIENT_GONE
-from streams.http.probe import PROBE_SECONDS
 from streams.observe.metrics import CONTENT_TYPE_LATEST, GatewayMetrics
 from streams.retry import RetryPolicy, hold
 from streams.search.request import parse_search_request
 from streams.settings import Settings
+from streams.web.bearer import bearer_refusal
+from streams.web.body import CLIENT_GONE, read_bounded
+from streams.web.hosts import host_name, is_loopback, refuse_pages
+from streams.web.listener import ErrorShape, Limits, listening
+from streams.web.probe import PROBE_SECONDS, CachedProbe
 
 log = logging.getLogger(__name__)
 
@@ -276,7 +268,7 @@ def authorize(request: web.Request, token: bytes | None) -> None:
 
     Raises:
         Refusal: 401 without the right bearer token (one ``Authorization`` header, scheme Bearer).
-        RequestRefused: with no token set (:func:`streams.http.refuse_pages`), 400 for an unreadable
+        RequestRefused: with no token set (:func:`streams.web.hosts.refuse_pages`), 400 for an unreadable
             ``Host``, 403 for a non-loopback one or a request a web page sent, 415 for a POST not
             labelled ``application/json``.
     """

@@ -1,14 +1,14 @@
 """Run the MCP server: over stdio (what an agent host spawns), or over streamable HTTP behind a bearer token.
 
-Over HTTP the doors are the gateway's (:class:`streams.http.asgi.Doors`): with ``EC_GATEWAY_TOKEN``
+Over HTTP the doors are the gateway's (:class:`streams.web.asgi.Doors`): with ``EC_GATEWAY_TOKEN``
 every request needs ``Authorization: Bearer <token>`` (compared in constant time); without one the
 server listens on loopback only, refuses to start on any other address, and answers no web page: 403
 for a ``Host`` that is not loopback (DNS rebinding) or a request carrying ``Origin`` or a cross-site
 ``Sec-Fetch-Site``, 415 for a POST not labelled ``application/json`` (the one rule,
-:func:`streams.http.refuse_pages`). The SDK's own DNS-rebinding check (``TransportSecuritySettings``)
+:func:`streams.web.hosts.refuse_pages`). The SDK's own DNS-rebinding check (``TransportSecuritySettings``)
 is set to the same rule behind ours (it cannot read ``Sec-Fetch-Site`` nor see all of 127/8, and
 lets loopback origins through by default). The connection limits are the gateway's ``EC_GATEWAY_*``
-ones, through uvicorn (:func:`streams.http.asgi.uvicorn_config`).
+ones, through uvicorn (:func:`streams.web.asgi.uvicorn_config`).
 
 Runs (:class:`~streams.mcp.run.McpRuns`): over stdio one host session is one process and one run. Over
 HTTP each MCP session (``Mcp-Session-Id``, the handshake protocols up to 2025-11-25) is a run of its
@@ -39,7 +39,7 @@ from streams.retry import RetryPolicy, hold
 from streams.settings import Settings
 
 if TYPE_CHECKING:
-    from streams.http.asgi import Doors
+    from streams.web.asgi import Doors
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +85,7 @@ async def serve_http(settings: Settings, host: str, port: int, *, language: Lang
     """
     import uvicorn  # the SDK's own HTTP server; only this transport needs it
 
-    from streams.http.asgi import uvicorn_config
+    from streams.web.asgi import uvicorn_config
 
     token = bearer_token(settings, host)  # refuse before connecting to anything
     runs = McpRuns(settings.mcp_run_id, per_session=True)
@@ -112,8 +112,8 @@ def http_app(server: MCPServer[Any], host: str, token: bytes | None, settings: S
     """The SDK's streamable-HTTP app of ``server`` at ``/mcp``, behind the gateway's doors (the SDK's
     own check set to the same rule behind them, :func:`sdk_security`) and the session gate (sessions
     only, capped per client address, unused ones closed: :class:`~streams.mcp.sessions.SessionGate`)."""
-    from streams.http.asgi import Doors  # uvicorn loads only for this transport
     from streams.mcp.sessions import SessionGate, SessionLimits
+    from streams.web.asgi import Doors  # uvicorn loads only for this transport
 
     limits = SessionLimits.of(settings)
     mcp = server.streamable_http_app(

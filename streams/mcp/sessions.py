@@ -1,6 +1,6 @@
 """Who may open an MCP session over streamable HTTP, and how long one nobody uses stays open.
 
-:class:`SessionGate` is ASGI middleware between the doors (:class:`streams.http.asgi.Doors`) and the
+:class:`SessionGate` is ASGI middleware between the doors (:class:`streams.web.asgi.Doors`) and the
 SDK's streamable-HTTP app. It decides three things the SDK leaves open:
 
 - **No session, no tool call.** Each MCP session is a run, with its own tool call ids and attempts
@@ -41,8 +41,8 @@ from mcp_types import INTERNAL_ERROR, UNSUPPORTED_PROTOCOL_VERSION
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from streams import codec
-from streams.http.asgi import Message, Receive, Scope, Send
 from streams.settings import Settings
+from streams.web.asgi import Message, Receive, Scope, Send
 
 log = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 The probes go through the edges (``KafkaSink.ping``, ``RedisLedgerStore.ping``), which map their
 clients' errors into the project's tree; nothing here knows an aiokafka or redis exception.
 
-The probe server is the project's one listener (:func:`streams.http.listening`, with its limits and
+The probe server is the project's one listener (:func:`streams.web.listener.listening`, with its limits and
 connection gate), not Faust's own web server, which the worker leaves off (``web_enabled=False``).
 """
 
@@ -22,12 +22,13 @@ from aiohttp.typedefs import Handler
 from models.vocab import Station
 from streams import codec
 from streams.errors import EvidenceChainError, RequestRefused
-from streams.http import CachedProbe, ErrorShape, Limits, host_name, listening
-from streams.http.probe import PROBE_SECONDS
 from streams.kafka.producer import KafkaSink
 from streams.ledger.redis import RedisLedgerStore
 from streams.observe.metrics import WorkerMetrics
 from streams.settings import Settings
+from streams.web.hosts import host_name
+from streams.web.listener import ErrorShape, Limits, listening
+from streams.web.probe import PROBE_SECONDS, CachedProbe
 from streams.worker.loop import AgentLoop
 
 log = logging.getLogger(__name__)
@@ -42,7 +43,7 @@ class Health:
     Live: no agent is stalled (see :meth:`AgentLoop.stalled`). Ready: the worker finished joining
     its group, is not rebalancing, no agent is holding a batch for an outage, Kafka answers a
     metadata request and (with the ledger or guard agent) Redis answers PING, each within
-    ``PROBE_SECONDS``. Probe answers are reused for a second (:class:`streams.http.CachedProbe`) so
+    ``PROBE_SECONDS``. Probe answers are reused for a second (:class:`streams.web.probe.CachedProbe`) so
     scrapes cannot pile up. :func:`serving` answers them over HTTP.
     """
 

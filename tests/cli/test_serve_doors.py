@@ -135,7 +135,7 @@ def test_serve_bound_to_an_ipv6_address_answers_requests_to_that_address() -> No
     from multidict import CIMultiDict
 
     from streams.cli.serve import allowed_host_names
-    from streams.http.hosts import host_name, loopback_or_allowed
+    from streams.web.hosts import host_name, loopback_or_allowed
 
     allowed = allowed_host_names("fd00::5")
     assert loopback_or_allowed(host_name(CIMultiDict(Host="[fd00::5]:8088")), allowed)

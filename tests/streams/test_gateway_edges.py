@@ -1,7 +1,7 @@
 """The gateway's doors, hardened (issue 32 items 3 and 7): no web page can drive a token-less gateway,
 malformed heads and Hosts are 400/403 in the one error shape and never a 500, no token reaches a log,
 bodies and connections are bounded. Malformed requests go over raw sockets to the real listener
-(:func:`streams.http.listening`), since an HTTP client would refuse to send them.
+(:func:`streams.web.listener.listening`), since an HTTP client would refuse to send them.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from pydantic import SecretStr
 from models.ids import is_valid_id
 from streams import codec
 from streams.client.gateway import create_gateway, error_shape, limits_of
-from streams.http import listening
 from streams.settings import Settings
+from streams.web.listener import listening
 from tests.streams.test_gateway import TOKEN, FakeChain
 
 LOOKUP = b'{"run_id":"r1","tool_call_id":"c1"}'

@@ -13,10 +13,10 @@ import faust
 import pytest
 
 from streams import codec
-from streams.http import Limits
 from streams.kafka.producer import KafkaSink
 from streams.observe.metrics import WorkerMetrics
 from streams.settings import Settings
+from streams.web.listener import Limits
 from streams.worker.app import app_options
 from streams.worker.health import Health, serving
 

@@ -7,7 +7,7 @@ puts each accepted connection behind a :class:`_Connection` that counts it, answ
 request head is late. Its request handler answers a head aiohttp cannot parse (a header with a NUL or
 a folded line, a bad ``Content-Length``, an unknown ``Content-Encoding``, ...) in the server's own error
 shape (:class:`ErrorShape`) and logs one line without the head's bytes: a malformed ``Authorization``
-never puts a token in a log. A body that does not decode (:func:`streams.http.read_bounded`'s 400) is
+never puts a token in a log. A body that does not decode (:func:`streams.web.body.read_bounded`'s 400) is
 logged in one line too, never with a traceback.
 """
 
@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 HEADER_TIMEOUT_SECONDS = 10.0
 """How long a new connection may take to send its first request head before it is closed."""
 BODY_TIMEOUT_SECONDS = 30.0
-"""How long a request body may take to arrive whole (:func:`streams.http.read_bounded`)."""
+"""How long a request body may take to arrive whole (:func:`streams.web.body.read_bounded`)."""
 KEEPALIVE_TIMEOUT_SECONDS = 15.0
 """How long a connection may sit idle (waiting for a request, or for the rest of its head)."""
 MAX_CONNECTIONS = 100

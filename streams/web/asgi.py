@@ -1,12 +1,12 @@
 """The gateway's doors and limits for an ASGI app served by uvicorn (the MCP server's streamable HTTP).
 
 :class:`Doors` wraps the app: every request needs a readable ``Host`` (400); with a token, one
-``Authorization: Bearer <token>`` (401, :func:`~streams.http.bearer.bearer_refusal`); without one, the
-gateway's no-token rule (:func:`~streams.http.hosts.refuse_pages`: 403 for a non-loopback ``Host`` or a
+``Authorization: Bearer <token>`` (401, :func:`~streams.web.bearer.bearer_refusal`); without one, the
+gateway's no-token rule (:func:`~streams.web.hosts.refuse_pages`: 403 for a non-loopback ``Host`` or a
 request a web page sent, 415 for a POST not labelled JSON). A POST body is read whole within a size
 (413) and a time (408) before the app sees it. Refusals have the gateway's error shape.
 
-:func:`uvicorn_config` gives uvicorn the listener's :class:`~streams.http.Limits` where uvicorn has a
+:func:`uvicorn_config` gives uvicorn the listener's :class:`~streams.web.listener.Limits` where uvicorn has a
 setting for them (``timeout_keep_alive``, ``limit_concurrency``, ``h11_max_incomplete_event_size``)
 and adds the one it lacks, a deadline for a request head, in its h11 protocol. uvicorn has no cap per
 peer address: ``max_connections_per_peer`` is not applied here.
@@ -25,9 +25,9 @@ from uvicorn import Config
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from streams.errors import RequestRefused
-from streams.http.bearer import bearer_refusal
-from streams.http.hosts import host_name, refuse_pages
-from streams.http.listener import Limits
+from streams.web.bearer import bearer_refusal
+from streams.web.hosts import host_name, refuse_pages
+from streams.web.listener import Limits
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
