@@ -20,7 +20,7 @@ Handler = Callable[[argparse.Namespace], int]
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser with every subcommand registered by its module."""
-    # Imported here, not at the top: importing one command's module (``streams.cli.pages``) then loads
+    # Imported here, not at the top: importing one command's module (``streams.cli.serve``) then loads
     # only what it needs. Every command module imports without the optional extras; a command that
     # needs one (``audit-sink`` with a DSN, ``schemas --openapi``) says so in one line when it runs.
     from streams.cli import (

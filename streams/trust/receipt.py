@@ -15,7 +15,7 @@ A receipt is untrusted input: :func:`receipt_failures` takes its bytes and answe
 not have (not JSON, not UTF-8, ``NaN``, a repeated name, nesting deeper than a verdict may, an unknown
 field, a value of the wrong type) with a failure line, never an exception. The lines quote at most a
 short ``repr`` of a string, a number or null from the receipt; whoever prints them escapes control
-characters (``streams.cli.display.printable``).
+characters (:func:`streams.printable.printable`).
 """
 
 from __future__ import annotations
@@ -26,9 +26,11 @@ from typing import Any
 from models.ledger import LEDGER_ENTRY_FIELDS, SIGNATURE_FIELDS
 from models.vocab import FALLBACK_LIMITATION
 from streams import codec
+from streams.errors import UnknownVerdict
+from streams.printable import printable
 from streams.trust.integrity import EntryFault, check_entry
 from streams.trust.judgement import judgement_failures
-from streams.trust.keys import TrustedKeys, key_id_of
+from streams.trust.keys import TrustedKeys, key_id_of, signer_for, trusted_for
 
 RECEIPT_KIND = "evidence-chain/receipt/v1"
 
@@ -48,6 +50,44 @@ MAX_RECEIPT_DEPTH = codec.MAX_DEPTH + 1
 MAX_FAILURES_SHOWN = 50
 """Failure lines :func:`receipt_failures` returns before it sums up the rest in one line."""
 _SHOWN_CHARS = 60
+
+
+def receipt_keys(trusted_keys_file: str | None, signing_key_file: str | None) -> TrustedKeys | None:
+    """The public keys a receipt may name: those of the trusted keys file and the signing key's public half
+    (``EC_TRUSTED_KEYS_FILE``, ``EC_SIGNING_KEY_FILE``)."""
+    trusted = trusted_for(trusted_keys_file)
+    signer = signer_for(signing_key_file)
+    if signer is None:
+        return trusted
+    # public_keys only lists keys for the reader's convenience: the role does not matter here
+    mine = TrustedKeys.from_hex(ledger=[signer.public_hex])
+    return mine if trusted is None else trusted.merged(mine)
+
+
+def choose_verdict(
+    verdicts: Sequence[Mapping[str, Any]], run_id: str, draft_id: str, attempt: int | None
+) -> Mapping[str, Any]:
+    """The verdict a receipt is of: the one of ``attempt`` (default: the latest) among a draft's stored
+    verdicts, oldest first; of several for one attempt, the first: a draft is write-once per
+    ``(run_id, draft_id, attempt)`` where people read it, so a later, different draft with that triple
+    never replaces it.
+
+    Raises:
+        UnknownVerdict: no verdict of that draft, or none of that attempt (the message lists them).
+    """
+    if not verdicts:
+        raise UnknownVerdict(
+            f"run {printable(run_id)} has no stored verdict of draft {printable(draft_id)} in the audit store"
+        )
+    attempts = sorted({v["attempt"] for v in verdicts if isinstance(v.get("attempt"), int)})
+    wanted = attempt if attempt is not None else max(attempts, default=None)
+    chosen = [v for v in verdicts if v.get("attempt") == wanted]
+    if not chosen:
+        raise UnknownVerdict(
+            f"draft {printable(draft_id)} of run {printable(run_id)} has no attempt {attempt}; "
+            f"stored attempts: {', '.join(map(str, attempts)) or 'none'}"
+        )
+    return chosen[0]
 
 
 def build_receipt(

@@ -10,7 +10,7 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from streams.cli.audit import settings_with_db
-from streams.cli.serve import build_app
+from streams.web.pages.site import build_app
 from tests.console import Console
 
 Serve = Callable[..., Coroutine[Any, Any, TestClient[Any, Any]]]

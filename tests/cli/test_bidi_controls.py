@@ -10,8 +10,8 @@ import pytest
 
 from models.events import AuditRecord
 from streams.audit.factory import open_store
-from streams.cli import pages
 from streams.cli.display import cell, printable
+from streams.web.pages import render as pages
 from tests.cli.bidi_text import BIDI_CONTROLS, EVIL_CALL, EVIL_DRAFT, EVIL_RUN, SEPARATORS
 from tests.console import Command, Console, Done, clean_env
 from tests.streams.audit_records import chain, guard

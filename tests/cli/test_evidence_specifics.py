@@ -8,7 +8,7 @@ from typing import Any
 from models.limits import GuardSettings
 from streams import codec
 from streams.audit.store import StoredEntry
-from streams.cli.run_evidence import draft_view, entry_view
+from streams.web.pages.run_evidence import draft_view, entry_view
 from tests import review_set
 from tests.console import Command, Console, clean_env
 from tests.golden import GOLDEN

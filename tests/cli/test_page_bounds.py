@@ -20,9 +20,9 @@ from streams import codec
 from streams.audit.evidence import TopicValue, applied_at, evidence_of
 from streams.audit.factory import open_store
 from streams.audit.store import check_record
-from streams.cli import pages
-from streams.cli.page_window import MAX_PAGE_BYTES, Starts
 from streams.settings import Settings
+from streams.web.pages import render as pages
+from streams.web.pages.window import MAX_PAGE_BYTES, Starts
 from tests.cli.conftest import Serve
 from tests.streams.conftest import FakeSink, handle, records, run_chain
 
@@ -200,7 +200,7 @@ def test_a_page_whose_html_grows_past_its_json_is_drawn_again_smaller() -> None:
 
 
 def test_a_text_lists_at_most_50_specifics_and_counts_the_rest() -> None:
-    from streams.cli.run_evidence import MAX_SPECIFICS_SHOWN, _some_specifics
+    from streams.web.pages.run_evidence import MAX_SPECIFICS_SHOWN, _some_specifics
 
     found = [
         {

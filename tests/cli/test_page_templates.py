@@ -8,8 +8,8 @@ import base64
 import hashlib
 from typing import Any
 
-from streams.cli import pages
-from streams.cli.evidence_pages import MAX_TEXT_CHARS
+from streams.web.pages import render as pages
+from streams.web.pages.anchors import MAX_TEXT_CHARS
 
 HOSTILE = '<script>alert("x")</script>\u202e'
 

@@ -14,8 +14,8 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from streams.audit.factory import open_store
-from streams.cli import pages
-from streams.cli.receipt import choose_verdict
+from streams.trust.receipt import choose_verdict
+from streams.web.pages import render as pages
 from tests.cli.conftest import Serve
 from tests.streams.audit_records import chain, guard
 
@@ -134,8 +134,8 @@ def test_serve_bound_to_an_ipv6_address_answers_requests_to_that_address() -> No
     """A Host header writes an IPv6 address in brackets; ``serve --host fd00::5`` must allow ``[fd00::5]``."""
     from multidict import CIMultiDict
 
-    from streams.cli.serve import allowed_host_names
     from streams.web.hosts import host_name, loopback_or_allowed
+    from streams.web.pages.site import allowed_host_names
 
     allowed = allowed_host_names("fd00::5")
     assert loopback_or_allowed(host_name(CIMultiDict(Host="[fd00::5]:8088")), allowed)

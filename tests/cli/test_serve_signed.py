@@ -26,10 +26,10 @@ from streams import codec
 from streams.audit.evidence import TopicValue
 from streams.audit.factory import open_store
 from streams.cli import audit as audit_cli
-from streams.cli.serve import build_app
 from streams.hashing import sha256_hex
 from streams.settings import Settings
 from streams.stations.ledger import ledger_entry
+from streams.web.pages.site import build_app
 from tests.integration.evidence_run import RUN, SignedRun, signed_run
 
 TRANSPLANTED = "TRANSPLANTED EXCERPT FROM ANOTHER RUN"

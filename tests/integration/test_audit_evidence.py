@@ -20,9 +20,9 @@ from streams.audit.factory import open_store, store_from_settings
 from streams.audit.migrations import postgres as pg_migrations
 from streams.audit.migrations import sqlite as sqlite_migrations
 from streams.audit.sink import run_sink
-from streams.cli.run_evidence import evidence_document
 from streams.settings import Settings
 from streams.trust import TrustedKeys
+from streams.web.pages.run_evidence import evidence_document
 from tests.integration.audit_db import settings_fixture  # noqa: F401 - the settings fixture
 from tests.integration.evidence_run import RUN, SignedRun, signed_run
 from tests.integration.helpers import CLI, publish

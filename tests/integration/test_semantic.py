@@ -12,8 +12,8 @@ from collections import Counter
 from pathlib import Path
 
 from streams import codec
+from streams.audit.receipts import write_receipt
 from streams.audit.sink import run_sink
-from streams.cli.receipt import write_receipt
 from streams.kafka.admin import ensure_topics
 from streams.settings import Settings
 from streams.trust import generate_key_pair

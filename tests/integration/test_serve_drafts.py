@@ -18,10 +18,10 @@ from streams.audit.evidence import TopicValue
 from streams.audit.factory import open_store
 from streams.audit.store import check_record
 from streams.cli.audit import settings_with_db
-from streams.cli.serve import build_app
 from streams.hashing import sha256_hex
 from streams.settings import Settings
 from streams.trust import generate_key_pair
+from streams.web.pages.site import build_app
 from tests.integration.evidence_run import RUN, SignedRun, sample_lines
 from tests.streams.conftest import handle, records, run_chain
 

@@ -1,6 +1,6 @@
 """The evidence of one run as an auditor reads it: what each tool call showed the agent, and each draft's
 claims beside the evidence they cite (issue 19, item 7). Pure: from what the audit store holds to a
-JSON document; :mod:`streams.cli.evidence_pages` draws it.
+JSON document; :mod:`streams.web.pages.anchors` draws it.
 
 - Per tool call, the stored ledger entry (the first one of its key: what the agent was shown), its
   projection's items exactly as the agent saw them, whether its bytes hash to ``projection_sha256``,

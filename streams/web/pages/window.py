@@ -1,6 +1,6 @@
 """Which part of a run one page holds: the run page and its JSON stay under 5 MB, however large the run.
 
-A run's document (:func:`streams.cli.pages.run_document`) has three lists that grow with the run: the
+A run's document (:func:`streams.web.pages.render.run_document`) has three lists that grow with the run: the
 tool call rows, the stored entries (each projection as the agent saw it) and the drafts. A page holds a
 window of each, from the offset its address gives (``?calls=``, ``?entries=``, ``?drafts=``), as many
 elements as fit in that list's share of the page's budget (at least one, so every page moves on), by
@@ -8,7 +8,7 @@ the size of their JSON. What a window leaves out is said on the page and in its 
 how many, and the addresses of the previous and the next window). Issue 38 M7: one 42 KB draft citing
 50 lookups from each of 100 items made a 39.7 MB page; each projection is now shown once, in the
 entries, and the items that cite it link to it: on this page, or on the page whose entries window
-starts at it (:class:`streams.cli.pages.Links`).
+starts at it (:class:`streams.web.pages.render.Links`).
 """
 
 from __future__ import annotations

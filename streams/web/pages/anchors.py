@@ -1,4 +1,4 @@
-"""What the run page's templates (``streams/cli/templates/evidence.html``) need from Python: the anchors
+"""What the run page's templates (``streams/web/pages/templates/evidence.html``) need from Python: the anchors
 and addresses of a run's parts, the chain's summary line, the length at which a draft's text is cut.
 
 The auditor's view itself — the chain at a glance (inline SVG), the evidence each tool call showed the
@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
-from streams.cli.display import printable
+from streams.printable import printable
 
 MAX_TEXT_CHARS = 4000
 """A draft's text longer than this is cut on the page, with a link to the whole (the page's JSON):

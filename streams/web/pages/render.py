@@ -1,9 +1,9 @@
 """The pages ``evidence-chain serve`` shows people: the run list and one run's trail, as HTML and JSON.
 
 The documents are built here by pure functions from what the audit store reads (no I/O); the HTML is
-rendered from the Jinja2 templates in ``streams/cli/templates/`` with **autoescaping on**, so every value
-from a record is escaped by default, never by habit: a hostile ``draft_id`` such as ``<script>`` is text
-on the page, never markup. The ``t`` filter shows controls escaped as the CLI shows them (a U+202E
+rendered from the Jinja2 templates in ``streams/web/pages/templates/`` with **autoescaping on**, so every
+value from a record is escaped by default, never by habit: a hostile ``draft_id`` such as ``<script>`` is
+text on the page, never markup. The ``t`` filter shows controls escaped as the CLI shows them (a U+202E
 cannot reorder an id) and None as a dash; ``urlq`` percent-encodes an id for a URL. The pages need no
 JavaScript, and the server's Content-Security-Policy forbids scripts anyway.
 """
@@ -16,6 +16,7 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from html import escape
 from typing import Any
 from urllib.parse import quote
 
@@ -23,10 +24,9 @@ import jinja2
 
 from streams import codec
 from streams.audit.store import VERDICT_OUTCOMES
-from streams.cli.display import html_text as text  # noqa: F401 - pages.text: the one escaping of a value
-from streams.cli.display import printable
-from streams.cli.evidence_pages import MAX_TEXT_CHARS, chain_summary, item_anchor, receipt_href, shown_anchor
-from streams.cli.page_window import FIRST, MAX_PAGE_BYTES, PAGE_BUDGET_BYTES, Starts, run_address, windowed
+from streams.printable import printable
+from streams.web.pages.anchors import MAX_TEXT_CHARS, chain_summary, item_anchor, receipt_href, shown_anchor
+from streams.web.pages.window import FIRST, MAX_PAGE_BYTES, PAGE_BUDGET_BYTES, Starts, run_address, windowed
 
 STYLE = """
 body { font: 15px/1.45 system-ui, sans-serif; margin: 1.5rem auto; max-width: 80rem; padding: 0 1rem;
@@ -104,11 +104,22 @@ def _shown(value: Any) -> str:
     return printable(value)
 
 
+def text(value: Any) -> str:
+    """``value`` as HTML text: None as a dash, booleans as yes/no, controls escaped, then ``html.escape``
+    (the one escaping of a value outside the templates, whose autoescaping does the same)."""
+    if value is None:
+        return _DASH
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return escape(printable(value), quote=True)
+
+
 @functools.cache
 def templates() -> jinja2.Environment:
-    """The templates of ``streams/cli/templates`` (package data), autoescaped, with the pages' helpers."""
+    """The templates of ``streams/web/pages/templates`` (package data), autoescaped, with the pages'
+    helpers."""
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader("streams.cli", "templates"),
+        loader=jinja2.PackageLoader("streams.web.pages", "templates"),
         autoescape=True,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -174,8 +185,8 @@ def run_document(
     evidence: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """One run's trail as JSON: each tool call with its anchor, each draft with its violations, and
-    with ``evidence`` (:func:`streams.cli.run_evidence.evidence_document`) what each tool call showed the
-    agent, each draft's items beside what they cite, the chain's counts and the receipts.
+    with ``evidence`` (:func:`streams.web.pages.run_evidence.evidence_document`) what each tool call
+    showed the agent, each draft's items beside what they cite, the chain's counts and the receipts.
 
     A violation lists the tool calls it concerns when the guard's audit record says so
     (``fields.violations``); a record with only ``violation_codes`` gives codes without them.
@@ -259,7 +270,7 @@ def _with_links(view: Mapping[str, Any], listed: Sequence[Mapping[str, Any]]) ->
 @dataclass(frozen=True)
 class Links:
     """Where a tool call's row and its evidence are, from anywhere on one page of a run: an anchor on
-    this page, or the page whose window starts at it (:mod:`streams.cli.page_window`)."""
+    this page, or the page whose window starts at it (:mod:`streams.web.pages.window`)."""
 
     base: str
     starts: Starts

@@ -1,0 +1,123 @@
+"""A receipt (SPEC 4.1) from what the audit store holds: which verdict, which entries, which judgement.
+
+The store keeps every verdict, ledger entry and judgement the sink read from the topics, so a receipt
+outlives the Redis ledger. What is handed out holds (SPEC 4.3): with trusted keys only a verdict a trusted
+guard key signed is chosen from, and a stored entry that is not its row's key's (SPEC 3.7) counts as
+lacking. ``evidence-chain receipt`` writes one (:func:`write_receipt`, with Redis for the entries the store
+lacks) and ``serve`` hands one out (:func:`receipt_parts`, :func:`receipt_judgement`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from models.ledger import as_stored
+from streams.audit.factory import store_from_settings
+from streams.audit.store import AuditStore
+from streams.errors import ConfigurationError, RedisUnavailable, Refused, UnknownVerdict
+from streams.printable import printable
+from streams.settings import Settings
+from streams.trust import EntryFault, TrustedKeys, build_receipt, check_entry, check_verdict, trusted_for
+from streams.trust.receipt import choose_verdict, receipt_keys
+
+
+def receipt_parts(
+    store: AuditStore, run_id: str, draft_id: str, attempt: int | None, trusted: TrustedKeys | None = None
+) -> tuple[Mapping[str, Any], dict[str, dict[str, Any]], list[str]]:
+    """(the verdict, the stored entries by tool call id, the snapshot's tool calls the store lacks).
+
+    With ``trusted`` keys only verdicts a trusted guard key signed are chosen from (SPEC 4.3: nothing
+    that fails is handed out); a stored entry that is not its row's key's (SPEC 3.7) counts as lacking.
+
+    Raises:
+        UnknownVerdict: the run or the draft (or its attempt) is unknown to the store.
+    """
+    stored = store.stored_verdicts(run_id, draft_id)
+    verdicts = [v for v in stored if check_verdict(v, trusted).holds]
+    if stored and not verdicts:
+        raise UnknownVerdict(
+            f"draft {printable(draft_id)} of run {printable(run_id)} has stored verdicts, and none is signed "
+            "by a trusted guard key (EC_TRUSTED_KEYS_FILE): no receipt is handed out for them"
+        )
+    if not verdicts and not store.stored_verdicts(run_id):
+        tool_calls, guard = store.run_trail(run_id)
+        if not tool_calls and not guard:
+            raise UnknownVerdict(f"run {printable(run_id)} is unknown to the audit store {store.where}")
+    verdict = choose_verdict(verdicts, run_id, draft_id, attempt)
+    entries = {
+        e.tool_call_id: e.entry
+        for e in store.ledger_entries(run_id)
+        if check_entry(e.entry, None, (run_id, e.tool_call_id)).fault is not EntryFault.KEY
+    }
+    cited = [i.get("tool_call_id") for i in verdict.get("evidence_snapshot") or [] if isinstance(i, dict)]
+    missing = [t for t in cited if isinstance(t, str) and t not in entries]
+    return verdict, entries, missing
+
+
+def receipt_judgement(
+    store: AuditStore, verdict: Mapping[str, Any], trusted: TrustedKeys | None = None
+) -> dict[str, Any] | None:
+    """The semantic review's judgement of the verdict's draft (SPEC 4.4), as the audit store holds it:
+    the first whose ``verdict_event_id`` and ``draft_sha256`` are the verdict's (and, with ``trusted``
+    keys, that a trusted guard key signed); None for a draft the review did not judge."""
+    run_id, draft_id = verdict.get("run_id"), verdict.get("draft_id")
+    if not isinstance(run_id, str) or not isinstance(draft_id, str):
+        return None
+    for judgement in store.stored_judgements(run_id, draft_id):
+        if (
+            judgement.get("verdict_event_id") == verdict.get("event_id")
+            and judgement.get("draft_sha256") == verdict.get("draft_sha256")
+            and (trusted is None or trusted.verify_judgement(judgement) is None)
+        ):
+            return judgement
+    return None
+
+
+async def _from_redis(
+    settings: Settings, run_id: str, tool_call_ids: Sequence[str]
+) -> dict[str, dict[str, Any]]:
+    from streams.ledger.redis import RedisLedgerStore
+
+    ledger = RedisLedgerStore.from_settings(settings)
+    try:
+        found = await ledger.read_entries([(run_id, t) for t in tool_call_ids])
+    finally:
+        await ledger.close()
+    return {
+        t: dict(as_stored(e))
+        for t, e in zip(tool_call_ids, found, strict=True)
+        if e is not None and check_entry(e, None, (run_id, t)).fault is not EntryFault.KEY
+    }
+
+
+def write_receipt(settings: Settings, run_id: str, draft_id: str, attempt: int | None) -> dict[str, Any]:
+    """The receipt of a draft's verdict (SPEC 4.1) from the audit store, and Redis for entries it lacks.
+
+    Raises:
+        ConfigurationError: the run, draft or attempt is unknown, or a cited entry is in neither place.
+    """
+    store = store_from_settings(settings, readonly=True)
+    trusted = trusted_for(settings.trusted_keys_file)
+    try:
+        verdict, entries, missing = receipt_parts(store, run_id, draft_id, attempt, trusted)
+        judgement = receipt_judgement(store, verdict, trusted)
+    finally:
+        store.close()
+    if missing:
+        try:
+            entries |= asyncio.run(_from_redis(settings, run_id, missing))
+        except (RedisUnavailable, Refused) as exc:
+            raise ConfigurationError(
+                f"the audit store lacks the entries of {', '.join(map(printable, missing))} and the Redis "
+                f"ledger could not be read ({type(exc).__name__}); run the audit sink, then try again"
+            ) from None
+        still = [t for t in missing if t not in entries]
+        if still:
+            raise ConfigurationError(
+                f"no ledger entry of {', '.join(map(printable, still))} (run {printable(run_id)}) in the "
+                "audit store or in Redis: the receipt would not verify"
+            )
+    keys = receipt_keys(settings.trusted_keys_file, settings.signing_key_file)
+    return build_receipt(verdict, entries, keys, judgement)
