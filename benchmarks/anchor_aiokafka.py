@@ -42,7 +42,6 @@ from streams.pipeline import (
     OUTPUT_TOPIC,
     Outcome,
     PendingWrite,
-    Rules,
     StationRules,
     emissions,
     finish_write,
@@ -62,7 +61,7 @@ Done = list[tuple[Outcome[Any], Record]]
 """Outcomes, each with the record its station consumed (for its dead letter)."""
 
 
-def through_stations(record: Record, settings: Rules) -> tuple[Done, tuple[PendingWrite, Record] | None]:
+def through_stations(record: Record, rules: StationRules) -> tuple[Done, tuple[PendingWrite, Record] | None]:
     """The stations in turn on one raw-hits record, each fed the previous one's main output.
 
     Returns the outcomes so far and, when the record reached the ledger with an entry to write, that
@@ -71,7 +70,7 @@ def through_stations(record: Record, settings: Rules) -> tuple[Done, tuple[Pendi
     done: Done = []
     consumed = record
     for station in STATIONS:
-        step = run_station(station, consumed, settings)
+        step = run_station(station, consumed, rules)
         if isinstance(step, PendingWrite):
             return done, (step, consumed)
         assert isinstance(step, Outcome), "only the guard reads the ledger"
@@ -83,12 +82,12 @@ def through_stations(record: Record, settings: Rules) -> tuple[Done, tuple[Pendi
     return done, None
 
 
-async def process(records: Sequence[Record], settings: Rules, store: RedisLedgerStore) -> list[Output]:
+async def process(records: Sequence[Record], rules: StationRules, store: RedisLedgerStore) -> list[Output]:
     """One batch through the stations and one Redis round trip; the messages to produce."""
     done: Done = []
     writes: list[tuple[PendingWrite, Record]] = []
     for record in records:
-        outcomes, pending = through_stations(record, settings)
+        outcomes, pending = through_stations(record, rules)
         done += outcomes
         if pending is not None:
             writes.append(pending)
@@ -101,7 +100,7 @@ async def process(records: Sequence[Record], settings: Rules, store: RedisLedger
     return [
         m
         for outcome, consumed in done
-        for m in emissions(outcome, consumed, settings, processed_at)
+        for m in emissions(outcome, consumed, rules, processed_at)
         if m.topic in PRODUCED
     ]
 
@@ -204,13 +203,13 @@ async def run(settings: Settings, batch_bytes: int) -> None:
 
 
 async def hop_batch(
-    station: Station, records: Sequence[Record], settings: Rules, store: RedisLedgerStore
+    station: Station, records: Sequence[Record], rules: StationRules, store: RedisLedgerStore
 ) -> list[Output]:
     """One station on a batch (the ledger's writes in one Redis round trip); every message it emits."""
     done: Done = []
     writes: list[tuple[PendingWrite, Record]] = []
     for record in records:
-        step = run_station(station, record, settings)
+        step = run_station(station, record, rules)
         if isinstance(step, PendingWrite):
             writes.append((step, record))
         else:
@@ -219,7 +218,7 @@ async def hop_batch(
     results = await store.write_many([step.entry for step, _ in writes])
     done += [(finish_write(step, result, r), r) for (step, r), result in zip(writes, results, strict=True)]
     processed_at = wall_clock()
-    return [m for outcome, record in done for m in emissions(outcome, record, settings, processed_at)]
+    return [m for outcome, record in done for m in emissions(outcome, record, rules, processed_at)]
 
 
 async def run_hops(settings: Settings, batch_bytes: int) -> None:

@@ -38,7 +38,6 @@ from streams.pipeline import (
     OUTPUT_TOPIC,
     Outcome,
     PendingWrite,
-    Rules,
     StationRules,
     emissions,
     finish_write,
@@ -113,12 +112,12 @@ class Ledger:
         return WriteResult(outcome, from_hash(stored), key)
 
 
-def chain(record: Record, settings: Rules, ledger: Ledger) -> list[Output]:
+def chain(record: Record, rules: StationRules, ledger: Ledger) -> list[Output]:
     """The stations in turn on one raw-hits record, each fed the previous one's main output."""
     done: list[tuple[Outcome[Any], Record]] = []
     consumed = record
     for station in STATIONS:
-        step = run_station(station, consumed, settings)
+        step = run_station(station, consumed, rules)
         if isinstance(step, PendingWrite):
             step = finish_write(step, ledger.write_once(step.entry), consumed)
         assert isinstance(step, Outcome), "only the guard reads the ledger"
@@ -131,7 +130,7 @@ def chain(record: Record, settings: Rules, ledger: Ledger) -> list[Output]:
     return [
         m
         for outcome, consumed in done
-        for m in emissions(outcome, consumed, settings, processed_at)
+        for m in emissions(outcome, consumed, rules, processed_at)
         if m.topic in PRODUCED
     ]
 

@@ -17,7 +17,7 @@ from rich.table import Table  # noqa: E402
 
 from models.rag import PY_RAG_RESPONSE_ADAPTER  # noqa: E402
 from streams import codec  # noqa: E402
-from streams.pipeline import process_raw_hits  # noqa: E402
+from streams.pipeline import StationRules, process_raw_hits  # noqa: E402
 from streams.settings import Settings  # noqa: E402
 from streams.stations.adapt import adapt  # noqa: E402
 from streams.stations.pack import pack  # noqa: E402
@@ -32,7 +32,7 @@ def main() -> int:
     response = PY_RAG_RESPONSE_ADAPTER.validate_python(doc["response"])
     hits = adapt(response)
     result = postprocess(hits, settings.postprocess)
-    lookup = process_raw_hits(raw, settings).lookup
+    lookup = process_raw_hits(raw, StationRules.from_settings(settings)).lookup
     text = codec.dumps(lookup)
     parsed = codec.loads(text)
     steps = {

@@ -24,7 +24,7 @@ from rich.console import Console
 from rich.table import Table
 
 from streams import codec
-from streams.pipeline import process_lookup, process_raw_hits
+from streams.pipeline import StationRules, process_lookup, process_raw_hits
 from streams.settings import Settings
 
 TEXT = (
@@ -76,12 +76,12 @@ def corpus(count: int, seed: int = 7) -> list[bytes]:
     return records
 
 
-def chain(settings: Settings) -> Callable[[bytes], object]:
+def chain(rules: StationRules) -> Callable[[bytes], object]:
     def run(raw: bytes) -> object:
-        outcome = process_raw_hits(raw, settings)
+        outcome = process_raw_hits(raw, rules)
         if outcome.lookup is None:
             raise RuntimeError(f"rejected: {outcome.rejection}")
-        return process_lookup(codec.dumps(outcome.lookup), settings).projection
+        return process_lookup(codec.dumps(outcome.lookup), rules).projection
 
     return run
 
@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     records = corpus(args.records)
     settings = Settings()
-    run = chain(settings)
+    run = chain(StationRules.from_settings(settings))
     for raw in records[:50]:  # warm up, and prove the chain accepts the corpus
         run(raw)
         baseline(raw)

@@ -66,7 +66,7 @@ from streams.observe.metrics import PHASES  # noqa: E402
 from streams.pipeline import PendingWrite, StationRules, chain  # noqa: E402
 from streams.settings import Settings  # noqa: E402
 from streams.trust import generate_key_pair, load_signer  # noqa: E402
-from streams.worker.runner import BatchRunner  # noqa: E402
+from streams.worker.runner import BatchRunner, RunnerConfig  # noqa: E402
 
 QUIX_PYTHON = ROOT / ".local" / "bench" / "quix-venv" / "bin" / "python"
 console = Console(stderr=True)
@@ -472,7 +472,7 @@ async def guard_round_trips(
     verdicts by kind."""
     store = RedisLedgerStore.from_settings(settings)
     sink = NullSink()
-    runner = BatchRunner(Station.GUARD, settings, sink, store)
+    runner = BatchRunner(Station.GUARD, RunnerConfig.from_settings(settings), sink, store)
     batches = 0
     try:
         for i in range(0, len(drafts), batch):

@@ -24,7 +24,7 @@ import traceback
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Any, TypeAlias, cast
+from typing import Any, cast
 
 from models.draft import DiagnosisDraft
 from models.events import Origin, Rejection
@@ -100,7 +100,6 @@ __all__ = [
     "ProjectOutcome",
     "Projected",
     "ReadMany",
-    "Rules",
     "PendingWrite",
     "StationRules",
     "Step",
@@ -111,13 +110,11 @@ __all__ = [
     "finish_judge",
     "finish_read",
     "finish_write",
-    "guard_for",
     "internal_error",
     "ledger_event",
     "process_lookup",
     "process_raw_hits",
     "resolve_reads",
-    "rules_of",
     "run_station",
 ]
 
@@ -155,6 +152,20 @@ class StationRules:
         """
         signer = load_signer(settings.signing_key_file) if settings.signing_key_file else None
         trusted = load_trusted_keys(settings.trusted_keys_file) if settings.trusted_keys_file else None
+        return cls.with_keys(settings, signer, trusted)
+
+    @classmethod
+    def without_keys(cls, settings: Settings) -> StationRules:
+        """The rules of ``settings`` with no key read: nothing signed, no signature checked. For a caller
+        that runs only the stations before the ledger (postprocess, project), which read no key: the
+        client's intended entry, the demo's count."""
+        return cls.with_keys(settings, None, None)
+
+    @classmethod
+    def with_keys(
+        cls, settings: Settings, signer: Signer | None, trusted: TrustedKeys | None
+    ) -> StationRules:
+        """The limits of ``settings`` with these keys (a test's, or those read by :meth:`from_settings`)."""
         return cls(
             input=settings.input,
             postprocess=settings.postprocess,
@@ -165,22 +176,6 @@ class StationRules:
             guard=EvidenceGuard(settings.guard, trusted=trusted, signer=signer),
             semantic=settings.semantic,
         )
-
-
-Rules: TypeAlias = StationRules | Settings
-"""What the station functions take: the rules, or settings (a one-off call, a test). Both carry the
-limits; the ledger station and the guard build the rules from settings on each call (the key files
-read then), so long-running callers (the agents, ``pipe``, ``verify``, ``replay``, the client) build
-the rules once and pass them."""
-
-
-def rules_of(rules: Rules) -> StationRules:
-    """``rules`` as :class:`StationRules` (built from settings here, the key files read now).
-
-    Raises:
-        ConfigurationError: as :meth:`StationRules.from_settings`.
-    """
-    return rules if isinstance(rules, StationRules) else StationRules.from_settings(rules)
 
 
 # --- the outcome shape --------------------------------------------------------------------------
@@ -218,7 +213,7 @@ class PendingJudge:
 
 
 Step = Outcome[Any] | PendingWrite | PendingRead | PendingJudge
-StationFn = Callable[[Record, Rules], Step]
+StationFn = Callable[[Record, StationRules], Step]
 
 
 def internal_error(exc: BaseException) -> Rejection:
@@ -265,7 +260,7 @@ def failed(
     )
 
 
-def run_station(station: Station, record: Record, rules: Rules) -> Step:
+def run_station(station: Station, record: Record, rules: StationRules) -> Step:
     """One station on one record; whatever goes wrong stays that record's INTERNAL_ERROR."""
     try:
         return STATIONS[station](record, rules)
@@ -374,14 +369,14 @@ class PostprocessOutcome:
     event_id: str | None = None
 
 
-def process_raw_hits(raw: bytes, settings: Rules, origin: Origin | None = None) -> PostprocessOutcome:
+def process_raw_hits(raw: bytes, rules: StationRules, origin: Origin | None = None) -> PostprocessOutcome:
     """The postprocess rules: validate → adapt → postprocess → pack → assemble."""
     eid = event_id(Station.POSTPROCESS, origin)
     try:
-        record = validate_raw_hits(raw, settings.input)
+        record = validate_raw_hits(raw, rules.input)
         response = record["response"]
-        result = postprocess(adapt(response), settings.postprocess)
-        context = pack(result["evidence_blocks"], settings.postprocess.char_budget)
+        result = postprocess(adapt(response), rules.postprocess)
+        context = pack(result["evidence_blocks"], rules.postprocess.char_budget)
         lookup = assemble(record, result, context, event_id=eid, origin=origin)
     except RejectedInput as exc:
         refused = exc.as_rejection()
@@ -413,10 +408,10 @@ def process_raw_hits(raw: bytes, settings: Rules, origin: Origin | None = None) 
     return PostprocessOutcome(lookup, None, audit, None, eid)
 
 
-def postprocess_station(record: Record, settings: Rules) -> Outcome[LookupResult | FailedLookup | None]:
+def postprocess_station(record: Record, rules: StationRules) -> Outcome[LookupResult | FailedLookup | None]:
     """``raw-hits`` → ``postprocessed``: a raw-hits record starts its chain, so it is the origin."""
     origin = record.coordinates
-    done = process_raw_hits(record.value, settings, origin)
+    done = process_raw_hits(record.value, rules, origin)
     lookup = done.lookup
     ids = done.rejection if lookup is None else lookup
     run_id = ids["run_id"] if ids is not None else None
@@ -493,7 +488,7 @@ def _projected(
 
 
 def process_lookup(
-    text: bytes | str, settings: Rules, fallback_origin: Origin | None = None
+    text: bytes | str, rules: StationRules, fallback_origin: Origin | None = None
 ) -> ProjectOutcome:
     """The project rules: read (tolerant, as JSON text) → project → the ``projected`` value.
 
@@ -511,7 +506,7 @@ def process_lookup(
             failure = parse_reason(lookup.get("failure_reason"))
             event = _projected(lookup, origin, RecordStatus.FAILED, failure, None) if ids_valid else None
             return ProjectOutcome(event, None, None, origin)
-        projection = project_lookup(lookup, settings.projection)
+        projection = project_lookup(lookup, rules.projection)
     except RejectedInput as exc:
         event = _projected(lookup, origin, RecordStatus.FAILED, exc.reason, None) if ids_valid else None
         return ProjectOutcome(event, None, exc.as_rejection(), origin, type(exc).__name__)
@@ -521,9 +516,9 @@ def process_lookup(
     return ProjectOutcome(event, projection, None, origin)
 
 
-def project_station(record: Record, settings: Rules) -> Outcome[Projected]:
+def project_station(record: Record, rules: StationRules) -> Outcome[Projected]:
     """``postprocessed`` → ``projected``."""
-    done = process_lookup(record.value, settings, fallback_origin=record.coordinates)
+    done = process_lookup(record.value, rules, fallback_origin=record.coordinates)
     event, projection = done.event, done.projection
     run_id = event["run_id"] if event else done.rejection["run_id"] if done.rejection else None
     tool_call_id = (
@@ -562,9 +557,8 @@ def project_station(record: Record, settings: Rules) -> Outcome[Projected]:
 # --- ledger --------------------------------------------------------------------------------------
 
 
-def ledger_station(record: Record, settings: Rules) -> Outcome[None] | PendingWrite:
+def ledger_station(record: Record, rules: StationRules) -> Outcome[None] | PendingWrite:
     """``projected`` → the entry to write once; finishing it gives the ``ledger`` event (as stored)."""
-    rules = rules_of(settings)
     empty = _EMPTY_AUDIT[Station.LEDGER]
     try:
         value = parse_object(record.value)
@@ -635,15 +629,9 @@ def _after_write(record: Record, entry: LedgerEntry, result: WriteResult) -> Out
 # --- guard ---------------------------------------------------------------------------------------
 
 
-def guard_for(settings: Rules) -> EvidenceGuard:
-    """The guard of these rules: its limits, the keys it trusts (3.7) and signs verdicts with (4.1)."""
-    return rules_of(settings).guard
-
-
-def guard_station(record: Record, settings: Rules) -> PendingRead:
+def guard_station(record: Record, rules: StationRules) -> PendingRead:
     """``diagnosis-drafts`` → the entries to read; finishing gives the verdict and its violations (and,
     with the semantic review on, a PASS draft's hand-over: SPEC 4.4)."""
-    rules = rules_of(settings)
     guard, semantic = rules.guard, rules.semantic.mode
     plan = guard.plan(record.value)
     run_id = plan.run_id or ""
@@ -715,10 +703,9 @@ def guard_station(record: Record, settings: Rules) -> PendingRead:
 # --- semantic review ------------------------------------------------------------------------------
 
 
-def semantic_station(record: Record, settings: Rules) -> Outcome[None] | PendingJudge:
+def semantic_station(record: Record, rules: StationRules) -> Outcome[None] | PendingJudge:
     """``semantic-review`` → the judgement to find or ask for; finishing gives the ``judgements`` event
     and, in ``enforce`` mode, the draft's one verdict, its violations and its report (SPEC 4.4)."""
-    rules = rules_of(settings)
     try:
         planned = semantic_plan(record.value, rules.semantic)
     except RejectedInput as exc:
@@ -820,7 +807,7 @@ OUTPUT_TOPIC: dict[Station, Topic] = {station: wiring.output for station, wiring
 
 
 def chain(
-    record: Record, settings: Rules, stations: tuple[Station, ...], *, through_rejections: bool = True
+    record: Record, rules: StationRules, stations: tuple[Station, ...], *, through_rejections: bool = True
 ) -> Step:
     """Run ``stations`` in order on one record, each consuming the previous one's main output.
 
@@ -830,12 +817,12 @@ def chain(
     carries a value on (postprocess's FAILED LookupResult) goes on as it does between the agents,
     unless ``through_rejections`` is False (``pipe`` prints that rejection instead).
     """
-    step = run_station(stations[0], record, settings)
+    step = run_station(stations[0], record, rules)
     for previous, station in zip(stations, stations[1:], strict=False):
         if not isinstance(step, Outcome) or (step.rejection is not None and not through_rejections):
             return step
         value = next((o.value for o in step.outputs if o.topic == OUTPUT_TOPIC[previous]), None)
         if value is None:
             return step
-        step = run_station(station, replace(record, value=value), settings)
+        step = run_station(station, replace(record, value=value), rules)
     return step

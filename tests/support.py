@@ -15,6 +15,7 @@ from streams.pipeline import (
     Outcome,
     PendingRead,
     PendingWrite,
+    StationRules,
     finish_read,
     finish_write,
     guard_station,
@@ -45,10 +46,10 @@ def run_now(coroutine: Coroutine[Any, Any, T]) -> T:
     raise AssertionError("the coroutine waited on something: it needs an event loop")
 
 
-def settle(station: Station, record: Record, settings: Settings, ledger: MemoryLedgerStore) -> Outcome[Any]:
+def settle(station: Station, record: Record, rules: StationRules, ledger: MemoryLedgerStore) -> Outcome[Any]:
     """One station on one record, as its agent runs it, the Redis step (the ledger's write, the guard's
     reads) answered by ``ledger``."""
-    step = run_station(station, record, settings)
+    step = run_station(station, record, rules)
     if isinstance(step, PendingWrite):
         (result,) = run_now(ledger.write_many([step.entry]))
         return finish_write(step, result, record)
@@ -81,9 +82,9 @@ def verdict_of(
     record: Record | None = None,
 ) -> Verdict:
     """The guard station on one draft, its reads answered by ``ledger`` (offline unless ``record``)."""
-    settings = Settings(guard=guard or GuardSettings())
+    rules = StationRules.from_settings(Settings(guard=guard or GuardSettings()))
     record = record or Record.offline(raw)
-    step = guard_station(record, settings)
+    step = guard_station(record, rules)
     assert isinstance(step, PendingRead)
 
     async def read(keys: list[LedgerKey]) -> Mapping[LedgerKey, LedgerLookup]:

@@ -18,12 +18,7 @@ import yaml
 from jsonschema import Draft202012Validator
 
 from models.limits import (
-    DeadLetterSettings,
-    GuardSettings,
-    InputLimits,
-    PostprocessSettings,
     SemanticSettings,
-    ToolProjectionLimits,
 )
 from models.schemas import DIALECT, TOPIC_VALUES, schema_file, schema_id
 from models.vocab import DeadLetterReason, Station, Topic, ViolationCode
@@ -35,6 +30,7 @@ from streams.pipeline import (
     Outcome,
     PendingJudge,
     PendingRead,
+    StationRules,
     emissions,
     finish_judge,
     finish_read,
@@ -43,17 +39,12 @@ from streams.pipeline import (
 from streams.settings import Settings
 from tests.contracts import ASYNCAPI, SCHEMAS, schema_of, validate, validate_dead_letter_headers
 from tests.golden import GOLDEN
+from tests.stations.builders import rules
 from tests.stations.test_semantic import judged as judgement
 from tests.support import memory_ledger, settle
 
 # The SPEC's defaults, spelled out so no EC_* variable in the environment can change a case.
-SETTINGS = Settings(
-    input=InputLimits(),
-    postprocess=PostprocessSettings(),
-    projection=ToolProjectionLimits(),
-    guard=GuardSettings(),
-    dead_letters=DeadLetterSettings(),
-)
+RULES = rules()
 PROCESSED_AT = "2026-01-01T00:00:00.000+00:00"
 INPUTS = (Topic.RAW_HITS, Topic.DIAGNOSIS_DRAFTS)
 PRODUCED = tuple(topic for topic in Topic if topic not in INPUTS)
@@ -129,7 +120,7 @@ class Bus:
         return Record(str(topic), 0, offset, 1_767_225_600_000 + offset, key, value)
 
     def emit(self, outcome: Outcome[Any], record: Record) -> list[Output]:
-        produced = emissions(outcome, record, SETTINGS, PROCESSED_AT)
+        produced = emissions(outcome, record, RULES, PROCESSED_AT)
         self.messages += produced
         return produced
 
@@ -141,14 +132,14 @@ def main_output(produced: list[Output], topic: Topic) -> list[Output]:
 def through_ledger(bus: Bus, store: MemoryLedgerStore, projected: list[Output]) -> None:
     for message in projected:
         record = bus.record(Topic.PROJECTED, message.value, message.key)
-        bus.emit(settle(Station.LEDGER, record, SETTINGS, store), record)
+        bus.emit(settle(Station.LEDGER, record, RULES, store), record)
 
 
 def through_projector(bus: Bus, lookups: list[Output]) -> list[Output]:
     projected: list[Output] = []
     for message in lookups:
         record = bus.record(Topic.POSTPROCESSED, message.value, message.key)
-        step = run_station(Station.PROJECT, record, SETTINGS)
+        step = run_station(Station.PROJECT, record, RULES)
         assert isinstance(step, Outcome)
         projected += main_output(bus.emit(step, record), Topic.PROJECTED)
     return projected
@@ -165,7 +156,7 @@ def bus() -> Bus:
         lookups: list[Output] = []
         for raw in raw_hits:
             record = bus.record(Topic.RAW_HITS, raw, b"golden")
-            step = run_station(Station.POSTPROCESS, record, SETTINGS)
+            step = run_station(Station.POSTPROCESS, record, RULES)
             assert isinstance(step, Outcome)
             lookups += main_output(bus.emit(step, record), Topic.POSTPROCESSED)
         through_ledger(bus, store, through_projector(bus, lookups))
@@ -175,7 +166,7 @@ def bus() -> Bus:
     changed = codec.loads(raw_hits[0])
     changed["response"]["query"] += " (changed)"
     record = bus.record(Topic.RAW_HITS, codec.dumps(changed), None)
-    step = run_station(Station.POSTPROCESS, record, SETTINGS)
+    step = run_station(Station.POSTPROCESS, record, RULES)
     assert isinstance(step, Outcome)
     through_ledger(
         bus, store, through_projector(bus, main_output(bus.emit(step, record), Topic.POSTPROCESSED))
@@ -184,7 +175,7 @@ def bus() -> Bus:
     ledger = memory_ledger(codec.loads(line) for line in lines(GOLDEN / "guard" / "ledger.jsonl"))
     for raw in lines(GOLDEN / "guard" / "drafts.jsonl"):
         record = bus.record(Topic.DIAGNOSIS_DRAFTS, raw, b"golden")
-        step = run_station(Station.GUARD, record, SETTINGS)
+        step = run_station(Station.GUARD, record, RULES)
         assert isinstance(step, PendingRead)
         bus.emit(finish_read(step, ledger.read_now(list(step.keys)), record), record)
     # the semantic review on (SPEC 4.4): the PASS drafts handed over and judged, one claim found, and one
@@ -195,7 +186,7 @@ def bus() -> Bus:
             SemanticSettings(mode="advise", judge_model="m", max_chars_per_draft=10),
         ]
     ):
-        config = Settings(semantic=semantic)
+        config = StationRules.from_settings(Settings(semantic=semantic))
         for raw in lines(GOLDEN / "guard" / "drafts.jsonl"):
             record = bus.record(Topic.DIAGNOSIS_DRAFTS, raw, b"golden")
             step = run_station(Station.GUARD, record, config)
@@ -263,7 +254,7 @@ def test_every_accepted_golden_raw_hits_record_satisfies_the_input_schema() -> N
     bus = Bus()
     for raw in lines(GOLDEN / "pipe" / "input.jsonl"):
         record = bus.record(Topic.RAW_HITS, raw)
-        step = run_station(Station.POSTPROCESS, record, SETTINGS)
+        step = run_station(Station.POSTPROCESS, record, RULES)
         assert isinstance(step, Outcome)
         if step.rejection is None:
             validate(Topic.RAW_HITS, raw)
@@ -279,7 +270,7 @@ def test_every_parsable_golden_draft_satisfies_the_input_schema() -> None:
     checked = 0
     for raw in lines(GOLDEN / "guard" / "drafts.jsonl"):
         record = Record.offline(raw)
-        step = run_station(Station.GUARD, record, SETTINGS)
+        step = run_station(Station.GUARD, record, RULES)
         assert isinstance(step, PendingRead)
         verdict = finish_read(step, ledger.read_now(list(step.keys)), record).detail
         codes = {v["code"] for v in verdict["violations"]}

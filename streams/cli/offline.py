@@ -32,7 +32,6 @@ from streams.pipeline import (
     PendingRead,
     Projected,
     ReadMany,
-    Rules,
     StationRules,
     chain,
     internal_error,
@@ -119,12 +118,12 @@ def pipe_keep_bytes(settings: Settings, source: str = "raw-hits") -> int:
 
 
 def pipe_bounded_line(
-    line: Line, settings: Settings, *, source: str, emit: str, rules: StationRules | None = None
+    line: Line, settings: Settings, rules: StationRules, *, source: str, emit: str
 ) -> bytes:
     """The one output line of ``pipe`` for one input line that may have been cut (``rules``: the
-    stations' rules built once for the whole input; else from ``settings`` for this line)."""
+    stations' rules, built once for the whole input; ``settings``: the limits a cut line is told of)."""
     if not line.cut:
-        return pipe_line(line.value, rules or settings, source=source, emit=emit)
+        return pipe_line(line.value, rules, source=source, emit=emit)
     return dead_letter_line(_oversized(line, settings, source))
 
 
@@ -146,7 +145,7 @@ def _oversized(line: Line, settings: Settings, source: str) -> Rejection:
     return rejection(DeadLetterReason.OVERSIZED, error, run_id, tool_call_id)
 
 
-def pipe_line(line: bytes, settings: Rules, *, source: str, emit: str) -> bytes:
+def pipe_line(line: bytes, rules: StationRules, *, source: str, emit: str) -> bytes:
     """The one output line of ``pipe`` for one whole input line.
 
     The stations run as :func:`~streams.pipeline.chain` runs them for the agents, except that the
@@ -158,7 +157,7 @@ def pipe_line(line: bytes, settings: Rules, *, source: str, emit: str) -> bytes:
         stations = (Station.POSTPROCESS,)
     else:
         stations = (Station.POSTPROCESS, Station.PROJECT)
-    step = chain(Record.offline(line), settings, stations, through_rejections=False)
+    step = chain(Record.offline(line), rules, stations, through_rejections=False)
     if isinstance(step, Outcome) and step.station == Station.PROJECT:
         return _projection_line(step)
     if emit == "lookup" and isinstance(step, Outcome) and step.rejection is None and step.outputs:
@@ -199,7 +198,7 @@ def run_pipe(args: argparse.Namespace) -> int:
     rules = StationRules.from_settings(settings)  # once: every line obeys the same rules
     one_line_each(
         read_bounded_lines(stdin_bytes("evidence-chain pipe < FILE"), pipe_keep_bytes(settings, args.source)),
-        lambda line: pipe_bounded_line(line, settings, source=args.source, emit=args.emit, rules=rules),
+        lambda line: pipe_bounded_line(line, settings, rules, source=args.source, emit=args.emit),
         stdout_bytes(),
     )
     return 0
@@ -240,10 +239,10 @@ def load_ledger(path: str) -> MemoryLedgerStore:
     return ledger
 
 
-async def verdict_line(line: bytes, settings: Rules, read: ReadMany) -> bytes:
+async def verdict_line(line: bytes, rules: StationRules, read: ReadMany) -> bytes:
     """The one verdict line of ``verify`` for one draft line: plan, read, judge (``resolve_reads``)."""
     record = Record.offline(line)
-    step = run_station(Station.GUARD, record, settings)
+    step = run_station(Station.GUARD, record, rules)
     if not isinstance(step, PendingRead):
         return dead_letter_line(_rejection_of(step))
     (outcome,) = await resolve_reads([(step, record)], read)
@@ -253,12 +252,12 @@ async def verdict_line(line: bytes, settings: Rules, read: ReadMany) -> bytes:
 
 
 async def verify_lines(
-    lines: Iterator[bytes], settings: Rules, store: LedgerStore, out: IO[bytes]
+    lines: Iterator[bytes], rules: StationRules, store: LedgerStore, out: IO[bytes]
 ) -> None:
     """One verdict line per draft line; a store that cannot answer ends the command (nothing is guessed)."""
     for line in lines:
         try:
-            text = await verdict_line(line, settings, store.read_many)
+            text = await verdict_line(line, rules, store.read_many)
         except (RedisUnavailable, RedisRefused):
             raise
         except Exception as exc:  # noqa: BLE001 - per-line isolation: the rest of the input goes on

@@ -45,7 +45,7 @@ from streams.kafka.config import kafka_errors, new_producer
 from streams.ledger.redis import RedisLedgerStore
 from streams.ledger.store import write_outcome
 from streams.messages import Record
-from streams.pipeline import Outcome, Projected, chain
+from streams.pipeline import Outcome, Projected, StationRules, chain
 from streams.search import (
     DEFAULT_MODE,
     Filters,
@@ -189,14 +189,14 @@ def check_verdict_reply(verdict: Mapping[str, Any], draft_sha256: str, trusted: 
         )
 
 
-def intended_entry(raw: bytes, settings: Settings) -> dict[str, Any]:
+def intended_entry(raw: bytes, rules: StationRules) -> dict[str, Any]:
     """The ``status`` and ``projection_sha256`` the ledger station would write for this raw-hits record.
 
     Computed in process by the workers' own stations (postprocess, project: :func:`streams.pipeline.chain`),
     so a lookup answered from an existing entry can say whether that entry is this record's.
     A record the stations reject with valid ids is a FAILED entry (no hash), as in the worker.
     """
-    step = chain(Record.offline(raw), settings, (Station.POSTPROCESS, Station.PROJECT))
+    step = chain(Record.offline(raw), rules, (Station.POSTPROCESS, Station.PROJECT))
     projected = step.detail if isinstance(step, Outcome) else None
     event = projected.event if isinstance(projected, Projected) else None
     if event is None or event["status"] != RecordStatus.OK:
@@ -205,7 +205,7 @@ def intended_entry(raw: bytes, settings: Settings) -> dict[str, Any]:
 
 
 def lookup_outcome(
-    raw: bytes, settings: Settings, stored: LedgerEntry, written_at: tuple[str, int, int] | None
+    raw: bytes, rules: StationRules, stored: LedgerEntry, written_at: tuple[str, int, int] | None
 ) -> LedgerOutcome:
     """SPEC 3.6's outcome for this record given the entry as stored.
 
@@ -216,7 +216,7 @@ def lookup_outcome(
     where = (origin.get("topic"), origin.get("partition"), origin.get("offset"))
     if written_at is not None and where == written_at:
         return LedgerOutcome.WRITTEN
-    found = write_outcome(stored, intended_entry(raw, settings))
+    found = write_outcome(stored, intended_entry(raw, rules))
     return LedgerOutcome.CONFLICT if found == LedgerOutcome.CONFLICT else LedgerOutcome.DUPLICATE
 
 
@@ -296,7 +296,9 @@ class EvidenceChainClient:
         self._store: RedisLedgerStore | None = None
         self._readers = ReaderPool(self.settings)
         self._partitioner = DefaultPartitioner()
-        self._guard = EvidenceGuard(self.settings.guard)
+        self._rules = StationRules.without_keys(self.settings)
+        """The stations before the ledger, as :func:`intended_entry` runs them (they read no key)."""
+        self._guard = self._rules.guard
         self.trusted: TrustedKeys | None = (
             load_trusted_keys(self.settings.trusted_keys_file) if self.settings.trusted_keys_file else None
         )
@@ -422,7 +424,7 @@ class EvidenceChainClient:
                 # Registered first, then asked: an entry written before the waiter is in Redis.
                 held = await self.entry(run_id, tool_call_id)
                 if held is not None:
-                    outcome = await asyncio.to_thread(lookup_outcome, raw, self.settings, held.entry, None)
+                    outcome = await asyncio.to_thread(lookup_outcome, raw, self._rules, held.entry, None)
                     return LedgerReply(held.entry, from_ledger=True, outcome=outcome)
                 offset = await self._send(Topic.RAW_HITS, raw, key, partition)
                 reply = await waiter.future
@@ -439,7 +441,7 @@ class EvidenceChainClient:
         entry = stored_entry(reply.value)
         check_integrity(entry, (run_id, tool_call_id), self.trusted)
         written_at = (self.settings.topic(Topic.RAW_HITS), partition, offset)
-        outcome = await asyncio.to_thread(lookup_outcome, raw, self.settings, entry, written_at)
+        outcome = await asyncio.to_thread(lookup_outcome, raw, self._rules, entry, written_at)
         return LedgerReply(entry, from_ledger=False, outcome=outcome)
 
     async def lookup_knowledge(

@@ -17,7 +17,7 @@ from models.vocab import DeadLetterReason, LedgerOutcome, Station, Topic
 from streams import codec
 from streams.ledger.store import LedgerStore, write_outcome
 from streams.messages import Record
-from streams.pipeline import Outcome, PendingWrite, Rules, chain
+from streams.pipeline import Outcome, PendingWrite, StationRules, chain
 
 COMPARABLE_TOPICS: dict[Topic, tuple[Station, ...]] = {
     topic: chain_from(topic, through=Station.LEDGER) for topic in (Topic.RAW_HITS, Topic.POSTPROCESSED)
@@ -40,9 +40,9 @@ class Expected:
     reason: str | None
 
 
-def expected_entry(record: Record, settings: Rules, topic: Topic) -> Expected:
+def expected_entry(record: Record, rules: StationRules, topic: Topic) -> Expected:
     """Run the stations up to the ledger station's decision on one record (nothing is written)."""
-    step = chain(record, settings, COMPARABLE_TOPICS[topic])
+    step = chain(record, rules, COMPARABLE_TOPICS[topic])
     if isinstance(step, PendingWrite):
         entry = step.entry
         return Expected(
@@ -60,10 +60,10 @@ def expected_entry(record: Record, settings: Rules, topic: Topic) -> Expected:
 
 
 async def compare_batch(
-    records: list[Record], settings: Rules, topic: Topic, store: LedgerStore, diffs: IO[bytes] | None
+    records: list[Record], rules: StationRules, topic: Topic, store: LedgerStore, diffs: IO[bytes] | None
 ) -> Counter[str]:
     """Classify each record of a batch as same / differs / missing / failed; write the non-same ones."""
-    expectations = [(record, expected_entry(record, settings, topic)) for record in records]
+    expectations = [(record, expected_entry(record, rules, topic)) for record in records]
     keys = [(e.run_id, e.tool_call_id) for _, e in expectations if e.run_id and e.tool_call_id]
     lookups = await store.read_many(keys) if keys else {}
     counts: Counter[str] = Counter()

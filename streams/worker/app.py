@@ -31,7 +31,6 @@ from streams.kafka.producer import KafkaSink
 from streams.ledger.redis import RedisLedgerStore
 from streams.observe.metrics import WorkerMetrics
 from streams.observe.tracing import tracer_for
-from streams.pipeline import StationRules
 from streams.settings import Settings
 from streams.trust.keys import roles_signed_by, signing_status
 from streams.worker.context import WorkerContext
@@ -41,8 +40,8 @@ from streams.worker.drain import batch_drain
 from streams.worker.health import Health, serving
 from streams.worker.inline import inline_consumer
 from streams.worker.judging import SemanticRunner
-from streams.worker.loop import AgentLoop
-from streams.worker.runner import BatchRunner
+from streams.worker.loop import AgentLoop, LoopConfig
+from streams.worker.runner import BatchRunner, RunnerConfig
 
 log = logging.getLogger(__name__)
 
@@ -160,7 +159,7 @@ def create_app(
         settings.signing_key_file, settings.trusted_keys_file, signs=roles_signed_by(settings.running_agents)
     )
     log.log(logging.INFO if settings.signing_key_file else logging.WARNING, "%s", status)
-    rules = StationRules.from_settings(settings)  # the key files read once: a later change needs a restart
+    config = RunnerConfig.from_settings(settings)  # the key files read once: a later change needs a restart
     app = EvidenceChainApp(settings.app_id, **options)
     sink = KafkaSink(settings)
     probe = OffsetProbe(settings, settings.app_id)
@@ -177,11 +176,14 @@ def create_app(
         if station == Station.SEMANTIC:  # SPEC 4.4: the judge's calls overlap across batches
             judge = OpenAIChatJudge(settings.semantic)  # ConfigurationError: no URL, model or token
             runner = SemanticRunner(
-                settings, sink, stores[station], tracer=tracer, rules=rules, judge=judge, metrics=metrics
+                config, sink, stores[station], tracer=tracer, judge=judge, metrics=metrics
             )
         else:
-            runner = BatchRunner(station, settings, sink, stores.get(station), tracer=tracer, rules=rules)
-        loops[station] = AgentLoop(app, station, settings, runner, probe, on_crash=on_crash, metrics=metrics)
+            runner = BatchRunner(station, config, sink, stores.get(station), tracer=tracer)
+        loop_config = LoopConfig.from_settings(settings, station)
+        loops[station] = AgentLoop(
+            app, station, loop_config, runner, probe, on_crash=on_crash, metrics=metrics
+        )
     health = Health(app, loops, sink, list(stores.values()), settings, metrics)
     context = WorkerContext(settings, sink, probe, metrics, stores, loops, health, topics_ready)
     app.context = context

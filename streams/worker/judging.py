@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from models.semantic import JudgementRecord
@@ -39,12 +39,14 @@ from streams import codec
 from streams.errors import JudgeRefused, JudgeUnavailable
 from streams.judge.pacing import Pacing
 from streams.judge.port import JudgePort
+from streams.ledger.store import LedgerStore
 from streams.messages import Output, Record
 from streams.observe.metrics import WorkerMetrics
+from streams.observe.tracing import Tracer
 from streams.pipeline import Outcome, PendingJudge, emissions, finish_judge, run_station
 from streams.retry import hold
 from streams.stations.semantic import AnswerInvalid, SemanticPlan, judge_messages, read
-from streams.worker.runner import BatchRunner, Started
+from streams.worker.runner import BatchRunner, RunnerConfig, Sink, Started, wall_clock
 
 log = logging.getLogger(__name__)
 
@@ -76,9 +78,17 @@ class SemanticRunner(BatchRunner):
     """The semantic station over batches, its judge calls overlapping across batches."""
 
     def __init__(
-        self, *args: Any, judge: JudgePort, metrics: WorkerMetrics | None = None, **kwargs: Any
+        self,
+        config: RunnerConfig,
+        sink: Sink,
+        store: LedgerStore,
+        *,
+        judge: JudgePort,
+        metrics: WorkerMetrics | None = None,
+        clock: Callable[[], str] = wall_clock,
+        tracer: Tracer | None = None,
     ) -> None:
-        super().__init__(Station.SEMANTIC, *args, **kwargs)
+        super().__init__(Station.SEMANTIC, config, sink, store, clock=clock, tracer=tracer)
         semantic = self.rules.semantic
         self.judge = judge
         self.pacing = Pacing(semantic.max_in_flight, semantic.calls_per_second)

@@ -62,6 +62,37 @@ POSITION_PROBE_SECONDS = 0.5
 from (the consumer asks the broker for it; a dead broker must not hang the probe)."""
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoopConfig:
+    """What an agent's loop reads besides its runner: its input topic, how it batches, how it holds and
+    commits. Built once per agent by the worker (:meth:`from_settings`)."""
+
+    input_topic: str
+    """The full name of the agent's input topic (the prefix included): ``/livez`` counts its lag."""
+    batch_size: int
+    batches_in_flight: int
+    """``EC_BATCHES_IN_FLIGHT``: how many batches may await their acks while the next is taken."""
+    commit_interval_seconds: float
+    policy: RetryPolicy
+    """How reading committed offsets and checking gaps hold through an outage."""
+    commit_policy: RetryPolicy
+    """How a commit holds: for as long as the outage lasts."""
+
+    @classmethod
+    def from_settings(cls, settings: Settings, station: Station) -> LoopConfig:
+        """The loop config of ``station``'s agent under ``settings``."""
+        return cls(
+            input_topic=settings.topic(TOPOLOGY[station].input),
+            batch_size=settings.batch_size,
+            batches_in_flight=settings.batches_in_flight,
+            commit_interval_seconds=settings.broker_commit_interval_seconds,
+            policy=RetryPolicy.from_settings(settings),
+            # A commit waits out an outage for as long as it lasts: waiting loses nothing (the records
+            # are only read again), and while there is work the batches' own holds bound the outage.
+            commit_policy=RetryPolicy.from_settings(settings, forever=True),
+        )
+
+
 @dataclass
 class _Taken:
     """A batch the agent took and started: its records, its station's outcomes, its acks to await."""
@@ -79,7 +110,7 @@ class AgentLoop:
         self,
         app: faust.App,
         station: Station,
-        settings: Settings,
+        config: LoopConfig,
         runner: BatchRunner,
         probe: OffsetProbe,
         *,
@@ -90,20 +121,18 @@ class AgentLoop:
     ) -> None:
         self.app = app
         self.station = station
-        self.settings = settings
+        self.config = config
         self.runner = runner
         self.probe = probe
         self.tracker = OffsetTracker()
-        self.policy = RetryPolicy.from_settings(settings)
+        self.policy = config.policy
         self.metrics = metrics or WorkerMetrics()
         self.metrics.start_agent(station)
-        # A commit waits out an outage for as long as it lasts: waiting loses nothing (the records
-        # are only read again), and while there is work the batches' own holds bound the outage.
         self.committer = Committer(
             app,
             self.tracker,
-            settings.broker_commit_interval_seconds,
-            RetryPolicy.from_settings(settings, forever=True),
+            config.commit_interval_seconds,
+            config.commit_policy,
             commit,
             name=str(station),
             on_commit=functools.partial(self.metrics.committed, station),
@@ -145,7 +174,7 @@ class AgentLoop:
     async def lags(self) -> dict[tuple[str, int], int]:
         """Unprocessed records per assigned partition of the agent's input topic."""
         consumer: Any = self.app.consumer
-        topic = self.settings.topic(TOPOLOGY[self.station].input)
+        topic = self.config.input_topic
         out: dict[tuple[str, int], int] = {}
         for tp in consumer.assignment():
             if tp.topic != topic:
@@ -189,8 +218,8 @@ class AgentLoop:
         committing = asyncio.ensure_future(self.committer.run())
         committing.add_done_callback(self._committer_ended)
         in_flight = self._in_flight = deque[asyncio.Future[None]]()
-        window = self.settings.batches_in_flight
-        source = batches(stream, self.settings.batch_size, self.on_wait, self.settle if window > 1 else None)
+        window = self.config.batches_in_flight
+        source = batches(stream, self.config.batch_size, self.on_wait, self.settle if window > 1 else None)
         try:
             async for events in self._until_failed(source):
                 if in_flight and self.app.consumer_generation_id != self.tracker.generation:

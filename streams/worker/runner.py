@@ -76,6 +76,26 @@ def wall_clock() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunnerConfig:
+    """What a runner reads besides its station, sink and store: the stations' rules and how long an outage
+    is held. Built once by the worker (:meth:`from_settings`) and shared by its runners."""
+
+    rules: StationRules
+    policy: RetryPolicy
+    """Backoff while Redis or the broker is out, and how long a batch is held before the worker exits."""
+
+    @classmethod
+    def from_settings(cls, settings: Settings, rules: StationRules | None = None) -> RunnerConfig:
+        """The config of ``settings``: ``rules`` when given (built once for the process), else built here.
+
+        Raises:
+            ConfigurationError: the rules' key files cannot be read (:meth:`StationRules.from_settings`).
+        """
+        rules = rules or StationRules.from_settings(settings)
+        return cls(rules=rules, policy=RetryPolicy.from_settings(settings))
+
+
 class BatchRunner:
     """One station's batches: at most one Redis round trip of writes (ledger), or two of reads and one of
     report claims (guard)."""
@@ -83,26 +103,21 @@ class BatchRunner:
     def __init__(
         self,
         station: Station,
-        settings: Settings,
+        config: RunnerConfig,
         sink: Sink,
         store: LedgerStore | None = None,
         *,
-        policy: RetryPolicy | None = None,
         clock: Callable[[], str] = wall_clock,
         on_hold: HoldListener | None = None,
         tracer: Tracer | None = None,
-        rules: StationRules | None = None,
     ) -> None:
-        """``rules``: the stations' rules, built once for the process (built from ``settings`` here,
-        the key files read now, when not given; ``ConfigurationError`` if they cannot be read)."""
         if station in (Station.LEDGER, Station.GUARD) and store is None:
             raise ValueError(f"the {station} station needs a ledger store")
         self.station = station
-        self.settings = settings
-        self.rules = rules or StationRules.from_settings(settings)
+        self.rules = config.rules
         self.sink = sink
         self.store = store
-        self.policy = policy or RetryPolicy.from_settings(settings)
+        self.policy = config.policy
         self.clock = clock
         self.on_hold = on_hold
         self.tracer = tracer or Tracer()

@@ -14,7 +14,7 @@ from streams import codec
 from streams.cli.lines import DRAIN_CHUNK_BYTES, Line, read_bounded_lines, top_level_strings
 from streams.cli.offline import pipe_bounded_line, pipe_keep_bytes, pipe_line, read_lines
 from streams.messages import Record
-from streams.pipeline import Outcome, run_station
+from streams.pipeline import Outcome, StationRules, run_station
 from streams.settings import Settings
 from tests.golden import GOLDEN
 
@@ -131,7 +131,13 @@ def test_top_level_strings(text: bytes, expected: dict[str, str | None] | None) 
 
 
 def station_line(line: bytes, settings: Settings) -> bytes:
-    return pipe_line(line, settings, source="raw-hits", emit="projection")
+    return pipe_line(line, StationRules.from_settings(settings), source="raw-hits", emit="projection")
+
+
+def pipe_of(line: Line, settings: Settings, source: str = "raw-hits") -> bytes:
+    """``pipe``'s line for a line read with the cap of ``settings``, under their rules."""
+    rules = StationRules.from_settings(settings)
+    return pipe_bounded_line(line, settings, rules, source=source, emit="projection")
 
 
 def raw(size: int, *, ids_first: bool = True, valid: bool = True) -> bytes:
@@ -157,7 +163,7 @@ def test_a_line_up_to_twice_the_cap_gets_the_stations_own_answer(
     line = raw(int(keep / 2 * factor) + 1 if factor < 2 else keep, ids_first=ids_first, valid=valid)
     (kept,) = read_bounded_lines(io.BytesIO(line + b"\n"), keep)
     assert not kept.cut
-    assert pipe_bounded_line(kept, settings, source="raw-hits", emit="projection") == station_line(
+    assert pipe_of(kept, settings) == station_line(
         line, settings
     )
 
@@ -168,7 +174,7 @@ def test_a_longer_line_is_oversized_with_the_ids_its_first_bytes_hold(ids_first:
     line = raw(81_000, ids_first=ids_first)  # its ids last: past the 80,000 bytes kept
     (cut,) = read_bounded_lines(io.BytesIO(line), pipe_keep_bytes(settings))
     assert cut.cut
-    letter = codec.loads(pipe_bounded_line(cut, settings, source="raw-hits", emit="projection"))
+    letter = codec.loads(pipe_of(cut, settings))
     same_words = codec.loads(station_line(line, settings))  # the station's words, ids when it found them
     if ids_first:
         assert letter == same_words
@@ -180,10 +186,10 @@ def test_the_keep_bound_has_a_floor_for_tiny_caps() -> None:
     settings = Settings.model_validate({"input": {"max_message_bytes": 10}})
     assert pipe_keep_bytes(settings) == 64 * 1024
     line = raw(300)
-    step = run_station(Station.POSTPROCESS, Record.offline(line), settings)
+    step = run_station(Station.POSTPROCESS, Record.offline(line), StationRules.from_settings(settings))
     assert isinstance(step, Outcome) and step.rejection is not None
     (kept,) = read_bounded_lines(io.BytesIO(line), pipe_keep_bytes(settings))
-    out = codec.loads(pipe_bounded_line(kept, settings, source="raw-hits", emit="projection"))
+    out = codec.loads(pipe_of(kept, settings))
     assert out["dead_letter"]["reason"] == "OVERSIZED" and out["dead_letter"]["run_id"] == "run-1"
 
 
@@ -198,7 +204,7 @@ def test_a_cut_lookup_is_oversized_with_its_ids() -> None:
     keep = pipe_keep_bytes(settings, "lookup")
     line = b'{"run_id":"run-1","toolCallId":"call-1","query":"' + b"q" * keep + b'"}'
     (cut,) = read_bounded_lines(io.BytesIO(line), keep)
-    out = codec.loads(pipe_bounded_line(cut, settings, source="lookup", emit="projection"))
+    out = codec.loads(pipe_of(cut, settings, "lookup"))
     assert out["dead_letter"]["reason"] == "OVERSIZED"
     assert (out["dead_letter"]["run_id"], out["dead_letter"]["tool_call_id"]) == ("run-1", "call-1")
     assert str(len(line)) in out["dead_letter"]["error"]

@@ -7,14 +7,14 @@ from typing import Any
 
 from models.vocab import Topic
 from streams import codec
-from streams.cli.pages import templates
-from streams.cli.run_evidence import draft_view, evidence_document
 from streams.pipeline import finish_judge
-from tests.stations.test_semantic import _settings, draft, judged, semantic_step
+from streams.web.pages.render import templates
+from streams.web.pages.run_evidence import draft_view, evidence_document
+from tests.stations.test_semantic import _rules, draft, judged, semantic_step
 
 
 def judged_run() -> tuple[dict[str, Any], dict[str, Any], bytes]:
-    step, record = semantic_step(_settings())
+    step, record = semantic_step(_rules())
     outcome = finish_judge(step, judged(step, {"conclusion.content": "unsupported"}), True, record)
     outputs = {o.topic: codec.loads(o.value) for o in outcome.outputs}
     return outputs[Topic.VERDICTS], outputs[Topic.JUDGEMENTS], draft("d-pass")

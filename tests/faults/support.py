@@ -23,7 +23,7 @@ from streams.kafka.admin import ensure_topics
 from streams.kafka.ranges import read_topic as kafka_read_topic
 from streams.ledger.redis import RedisLedgerStore
 from streams.messages import Record
-from streams.pipeline import Outcome, PendingWrite, chain
+from streams.pipeline import Outcome, PendingWrite, StationRules, chain
 from streams.settings import Settings
 from tests.integration.helpers import Worker, checked, publish, worker_env
 
@@ -105,13 +105,14 @@ class Expected:
 
 def expected(records: Iterable[bytes], settings: Settings) -> Expected:
     out = Expected()
+    rules = StationRules.from_settings(settings)  # once, as the worker builds them
     for value in records:
         record = Record.offline(value)
-        first = chain(record, settings, (Station.POSTPROCESS,))
+        first = chain(record, rules, (Station.POSTPROCESS,))
         assert isinstance(first, Outcome)
         if first.rejection is not None:
             out.rejections[first.rejection["reason"]] += 1
-        step = chain(record, settings, (Station.POSTPROCESS, Station.PROJECT, Station.LEDGER))
+        step = chain(record, rules, (Station.POSTPROCESS, Station.PROJECT, Station.LEDGER))
         if isinstance(step, PendingWrite):
             entry = step.entry
             out.entries[(entry["run_id"], entry["tool_call_id"])] = (

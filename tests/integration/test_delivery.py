@@ -22,7 +22,7 @@ from streams.ledger.redis import RedisLedgerStore
 from streams.messages import Record
 from streams.settings import Settings
 from streams.stations.project import canonical_projection
-from streams.worker.runner import BatchRunner
+from streams.worker.runner import BatchRunner, RunnerConfig
 from tests.integration.helpers import (
     CuttableProxy,
     Worker,
@@ -217,7 +217,7 @@ async def test_twenty_citations_cost_at_most_two_read_round_trips_and_one_claim(
 
     settings = Settings(ns=ns)
     sink = _CountingSink()
-    runner = BatchRunner(Station.GUARD, settings, sink, store)
+    runner = BatchRunner(Station.GUARD, RunnerConfig.from_settings(settings), sink, store)
     await store.client.ping()  # connect before counting
     monkeypatch.setattr(AbstractConnection, "send_packed_command", counting)
     await runner.run([Record("drafts", 0, 0, 1, None, codec.dumps(draft))])

@@ -19,6 +19,7 @@ from streams import codec
 from streams.client import EvidenceChainClient
 from streams.client.client import intended_entry
 from streams.kafka.admin import ensure_topics
+from streams.pipeline import StationRules
 from streams.settings import Settings
 from tests.integration.helpers import Worker, golden_lines, isolated_settings, worker_env
 
@@ -59,7 +60,8 @@ async def test_twenty_different_records_for_one_key_get_one_written_and_nineteen
 ) -> None:
     run_id, call = f"run-{uuid.uuid4().hex[:8]}", "call_same"
     records = [record(run_id, call, n) for n in range(20)]
-    assert len({intended_entry(r, settings)["projection_sha256"] for r in records}) == 20
+    rules = StationRules.without_keys(settings)
+    assert len({intended_entry(r, rules)["projection_sha256"] for r in records}) == 20
     replies = await asyncio.gather(*(client.lookup(r) for r in records))
     outcomes = [reply.outcome for reply in replies]
     assert outcomes.count(LedgerOutcome.WRITTEN) == 1, outcomes
@@ -69,7 +71,7 @@ async def test_twenty_different_records_for_one_key_get_one_written_and_nineteen
     (winner,) = [
         r for r, reply in zip(records, replies, strict=True) if reply.outcome == LedgerOutcome.WRITTEN
     ]
-    assert intended_entry(winner, settings)["projection_sha256"] in stored
+    assert intended_entry(winner, rules)["projection_sha256"] in stored
     again = await client.lookup(winner)  # read from the ledger now
     assert again.from_ledger and again.outcome == LedgerOutcome.DUPLICATE
     other = await client.lookup(records[0] if records[0] != winner else records[1])

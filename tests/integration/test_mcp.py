@@ -28,6 +28,7 @@ from streams import codec
 from streams.cli.offline import pipe_line
 from streams.client import EvidenceChainClient
 from streams.client.gateway import create_gateway
+from streams.pipeline import StationRules
 from streams.search import PyRagSearch, raw_hits_record
 from streams.settings import Settings
 from tests.integration.helpers import CLI, Stack, read_topic
@@ -56,9 +57,9 @@ async def pyrag() -> AsyncIterator[tuple[FakePyRag, str]]:
 
 def reference(run_id: str, tool_call_id: str, answer: bytes) -> str:
     """The projection the chain makes of ``answer`` under these ids (``evidence-chain pipe``'s code path)."""
-    line = pipe_line(
-        raw_hits_record(run_id, tool_call_id, answer), Settings(), source="raw-hits", emit="projection"
-    )
+    rules = StationRules.from_settings(Settings())
+    record = raw_hits_record(run_id, tool_call_id, answer)
+    line = pipe_line(record, rules, source="raw-hits", emit="projection")
     return line.decode("utf-8").rstrip("\n")
 
 

@@ -160,7 +160,7 @@ async def test_write_once_duplicate_and_conflict(stack: Stack) -> None:
 
 async def test_topology_matches_the_offline_pipeline_on_new_cases(stack: Stack) -> None:
     """Cases not in golden/: the workers produce exactly what ``pipe`` (the same stations) produces."""
-    from streams.pipeline import process_lookup, process_raw_hits
+    from streams.pipeline import StationRules, process_lookup, process_raw_hits
     from streams.settings import Settings
 
     def record(tool_call_id: str, hits: list[dict], status: str = "supported", query: str = "q") -> bytes:
@@ -204,16 +204,16 @@ async def test_topology_matches_the_offline_pipeline_on_new_cases(stack: Stack) 
         ),  # type: ignore[arg-type]
     ]
     await publish(stack.kafka, stack.topic("raw-hits"), cases)
-    settings = Settings()
+    rules = StationRules.from_settings(Settings())
     expected: dict[str, tuple[str, str | None]] = {}
     for raw in cases:
-        outcome = process_raw_hits(raw, settings)
+        outcome = process_raw_hits(raw, rules)
         if outcome.lookup is None:
             continue
         if outcome.lookup["status"] == "FAILED":
             expected[outcome.lookup["tool_call_id"]] = ("FAILED", None)
             continue
-        projection = process_lookup(codec.dumps(outcome.lookup), settings).projection
+        projection = process_lookup(codec.dumps(outcome.lookup), rules).projection
         assert projection is not None
         expected[outcome.lookup["tool_call_id"]] = ("READY", projection.canonical.decode())
     assert len(expected) == 7  # the NaN record is MALFORMED_JSON without readable ids

@@ -20,6 +20,7 @@ from streams.client import EvidenceChainClient
 from streams.errors import InvalidId, MalformedJson, SchemaViolation, SearchRefused, SearchUnavailable
 from streams.mcp.run import McpRun
 from streams.mcp.server import draft_input_schema, report_id
+from streams.pipeline import StationRules
 from streams.search import KnowledgeSearchPort, PyRagSearch, raw_hits_record
 from streams.search.request import MAX_QUERY_CHARS, check_query, parse_search_request
 from streams.settings import Settings
@@ -30,7 +31,8 @@ FOUND = "网关超时怎么排查"
 
 
 def projection_of(record: bytes) -> dict[str, object]:
-    line: dict[str, object] = codec.loads(pipe_line(record, Settings(), source="raw-hits", emit="projection"))
+    rules = StationRules.from_settings(Settings())
+    line: dict[str, object] = codec.loads(pipe_line(record, rules, source="raw-hits", emit="projection"))
     return line
 
 

@@ -1,8 +1,8 @@
 """Builders for the station rule tests (SPEC sections 2-4), shared by ``test_adapt`` ... ``test_guard``.
 
 ``hit``, ``raw_record`` and ``seed_record`` build py-rag input; ``run``, ``accepted`` and ``rejected`` take it
-through the pipeline. Settings are the ``models.limits`` objects, built directly, with the SPEC's defaults
-unless given. Each case then changes only the one thing it tests.
+through the pipeline under ``rules``: the stations' rules, of ``models.limits`` objects built directly with
+the SPEC's defaults unless given. Each case then changes only the one thing it tests.
 """
 
 from __future__ import annotations
@@ -19,27 +19,28 @@ from models.limits import (
 )
 from models.lookup import LookupResult
 from streams import codec
-from streams.pipeline import PostprocessOutcome, process_raw_hits
+from streams.pipeline import PostprocessOutcome, StationRules, process_raw_hits
 from streams.settings import Settings
 
 ABSENT: Any = object()
 """Leave the field out of the built value altogether."""
 
 
-def settings(
+def rules(
     *,
     input_limits: InputLimits | None = None,
     postprocess: PostprocessSettings | None = None,
     projection: ToolProjectionLimits | None = None,
-) -> Settings:
-    """Settings with the SPEC's defaults unless given (no EC_* variable can leak in)."""
-    return Settings(
+) -> StationRules:
+    """The stations' rules with the SPEC's defaults unless given, and no keys (no EC_* variable leaks in)."""
+    limits = Settings(
         input=input_limits or InputLimits(),
         postprocess=postprocess or PostprocessSettings(),
         projection=projection or ToolProjectionLimits(),
         guard=GuardSettings(),
         dead_letters=DeadLetterSettings(),
     )
+    return StationRules.with_keys(limits, None, None)
 
 
 def without_absent(values: dict[str, Any]) -> dict[str, Any]:
@@ -85,12 +86,12 @@ def raw_record(
     return without_absent({"run_id": run_id, "tool_call_id": tool_call_id, "response": response})
 
 
-def run(record: dict[str, Any] | bytes, config: Settings | None = None) -> PostprocessOutcome:
+def run(record: dict[str, Any] | bytes, config: StationRules | None = None) -> PostprocessOutcome:
     raw = record if isinstance(record, bytes) else codec.dumps(record)
-    return process_raw_hits(raw, config or settings())
+    return process_raw_hits(raw, config or rules())
 
 
-def accepted(record: dict[str, Any] | bytes, config: Settings | None = None) -> LookupResult:
+def accepted(record: dict[str, Any] | bytes, config: StationRules | None = None) -> LookupResult:
     outcome = run(record, config)
     assert outcome.rejection is None, outcome.rejection
     assert outcome.lookup is not None
@@ -98,7 +99,7 @@ def accepted(record: dict[str, Any] | bytes, config: Settings | None = None) -> 
     return outcome.lookup
 
 
-def rejected(record: dict[str, Any] | bytes, config: Settings | None = None) -> Rejection:
+def rejected(record: dict[str, Any] | bytes, config: StationRules | None = None) -> Rejection:
     outcome = run(record, config)
     assert outcome.rejection is not None, "the record was accepted"
     return outcome.rejection

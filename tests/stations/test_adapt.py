@@ -22,8 +22,8 @@ from tests.stations.builders import (
     keys,
     raw_record,
     rejected,
+    rules,
     run,
-    settings,
     without_absent,
 )
 
@@ -42,24 +42,24 @@ def test_a_valid_record_is_accepted_with_unknown_fields_ignored() -> None:
 
 def test_oversized_is_checked_on_the_raw_bytes_first() -> None:
     raw = codec.dumps(raw_record(hit()))
-    assert run(raw, settings(input_limits=InputLimits(max_message_bytes=len(raw)))).rejection is None
-    rejection = rejected(raw, settings(input_limits=InputLimits(max_message_bytes=len(raw) - 1)))
+    assert run(raw, rules(input_limits=InputLimits(max_message_bytes=len(raw)))).rejection is None
+    rejection = rejected(raw, rules(input_limits=InputLimits(max_message_bytes=len(raw) - 1)))
     assert rejection["reason"] == "OVERSIZED"
     garbage = b"\xff" * 20
     assert (
-        rejected(garbage, settings(input_limits=InputLimits(max_message_bytes=10)))["reason"] == "OVERSIZED"
+        rejected(garbage, rules(input_limits=InputLimits(max_message_bytes=10)))["reason"] == "OVERSIZED"
     )
 
 
 def test_oversized_record_with_valid_ids_still_ends_as_a_failed_entry() -> None:
     """SPEC 1: each raw-hits record with valid ids ends in the ledger, FAILED when it was rejected."""
     raw = codec.dumps(raw_record(hit()))
-    outcome = run(raw, settings(input_limits=InputLimits(max_message_bytes=len(raw) - 1)))
+    outcome = run(raw, rules(input_limits=InputLimits(max_message_bytes=len(raw) - 1)))
     assert outcome.rejection is not None and outcome.rejection["reason"] == "OVERSIZED"
     assert (outcome.rejection["run_id"], outcome.rejection["tool_call_id"]) != (None, None)
     assert outcome.lookup is not None and outcome.lookup["status"] == "FAILED"
     assert outcome.lookup["failure_reason"] == "OVERSIZED"
-    garbage = run(b"{" + b" " * 30, settings(input_limits=InputLimits(max_message_bytes=10)))
+    garbage = run(b"{" + b" " * 30, rules(input_limits=InputLimits(max_message_bytes=10)))
     assert garbage.lookup is None and garbage.rejection is not None and garbage.rejection["run_id"] is None
 
 
@@ -233,8 +233,8 @@ def test_title_and_breadcrumb_may_be_null_or_absent(title: Any) -> None:
 
 def test_max_hits() -> None:
     three = raw_record(hit("a"), hit("b"), hit("c"))
-    assert run(three, settings(input_limits=InputLimits(max_hits=3))).rejection is None
-    rejection = rejected(three, settings(input_limits=InputLimits(max_hits=2)))
+    assert run(three, rules(input_limits=InputLimits(max_hits=3))).rejection is None
+    rejection = rejected(three, rules(input_limits=InputLimits(max_hits=2)))
     assert rejection["reason"] == "SCHEMA_VIOLATION"
     assert rejected(raw_record(*[hit(f"d{i}") for i in range(1001)]))["reason"] == "SCHEMA_VIOLATION"
     assert accepted(raw_record(*[hit(f"d{i}") for i in range(1000)]))["candidate_count"] == 1000

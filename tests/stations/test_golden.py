@@ -12,30 +12,18 @@ from typing import Any
 
 import pytest
 
-from models.limits import (
-    DeadLetterSettings,
-    GuardSettings,
-    InputLimits,
-    PostprocessSettings,
-    ToolProjectionLimits,
-)
+from models.limits import GuardSettings
 from streams import codec
 from streams.cli.offline import _OFFLINE_LOOKUP_OMITS
 from streams.hashing import sha256_hex
 from streams.ledger.memory import MemoryLedgerStore
 from streams.pipeline import process_lookup, process_raw_hits
-from streams.settings import Settings
 from tests.golden import GOLDEN, dead_letter_core, normalized_verdict
+from tests.stations.builders import rules
 from tests.support import memory_ledger, verdict_of
 
 # The SPEC's defaults, spelled out so no EC_* variable in the environment can change a golden case.
-SETTINGS = Settings(
-    input=InputLimits(),
-    postprocess=PostprocessSettings(),
-    projection=ToolProjectionLimits(),
-    guard=GuardSettings(),
-    dead_letters=DeadLetterSettings(),
-)
+RULES = rules()
 
 
 def lines(path: Path) -> list[bytes]:
@@ -63,14 +51,14 @@ def as_json(value: Any) -> Any:
 
 @pytest.mark.parametrize(("raw", "expected"), cases("pipe", "input.jsonl", "expected_projection.jsonl"))
 def test_pipe_projection(raw: bytes, expected: bytes) -> None:
-    outcome = process_raw_hits(raw, SETTINGS)
+    outcome = process_raw_hits(raw, RULES)
     wanted = codec.loads(expected)
     if "dead_letter" in wanted:
         assert outcome.rejection is not None
         assert dead_letter_core(as_json(outcome.rejection)) == dead_letter_core(wanted["dead_letter"])
         return
     assert outcome.rejection is None
-    projected = process_lookup(codec.dumps(outcome.lookup), SETTINGS)
+    projected = process_lookup(codec.dumps(outcome.lookup), RULES)
     assert projected.rejection is None
     assert projected.projection is not None
     assert projected.projection.canonical == expected
@@ -79,7 +67,7 @@ def test_pipe_projection(raw: bytes, expected: bytes) -> None:
 
 @pytest.mark.parametrize(("raw", "expected"), cases("pipe", "input.jsonl", "expected_lookup.jsonl"))
 def test_pipe_lookup(raw: bytes, expected: bytes) -> None:
-    outcome = process_raw_hits(raw, SETTINGS)
+    outcome = process_raw_hits(raw, RULES)
     wanted = codec.loads(expected)
     if "dead_letter" in wanted:
         assert outcome.rejection is not None
@@ -98,7 +86,7 @@ def test_pipe_lookup(raw: bytes, expected: bytes) -> None:
 
 @pytest.mark.parametrize(("text", "expected"), cases("project", "input.jsonl", "expected.jsonl"))
 def test_project(text: bytes, expected: bytes) -> None:
-    outcome = process_lookup(text, SETTINGS)
+    outcome = process_lookup(text, RULES)
     wanted = codec.loads(expected)
     if "dead_letter" in wanted:
         assert outcome.projection is None
@@ -123,6 +111,6 @@ def golden_ledger() -> MemoryLedgerStore:
 
 @pytest.mark.parametrize(("draft", "expected"), cases("guard", "drafts.jsonl", "expected_verdicts.jsonl"))
 def test_guard(draft: bytes, expected: bytes, golden_ledger: MemoryLedgerStore) -> None:
-    verdict = verdict_of(draft, golden_ledger, SETTINGS.guard)
+    verdict = verdict_of(draft, golden_ledger, GuardSettings())
     assert verdict["draft_sha256"] == sha256_hex(draft)
     assert normalized_verdict(as_json(verdict)) == normalized_verdict(codec.loads(expected))

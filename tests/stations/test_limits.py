@@ -12,12 +12,19 @@ from models.vocab import Station
 from streams import codec
 from streams.ledger.memory import MemoryLedgerStore
 from streams.messages import Record
-from streams.pipeline import PendingRead, emissions, finish_read, guard_station, process_raw_hits
+from streams.pipeline import (
+    PendingRead,
+    StationRules,
+    emissions,
+    finish_read,
+    guard_station,
+    process_raw_hits,
+)
 from streams.settings import Settings
 from streams.stations.adapt import chunk_index
 from tests.support import verdict_of
 
-SETTINGS = Settings()
+RULES = StationRules.from_settings(Settings())
 
 
 def raw(**response: Any) -> bytes:
@@ -64,7 +71,7 @@ def test_chunk_numbers_have_1_to_18_digits(key: str, expected: int | None) -> No
 
 
 def test_a_5000_digit_chunk_number_is_a_well_formed_record() -> None:
-    outcome = process_raw_hits(raw(hits=[hit("d#chunk-" + "9" * 5000)]), SETTINGS)
+    outcome = process_raw_hits(raw(hits=[hit("d#chunk-" + "9" * 5000)]), RULES)
     assert outcome.rejection is None
     assert outcome.lookup is not None and outcome.lookup["evidence_blocks"][0]["chunk_index"] is None
 
@@ -74,10 +81,10 @@ def test_a_5000_digit_chunk_number_is_a_well_formed_record() -> None:
 
 def test_64_levels_are_accepted_and_65_are_a_schema_violation_with_a_failed_entry() -> None:
     # record (1) → response (2) → retrieval_trace (3..): the trace itself may nest 62 levels
-    ok = process_raw_hits(raw(retrieval_trace=nested(62)), SETTINGS)
+    ok = process_raw_hits(raw(retrieval_trace=nested(62)), RULES)
     assert ok.rejection is None and ok.lookup is not None
     assert codec.loads(codec.dumps(ok.lookup)) is not None  # what we read, we can write back
-    deep = process_raw_hits(raw(retrieval_trace=nested(63)), SETTINGS)
+    deep = process_raw_hits(raw(retrieval_trace=nested(63)), RULES)
     assert deep.rejection is not None and deep.rejection["reason"] == "SCHEMA_VIOLATION"
     assert (deep.rejection["run_id"], deep.rejection["tool_call_id"]) == ("run-1", "call-1")
     assert deep.lookup is not None and deep.lookup["status"] == "FAILED"  # the ledger records it FAILED
@@ -93,13 +100,13 @@ def test_400_levels_anywhere_unknown_fields_included(where: str) -> None:
         data = raw(hits=[hit(extra="X")]).replace(b'"X"', value)
     else:
         data = b'{"run_id":"run-1","tool_call_id":"call-1","response":{},"x":' + value + b"}"
-    outcome = process_raw_hits(data, SETTINGS)
+    outcome = process_raw_hits(data, RULES)
     assert outcome.rejection is not None and outcome.rejection["reason"] == "SCHEMA_VIOLATION"
 
 
 def test_many_brackets_that_are_shallow_are_fine() -> None:
     hits = [hit(f"d{i}#chunk-{i}", tags=[[1], {"a": [2]}]) for i in range(300)]
-    outcome = process_raw_hits(raw(hits=hits, retrieval_trace={"s": "[[[[{{{{" * 100}), SETTINGS)
+    outcome = process_raw_hits(raw(hits=hits, retrieval_trace={"s": "[[[[{{{{" * 100}), RULES)
     assert outcome.rejection is None
 
 
@@ -189,11 +196,11 @@ def test_a_hostile_draft_cannot_inflate_its_verdict_or_violations() -> None:
     data = codec.dumps(draft(analysis=items, draft_id="d" * 128))
     assert len(data) <= GuardSettings().max_draft_bytes
     record = Record("t.diagnosis-drafts", 0, 1, 1, None, data)
-    step = guard_station(record, SETTINGS)
+    step = guard_station(record, RULES)
     assert isinstance(step, PendingRead)
     outcome = finish_read(step, {}, record)
     assert outcome.detail["violation_count"] == 200
-    messages = emissions(outcome, record, SETTINGS, "2026-12-03T00:00:00.000+00:00")
+    messages = emissions(outcome, record, RULES, "2026-12-03T00:00:00.000+00:00")
     violations = [m for m in messages if m.topic == "violations"]
     (verdict,) = [m for m in messages if m.topic == "verdicts"]
     assert len(violations) == 200

@@ -12,8 +12,8 @@ from models.vocab import ATTEMPT_REASON
 from streams.stations.pack import pack
 from tests.stations.builders import (
     accepted,
+    rules,
     seed_record,
-    settings,
 )
 
 # =============================================================================================
@@ -133,7 +133,7 @@ def test_pack_zero_budget_and_no_blocks() -> None:
 
 
 def test_char_budget_setting_reaches_the_lookup() -> None:
-    lookup = accepted(seed_record(), settings(postprocess=PostprocessSettings(char_budget=300)))
+    lookup = accepted(seed_record(), rules(postprocess=PostprocessSettings(char_budget=300)))
     pack_ = lookup["context_pack"]
     assert pack_ == pack(lookup["evidence_blocks"], 300)
     assert pack_["char_budget"] == 300

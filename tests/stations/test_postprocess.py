@@ -20,9 +20,9 @@ from tests.stations.builders import (
     hit,
     keys,
     raw_record,
+    rules,
     run,
     seed_record,
-    settings,
 )
 
 # =============================================================================================
@@ -67,7 +67,7 @@ def test_seed_example_7_in_5_out() -> None:
 def test_total_cap_keeps_the_best_ranked() -> None:
     lookup = accepted(raw_record(*[hit(f"doc-{i}#chunk-0", 0.9) for i in range(7)]))
     assert keys(lookup) == [f"doc-{i}#chunk-0" for i in range(5)]
-    tight = settings(postprocess=PostprocessSettings(return_n=2, max_chunks_per_doc=1))
+    tight = rules(postprocess=PostprocessSettings(return_n=2, max_chunks_per_doc=1))
     lookup = accepted(
         raw_record(hit("a#1", doc="a"), hit("a#2", doc="a"), hit("b#1", doc="b"), hit("c#1", doc="c")), tight
     )
@@ -115,7 +115,7 @@ def test_threshold_edges(score: float, level: str | None, low_quality: bool) -> 
 
 
 def test_thresholds_are_settings() -> None:
-    strict = settings(postprocess=PostprocessSettings(precise_threshold=0.95, reference_threshold=0.8))
+    strict = rules(postprocess=PostprocessSettings(precise_threshold=0.95, reference_threshold=0.8))
     assert accepted(raw_record(hit(score=0.9)), strict)["relevance_level"] == "REFERENCE"
     lookup = accepted(raw_record(hit(score=0.79)), strict)
     assert (lookup["relevance_level"], lookup["low_quality"]) == (None, True)

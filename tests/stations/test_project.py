@@ -21,9 +21,9 @@ from tests.stations.builders import (
     accepted,
     hit,
     raw_record,
+    rules,
     run,
     seed_record,
-    settings,
     without_absent,
 )
 
@@ -347,7 +347,7 @@ def test_byte_budget_degrades_honestly_to_no_evidence() -> None:
 def test_fail_closed_when_even_no_evidence_is_too_large() -> None:
     value = items_bytes_lookup(2)
     empty = NO_EVIDENCE_LEFT
-    tight = settings(projection=ToolProjectionLimits(max_bytes=len(codec.dumps(empty)) - 1))
+    tight = rules(projection=ToolProjectionLimits(max_bytes=len(codec.dumps(empty)) - 1))
     outcome = process_lookup(codec.dumps(value), tight)
     assert outcome.projection is None
     assert outcome.rejection is not None
@@ -362,7 +362,7 @@ def test_fail_closed_when_even_no_evidence_is_too_large() -> None:
 
 
 def test_fail_closed_through_the_whole_chain_with_tightened_limits() -> None:
-    tight = settings(projection=ToolProjectionLimits(max_bytes=40))
+    tight = rules(projection=ToolProjectionLimits(max_bytes=40))
     lookup_ = accepted(seed_record(), tight)
     outcome = process_lookup(codec.dumps(lookup_), tight)
     assert outcome.projection is None
@@ -371,7 +371,7 @@ def test_fail_closed_through_the_whole_chain_with_tightened_limits() -> None:
 
 
 def test_projected_event_carries_the_canonical_text_and_hash() -> None:
-    outcome = process_lookup(codec.dumps(lookup(eblock("k"))), settings())
+    outcome = process_lookup(codec.dumps(lookup(eblock("k"))), rules())
     assert outcome.projection is not None and outcome.event is not None
     assert outcome.event["projection"] == outcome.projection.canonical.decode()
     assert outcome.event["projection_sha256"] == hashlib.sha256(outcome.projection.canonical).hexdigest()
@@ -382,7 +382,7 @@ def test_projected_event_carries_the_canonical_text_and_hash() -> None:
     "text", [b"[]", b'"x"', b"nope", b"", b"\xff"], ids=["array", "string", "not-json", "empty", "bad-utf8"]
 )
 def test_projector_text_that_is_not_an_object(text: bytes) -> None:
-    outcome = process_lookup(text, settings())
+    outcome = process_lookup(text, rules())
     assert outcome.rejection is not None and outcome.rejection["reason"] == "MALFORMED_JSON"
     assert (outcome.event, outcome.projection) == (None, None)
 
@@ -392,14 +392,14 @@ ORIGIN = {"topic": "raw-hits", "partition": 2, "offset": 41, "timestamp": 170000
 
 def test_event_ids_and_origin_are_deterministic() -> None:
     raw = codec.dumps(seed_record())
-    first = process_raw_hits(raw, settings(), ORIGIN)
-    again = process_raw_hits(raw, settings(), ORIGIN)
+    first = process_raw_hits(raw, rules(), ORIGIN)
+    again = process_raw_hits(raw, rules(), ORIGIN)
     assert first.lookup is not None
     assert codec.dumps(first.lookup) == codec.dumps(again.lookup)  # a re-delivery repeats the bytes
     assert first.lookup["event_id"] == "postprocess:raw-hits:2:41:1700000000123"
     assert (first.lookup["origin"], first.lookup["source_timestamp"]) == (ORIGIN, 1700000000123)
     consumed = {"topic": "postprocessed", "partition": 2, "offset": 7, "timestamp": 5}
-    projected_ = process_lookup(codec.dumps(first.lookup), settings(), consumed)
+    projected_ = process_lookup(codec.dumps(first.lookup), rules(), consumed)
     assert projected_.event is not None
     # The origin travels unchanged: the raw-hits record, not the record this station consumed.
     assert projected_.event["event_id"] == "project:raw-hits:2:41:1700000000123"
@@ -409,16 +409,16 @@ def test_event_ids_and_origin_are_deterministic() -> None:
 def test_a_recreated_topic_gives_new_event_ids_at_the_same_offsets() -> None:
     """After a topic is deleted and created again, offsets restart: the timestamp tells the records apart."""
     raw = codec.dumps(seed_record())
-    before = process_raw_hits(raw, settings(), ORIGIN)
-    recreated = process_raw_hits(raw, settings(), {**ORIGIN, "timestamp": 1800000000000})  # type: ignore[typeddict-item]
+    before = process_raw_hits(raw, rules(), ORIGIN)
+    recreated = process_raw_hits(raw, rules(), {**ORIGIN, "timestamp": 1800000000000})  # type: ignore[typeddict-item]
     assert before.lookup is not None and recreated.lookup is not None
     assert before.lookup["event_id"] != recreated.lookup["event_id"]
-    no_time = process_raw_hits(raw, settings(), {**ORIGIN, "timestamp": None})  # type: ignore[typeddict-item]
+    no_time = process_raw_hits(raw, rules(), {**ORIGIN, "timestamp": None})  # type: ignore[typeddict-item]
     assert no_time.lookup is not None and no_time.lookup["event_id"] == "postprocess:raw-hits:2:41:-"
 
 
 def test_a_rejected_record_travels_on_with_its_envelope() -> None:
-    outcome = process_raw_hits(codec.dumps(raw_record(hit(score="x"))), settings(), ORIGIN)
+    outcome = process_raw_hits(codec.dumps(raw_record(hit(score="x"))), rules(), ORIGIN)
     assert outcome.lookup == {
         "run_id": "run-1",
         "tool_call_id": "call-1",
@@ -432,7 +432,7 @@ def test_a_rejected_record_travels_on_with_its_envelope() -> None:
 
 def test_failed_lookup_travels_on_as_failed() -> None:
     failed = run(raw_record(hit(quality_score="x"))).lookup
-    outcome = process_lookup(codec.dumps(failed), settings())
+    outcome = process_lookup(codec.dumps(failed), rules())
     assert (outcome.projection, outcome.rejection) == (None, None)
     assert outcome.event is not None
     assert (outcome.event["status"], outcome.event["failure_reason"]) == ("FAILED", "SCHEMA_VIOLATION")
@@ -446,6 +446,6 @@ def test_failed_lookup_with_an_odd_failure_reason_still_travels_on() -> None:
         "status": "FAILED",
         "failure_reason": ["SCHEMA_VIOLATION"],
     }
-    outcome = process_lookup(codec.dumps(value), settings())
+    outcome = process_lookup(codec.dumps(value), rules())
     assert outcome.rejection is None or outcome.rejection["reason"] != "INTERNAL_ERROR"
     assert outcome.event is not None and outcome.event["status"] == "FAILED"

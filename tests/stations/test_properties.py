@@ -26,10 +26,11 @@ from models.limits import (
 from models.projection import EVIDENCE_ITEM_FIELDS, RAG_TOOL_RESULT_ADAPTER, RAG_TOOL_RESULT_FIELDS
 from streams import codec
 from streams.ledger.memory import MemoryLedgerStore
-from streams.pipeline import process_lookup, process_raw_hits
+from streams.pipeline import StationRules, process_lookup, process_raw_hits
 from streams.settings import Settings
 from streams.stations.blank import is_blank
 from streams.stations.project import canonical_projection
+from tests.stations.builders import rules
 from tests.support import memory_ledger, verdict_of
 
 PROPERTY = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -82,8 +83,8 @@ def raw_records(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @st.composite
-def chain_settings(draw: st.DrawFn) -> Settings:
-    return Settings(
+def chain_rules(draw: st.DrawFn) -> StationRules:
+    limits = Settings(
         input=InputLimits(),
         postprocess=PostprocessSettings(
             max_chunks_per_doc=draw(st.integers(1, 3)),
@@ -99,6 +100,7 @@ def chain_settings(draw: st.DrawFn) -> Settings:
         guard=GuardSettings(),
         dead_letters=DeadLetterSettings(),
     )
+    return StationRules.with_keys(limits, None, None)
 
 
 json_scalars = st.one_of(
@@ -224,8 +226,8 @@ def expected_cut(lookup: dict[str, Any], result: dict[str, Any], limits: ToolPro
 
 
 @PROPERTY
-@given(record=raw_records(), config=chain_settings())
-def test_chain_invariants(record: dict[str, Any], config: Settings) -> None:
+@given(record=raw_records(), config=chain_rules())
+def test_chain_invariants(record: dict[str, Any], config: StationRules) -> None:
     outcome = process_raw_hits(codec.dumps(record), config)
     assert outcome.rejection is None, outcome.rejection
     lookup: dict[str, Any] = dict(outcome.lookup or {})
@@ -292,13 +294,7 @@ def test_chain_invariants(record: dict[str, Any], config: Settings) -> None:
 
 # -- never raise --------------------------------------------------------------------------------
 
-DEFAULTS = Settings(
-    input=InputLimits(),
-    postprocess=PostprocessSettings(),
-    projection=ToolProjectionLimits(),
-    guard=GuardSettings(),
-    dead_letters=DeadLetterSettings(),
-)
+DEFAULTS = rules()
 INPUT_REASONS = {"MALFORMED_JSON", "OVERSIZED", "INVALID_ID", "SCHEMA_VIOLATION"}
 
 

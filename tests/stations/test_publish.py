@@ -23,6 +23,7 @@ from models.vocab import FALLBACK_LIMITATION, Station, Topic
 from streams import codec
 from streams.envelope import event_id
 from streams.messages import Record
+from streams.pipeline import StationRules
 from streams.settings import Settings
 from streams.stations.guard import EvidenceGuard
 from streams.stations.publish import PUBLISH, report_event, reviewed_report
@@ -34,6 +35,7 @@ from tests.support import memory_ledger, settle
 
 ORIGIN: Origin = {"topic": "diagnosis-drafts", "partition": 2, "offset": 41, "timestamp": 1_767_000_000_000}
 SIGNER = Signer.from_private_key(Ed25519PrivateKey.from_private_bytes(bytes(range(32))))
+RULES = StationRules.from_settings(Settings(guard=GuardSettings()))
 
 
 def golden_drafts() -> dict[str, bytes]:
@@ -243,7 +245,7 @@ def test_the_guard_station_emits_the_report_with_its_verdict() -> None:
     record = Record(
         ORIGIN["topic"], ORIGIN["partition"], ORIGIN["offset"], ORIGIN["timestamp"], b"run-g", raw
     )
-    outcome = settle(Station.GUARD, record, Settings(guard=GuardSettings()), golden_ledger())
+    outcome = settle(Station.GUARD, record, RULES, golden_ledger())
     topics = [output.topic for output in outcome.outputs]
     assert topics == [Topic.VERDICTS, Topic.REPORTS]
     verdict_out, report_out = outcome.outputs
@@ -252,7 +254,7 @@ def test_the_guard_station_emits_the_report_with_its_verdict() -> None:
     assert outcome.audit["report_event_id"] == "publish:diagnosis-drafts:2:41:1767000000000"
 
     rejected = Record(ORIGIN["topic"], 0, 1, 5, b"run-g", golden_drafts()["d-struct"])
-    outcome = settle(Station.GUARD, rejected, Settings(guard=GuardSettings()), golden_ledger())
+    outcome = settle(Station.GUARD, rejected, RULES, golden_ledger())
     assert Topic.REPORTS not in [output.topic for output in outcome.outputs]
     assert outcome.audit["report_event_id"] is None
 

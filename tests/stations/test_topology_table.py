@@ -20,6 +20,7 @@ from streams.pipeline import (
     STATIONS,
     Outcome,
     PendingJudge,
+    StationRules,
     emissions,
     finish_judge,
     run_station,
@@ -34,7 +35,7 @@ from tests.trust.support import golden_entries
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN_RAW = ROOT / "tests" / "data" / "golden" / "pipe" / "input.jsonl"
-SETTINGS = Settings()
+RULES = StationRules.from_settings(Settings())
 AT = "2026-12-03T00:00:00.000+00:00"
 
 
@@ -85,8 +86,8 @@ def _observed() -> dict[Station, list[set[Topic]]]:
 
     def run(station: Station, value: bytes) -> Outcome[Any]:
         record = Record(f"t.{TOPOLOGY[station].input}", 0, 0, 0, None, value)
-        outcome = settle(station, record, SETTINGS, MemoryLedgerStore())  # as a fresh ledger answers
-        seen[station].append({Topic(m.topic) for m in emissions(outcome, record, SETTINGS, AT)})
+        outcome = settle(station, record, RULES, MemoryLedgerStore())  # as a fresh ledger answers
+        seen[station].append({Topic(m.topic) for m in emissions(outcome, record, RULES, AT)})
         return outcome
 
     for line in GOLDEN_RAW.read_bytes().splitlines():
@@ -107,7 +108,7 @@ def _observed() -> dict[Station, list[set[Topic]]]:
     run(Station.GUARD, codec.dumps(draft))
     # the semantic review on (SPEC 4.4): the guard hands a PASS over; the judge finds a claim on the last
     # attempt (a FALLBACK: the verdict, its violations, the report and the judgement)
-    enforce = Settings(semantic=SemanticSettings(mode="enforce", judge_model="m"))
+    enforce = StationRules.from_settings(Settings(semantic=SemanticSettings(mode="enforce", judge_model="m")))
     raw = codec.dumps({**codec.loads(golden_draft("d-pass")), "attempt": 2})
     record = Record(f"t.{Topic.DIAGNOSIS_DRAFTS}", 0, 1, 0, None, raw)
     guarded = settle(Station.GUARD, record, enforce, memory_ledger(golden_entries()))

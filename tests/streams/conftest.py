@@ -16,7 +16,7 @@ from streams.ledger.memory import MemoryLedgerStore
 from streams.messages import Output, Record
 from streams.pipeline import Outcome
 from streams.settings import Settings
-from streams.worker.runner import BatchRunner
+from streams.worker.runner import BatchRunner, RunnerConfig
 from tests.golden import GOLDEN
 
 
@@ -87,7 +87,7 @@ async def handle(
     station: Station, settings: Settings, sink: Any, batch: list[Record], store: Any = None
 ) -> list[Outcome[Any]]:
     """One batch through the station's runner, as its agent runs it."""
-    return await BatchRunner(station, settings, sink, store).run(batch)
+    return await BatchRunner(station, RunnerConfig.from_settings(settings), sink, store).run(batch)
 
 
 async def run_chain(

@@ -10,8 +10,8 @@ from faust.types import Message
 
 from models.vocab import Station
 from streams.settings import Settings
-from streams.worker.loop import AgentLoop
-from streams.worker.runner import BatchRunner
+from streams.worker.loop import AgentLoop, LoopConfig
+from streams.worker.runner import BatchRunner, RunnerConfig
 from tests.streams.conftest import FakeSink, golden_lines
 
 RAW = golden_lines("pipe", "input.jsonl")
@@ -67,9 +67,10 @@ class Loop:
         self.sink = sink or FakeSink()
         self.commits: list[dict[tuple[str, int], int]] = []
         self.crashes: list[BaseException] = []
-        runner = BatchRunner(Station.POSTPROCESS, self.settings, self.sink)
+        runner = BatchRunner(Station.POSTPROCESS, RunnerConfig.from_settings(self.settings), self.sink)
+        config = LoopConfig.from_settings(self.settings, Station.POSTPROCESS)
         self.loop = AgentLoop(
-            app, Station.POSTPROCESS, self.settings, runner, probe, on_crash=self._crash, commit=self._commit
+            app, Station.POSTPROCESS, config, runner, probe, on_crash=self._crash, commit=self._commit
         )
 
     async def _commit(self, offsets: dict[tuple[str, int], int]) -> bool:

@@ -16,8 +16,10 @@ from streams import codec
 from streams.errors import JudgeUnavailable
 from streams.ledger.memory import MemoryLedgerStore
 from streams.messages import Record
+from streams.pipeline import StationRules
 from streams.settings import Settings
 from streams.worker.judging import SemanticRunner
+from streams.worker.runner import RunnerConfig
 from tests.stations.test_semantic import guard_outcome, overclaim
 from tests.streams.conftest import FakeSink
 
@@ -101,20 +103,21 @@ SETTINGS = Settings(
     retry_max_backoff_ms=5,
     semantic=SemanticSettings(mode="enforce", judge_model="m", max_in_flight=8, calls_per_second=1000),
 )
+RULES = StationRules.from_settings(SETTINGS)
 
 
 def handed(*conclusions: str, start: int = 0) -> list[Record]:
     """Hand-overs of d-pass with each conclusion, as the guard writes them."""
     out = []
     for i, text in enumerate(conclusions):
-        outcome = guard_outcome(SETTINGS, overclaim(text), offset=start + i)
+        outcome = guard_outcome(RULES, overclaim(text), offset=start + i)
         (value,) = [o.value for o in outcome.outputs if o.topic == Topic.SEMANTIC_REVIEW]
         out.append(Record("t.semantic-review", 0, start + i, 1_700_000_000_000 + start + i, b"run-g", value))
     return out
 
 
 def runner(judge: ScriptedJudge, store: MemoryLedgerStore, sink: FakeSink) -> SemanticRunner:
-    return SemanticRunner(SETTINGS, sink, store, judge=judge)
+    return SemanticRunner(RunnerConfig.from_settings(SETTINGS, RULES), sink, store, judge=judge)
 
 
 async def test_calls_overlap_across_batches_and_finish_out_of_order_while_batches_finish_in_order() -> None:
@@ -184,9 +187,8 @@ async def test_a_judge_that_never_answers_stops_the_worker_rather_than_passing()
 
     judge = ScriptedJudge(fail=10**6)
     sink = FakeSink()
-    semantic = SemanticRunner(
-        SETTINGS, sink, MemoryLedgerStore(), judge=judge, policy=RetryPolicy(0.001, 0.002, 0.05)
-    )
+    config = RunnerConfig(rules=RULES, policy=RetryPolicy(0.001, 0.002, 0.05))
+    semantic = SemanticRunner(config, sink, MemoryLedgerStore(), judge=judge)
     with pytest.raises(HoldExpired):
         await semantic.run(handed("upstream 超时配置过短"))
     assert sink.messages == []

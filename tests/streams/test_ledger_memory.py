@@ -13,6 +13,7 @@ from models.ledger import LEDGER_ENTRY_FIELDS
 from streams import codec
 from streams.cli.offline import verdict_line
 from streams.ledger.memory import MemoryLedgerStore
+from streams.pipeline import StationRules
 from streams.settings import Settings
 from streams.stations.ledger_view import LedgerKey, LedgerLookup
 from tests.support import run_now
@@ -92,7 +93,7 @@ def test_verify_with_100_000_entries_and_many_unknown_citations_takes_no_scan() 
     """40 drafts × 50 unknown citations against 100,000 entries: about 30 s with one scan per citation."""
     store = MemoryLedgerStore()
     store.load(entry(f"run-{i % 1000}", f"call-{i}") for i in range(100_000))
-    settings = Settings()
+    rules = StationRules.from_settings(Settings())
     for d in range(40):
         analysis = [
             {"id": f"a{j}", "kind": "NORMAL", "content": "x", "tool_call_ids": [f"unknown-{d}-{j}"]}
@@ -107,6 +108,6 @@ def test_verify_with_100_000_entries_and_many_unknown_citations_takes_no_scan() 
             "action_plan": [],
             "limitations": ["l"],
         }
-        verdict = codec.loads(run_now(verdict_line(codec.dumps(draft), settings, store.read_many)))
+        verdict = codec.loads(run_now(verdict_line(codec.dumps(draft), rules, store.read_many)))
         assert verdict["verdict"] == "REJECT"
         assert verdict["violation_count"] >= 50

@@ -24,12 +24,13 @@ from streams.observe.logs import JsonFormatter, logging_config, record_fields
 from streams.observe.metrics import PHASES, WorkerMetrics, outcome_label
 from streams.settings import Settings
 from streams.stations.review import RULES_VERSION
-from streams.worker.runner import BatchRunner
+from streams.worker.runner import BatchRunner, RunnerConfig
 from tests.streams.conftest import FakeSink
 from tests.streams.loop_fakes import RAW, FakeProbe, Loop, event
 from tests.support import memory_ledger
 
 SETTINGS = Settings(topic_prefix="t.")
+CONFIG = RunnerConfig.from_settings(SETTINGS)
 
 
 def samples(metrics: WorkerMetrics, name: str) -> dict[tuple[tuple[str, str], ...], float]:
@@ -46,7 +47,7 @@ def record(value: bytes, offset: int = 0) -> Record:
 
 
 async def test_each_record_gets_one_outcome_and_dead_letters_their_reason() -> None:
-    runner = BatchRunner(Station.POSTPROCESS, SETTINGS, FakeSink())
+    runner = BatchRunner(Station.POSTPROCESS, CONFIG, FakeSink())
     batch = [record(v, i) for i, v in enumerate([*RAW[:3], b"not json", b'{"run_id": "r"}'])]
     outcomes = await runner.run(batch)
     metrics = WorkerMetrics()
@@ -68,12 +69,12 @@ async def test_each_record_gets_one_outcome_and_dead_letters_their_reason() -> N
 
 async def test_ledger_and_guard_outcomes_are_labelled_as_operators_read_them() -> None:
     ledger = memory_ledger()
-    project = BatchRunner(Station.PROJECT, SETTINGS, sink := FakeSink())
-    post = await BatchRunner(Station.POSTPROCESS, SETTINGS, post_sink := FakeSink()).run([record(RAW[0])])
+    project = BatchRunner(Station.PROJECT, CONFIG, sink := FakeSink())
+    post = await BatchRunner(Station.POSTPROCESS, CONFIG, post_sink := FakeSink()).run([record(RAW[0])])
     assert outcome_label(post[0]) == "ok"
     await project.run([record(post_sink.on("t.postprocessed")[0].value)])
     projected = sink.on("t.projected")[0].value
-    writer = BatchRunner(Station.LEDGER, SETTINGS, FakeSink(), ledger)
+    writer = BatchRunner(Station.LEDGER, CONFIG, FakeSink(), ledger)
     first, again = await writer.run([record(projected, 0), record(projected, 1)])
     assert [outcome_label(first), outcome_label(again)] == ["ok", "duplicate"]
     entry = codec.loads(projected)
@@ -87,7 +88,7 @@ async def test_ledger_and_guard_outcomes_are_labelled_as_operators_read_them() -
             "limitations": ["l"],
         }
     )
-    guard = BatchRunner(Station.GUARD, SETTINGS, FakeSink(), ledger)
+    guard = BatchRunner(Station.GUARD, CONFIG, FakeSink(), ledger)
     (verdict,) = await guard.run([record(draft)])
     assert outcome_label(verdict) in {"pass", "reject", "fallback"}
     assert outcome_label(verdict) == verdict.audit["verdict"].lower()
@@ -117,9 +118,9 @@ async def test_ledger_and_guard_outcomes_are_labelled_as_operators_read_them() -
     # the version of the review's rules a verdict was judged by: in its audit figures and the metrics
     assert {outcome.audit["review_rules"] for outcome in (verdict, *judged)} == {RULES_VERSION}
     assert samples(metrics, "evidence_chain_review_rules_info") == {(("version", RULES_VERSION),): 1.0}
-    off = BatchRunner(
-        Station.GUARD, SETTINGS.model_copy(update={"guard": GuardSettings(review="off")}), FakeSink(), ledger
-    )
+    review_off = SETTINGS.model_copy(update={"guard": GuardSettings(review="off")})
+    unreviewing = RunnerConfig.from_settings(review_off)
+    off = BatchRunner(Station.GUARD, unreviewing, FakeSink(), ledger)
     (unreviewed,) = await off.run([record(codec.dumps(claims))])
     assert unreviewed.audit["review_rules"] is None and not unreviewed.audit["violation_codes"]
 
@@ -285,10 +286,10 @@ async def test_an_agents_time_is_told_by_phase_waiting_for_records_its_station_a
     assert spent["station"] > 0
     assert spent["redis"] == 0  # postprocess has no Redis effect
 
-    runner = BatchRunner(Station.LEDGER, SETTINGS, FakeSink(), SlowStore(0.05))  # type: ignore[arg-type]
-    post = await BatchRunner(Station.POSTPROCESS, SETTINGS, post_sink := FakeSink()).run([record(RAW[0])])
+    runner = BatchRunner(Station.LEDGER, CONFIG, FakeSink(), SlowStore(0.05))  # type: ignore[arg-type]
+    post = await BatchRunner(Station.POSTPROCESS, CONFIG, post_sink := FakeSink()).run([record(RAW[0])])
     assert post
-    await BatchRunner(Station.PROJECT, SETTINGS, sink := FakeSink()).run(
+    await BatchRunner(Station.PROJECT, CONFIG, sink := FakeSink()).run(
         [record(post_sink.on("t.postprocessed")[0].value)]
     )
     await runner.run([record(sink.on("t.projected")[0].value)])

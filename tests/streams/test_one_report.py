@@ -19,7 +19,7 @@ from streams.ledger.memory import MemoryLedgerStore
 from streams.messages import Record
 from streams.settings import Settings
 from streams.stations.publish import ReportClaim
-from streams.worker.runner import BatchRunner
+from streams.worker.runner import BatchRunner, RunnerConfig
 from tests.golden import GOLDEN
 from tests.streams.conftest import FakeSink, records
 
@@ -45,7 +45,8 @@ async def judge(
     settings: Settings, store: MemoryLedgerStore, batch: Sequence[Record], sink: FakeSink | None = None
 ) -> tuple[FakeSink, list[Any]]:
     sink = sink or FakeSink()
-    outcomes = await BatchRunner(Station.GUARD, settings, sink, store).run(list(batch))
+    runner = BatchRunner(Station.GUARD, RunnerConfig.from_settings(settings), sink, store)
+    outcomes = await runner.run(list(batch))
     return sink, outcomes
 
 

@@ -15,7 +15,7 @@ from streams.messages import Record
 from streams.pipeline import Outcome, StationRules, chain
 from streams.settings import Settings
 from streams.trust.keys import load_signer
-from streams.worker.runner import BatchRunner
+from streams.worker.runner import BatchRunner, RunnerConfig
 from tests.streams.conftest import FakeSink, golden_lines
 
 SEED = "5a" * 32
@@ -27,9 +27,10 @@ HALF_WRITTEN = b"-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2Vw"
 def projected_records(count: int) -> list[Record]:
     """``projected`` records with coordinates, made by the stations from the golden raw hits."""
     out: list[Record] = []
+    rules = StationRules.from_settings(Settings())
     for i, line in enumerate(golden_lines("pipe", "input.jsonl")):
         raw = Record("t.raw-hits", 0, i, 1_700_000_000_000 + i, None, line)
-        step = chain(raw, Settings(), (Station.POSTPROCESS, Station.PROJECT))
+        step = chain(raw, rules, (Station.POSTPROCESS, Station.PROJECT))
         if isinstance(step, Outcome) and step.rejection is None and step.outputs:
             out.append(Record("t.projected", 0, len(out), 1_700_000_000_000 + i, None, step.outputs[0].value))
         if len(out) == count:
@@ -48,7 +49,7 @@ async def test_a_key_file_replaced_mid_run_does_not_change_the_next_record(tmp_p
     key.write_text(SEED)
     signer = load_signer(key)
     sink, store = FakeSink(), MemoryLedgerStore()
-    runner = BatchRunner(Station.LEDGER, settings_with_key(key), sink, store)
+    runner = BatchRunner(Station.LEDGER, RunnerConfig.from_settings(settings_with_key(key)), sink, store)
     first, second = projected_records(2)
 
     await runner.run([first])
@@ -69,7 +70,7 @@ async def test_the_rules_a_worker_started_with_hold_when_the_key_file_is_replace
     key.write_text(SEED)
     started_with = load_signer(key).key_id
     sink, store = FakeSink(), MemoryLedgerStore()
-    runner = BatchRunner(Station.LEDGER, settings_with_key(key), sink, store)
+    runner = BatchRunner(Station.LEDGER, RunnerConfig.from_settings(settings_with_key(key)), sink, store)
     key.write_text("a5" * 32)  # a whole other key: it takes effect at the next start, not mid-run
 
     await runner.run(projected_records(1))
@@ -87,14 +88,14 @@ def test_a_key_file_that_cannot_be_read_stops_the_worker_at_start(tmp_path: Path
     with pytest.raises(ConfigurationError, match="half-written"):
         StationRules.from_settings(settings)
     with pytest.raises(ConfigurationError, match="half-written"):
-        BatchRunner(Station.GUARD, settings, FakeSink(), MemoryLedgerStore())
+        RunnerConfig.from_settings(settings)  # what the worker builds first, once
 
 
 def test_a_missing_key_file_stops_the_worker_at_start(tmp_path: Path) -> None:
     settings = settings_with_key(tmp_path / "nowhere.key")
 
     with pytest.raises(ConfigurationError, match="nowhere.key"):
-        BatchRunner(Station.LEDGER, settings, FakeSink(), MemoryLedgerStore())
+        RunnerConfig.from_settings(settings)
 
 
 def test_rules_are_frozen() -> None:

@@ -14,11 +14,12 @@ from streams.ledger.memory import MemoryLedgerStore
 from streams.messages import Record
 from streams.observe.tracing import Tracer, tracer_for
 from streams.settings import Settings
-from streams.worker.runner import BatchRunner
+from streams.worker.runner import BatchRunner, RunnerConfig
 from tests.streams.conftest import FakeSink, Sent
 from tests.streams.loop_fakes import RAW
 
 SETTINGS = Settings(topic_prefix="t.")
+CONFIG = RunnerConfig.from_settings(SETTINGS)
 TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 TRACEPARENT = f"00-{TRACE}-00f067aa0ba902b7-01".encode()
 
@@ -46,14 +47,14 @@ async def test_one_trace_runs_from_raw_hits_to_the_ledger_event_and_from_a_draft
         "t.raw-hits", 0, 7, 1_700_000_000_000, b"run-golden-1", RAW[0], (("traceparent", TRACEPARENT),)
     )
     post = FakeSink()
-    await BatchRunner(Station.POSTPROCESS, SETTINGS, post, tracer=tracer).run([raw])
+    await BatchRunner(Station.POSTPROCESS, CONFIG, post, tracer=tracer).run([raw])
     assert {trace_of(m) for m in post.messages} == {TRACE}  # postprocessed and its audit record
     project = FakeSink()
-    await BatchRunner(Station.PROJECT, SETTINGS, project, tracer=tracer).run(
+    await BatchRunner(Station.PROJECT, CONFIG, project, tracer=tracer).run(
         [consumed(post.on("t.postprocessed")[0], 3)]
     )
     written = FakeSink()
-    await BatchRunner(Station.LEDGER, SETTINGS, written, ledger, tracer=tracer).run(
+    await BatchRunner(Station.LEDGER, CONFIG, written, ledger, tracer=tracer).run(
         [consumed(project.on("t.projected")[0], 5)]
     )
     (event,) = written.on("t.ledger")
@@ -95,13 +96,13 @@ async def test_one_trace_runs_from_raw_hits_to_the_ledger_event_and_from_a_draft
         draft,
         (("traceparent", f"00-{other}-b7ad6b7169203331-01".encode()),),
     )
-    await BatchRunner(Station.GUARD, SETTINGS, verdicts, ledger, tracer=tracer).run([draft_record])
+    await BatchRunner(Station.GUARD, CONFIG, verdicts, ledger, tracer=tracer).run([draft_record])
     assert {trace_of(m) for m in verdicts.on("t.verdicts")} == {other}
 
 
 async def test_off_means_no_headers_and_no_spans() -> None:
     sink = FakeSink()
-    runner = BatchRunner(Station.POSTPROCESS, SETTINGS, sink, tracer=tracer_for(False, "postprocess", "g"))
+    runner = BatchRunner(Station.POSTPROCESS, CONFIG, sink, tracer=tracer_for(False, "postprocess", "g"))
     assert runner.tracer.enabled is False
     await runner.run([Record("t.raw-hits", 0, 0, None, None, RAW[0], (("traceparent", TRACEPARENT),))])
     assert all(m.headers == () for m in sink.messages)

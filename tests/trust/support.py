@@ -8,6 +8,7 @@ from typing import Any
 
 from streams import codec
 from streams.cli.offline import load_ledger, verdict_line
+from streams.pipeline import StationRules
 from streams.settings import Settings
 from streams.trust import Signer
 from tests.golden import GOLDEN
@@ -39,8 +40,8 @@ def verdicts(
     ledger_path = tmp_path / "ledger.jsonl"
     ledger_path.write_bytes(b"".join(codec.dumps_line(e) for e in entries))
     ledger = load_ledger(str(ledger_path))
-    config = Settings(**settings)
-    return [codec.loads(run_now(verdict_line(draft, config, ledger.read_many))) for draft in drafts]
+    rules = StationRules.from_settings(Settings(**settings))
+    return [codec.loads(run_now(verdict_line(draft, rules, ledger.read_many))) for draft in drafts]
 
 
 def drafts() -> list[bytes]:

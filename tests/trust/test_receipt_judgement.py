@@ -17,12 +17,12 @@ from models.vocab import Station, Topic
 from streams import codec
 from streams.cli import main
 from streams.messages import Record
-from streams.pipeline import PendingJudge, PendingRead, finish_judge, finish_read, run_station
+from streams.pipeline import PendingJudge, PendingRead, StationRules, finish_judge, finish_read, run_station
 from streams.settings import Settings
 from streams.trust import Signer, build_receipt
 from streams.trust.keys import TrustedKeys
 from streams.trust.receipt import verify_receipt
-from tests.stations.test_semantic import judged, signing_rules
+from tests.stations.test_semantic import judged
 from tests.support import memory_ledger
 from tests.trust.support import draft, golden_entries, signed, trust_file
 
@@ -33,7 +33,7 @@ TRUSTED = TrustedKeys.from_hex(ledger=[LEDGER.public_hex], guard=[GUARD.public_h
 
 def judged_receipt(mode: str = "enforce", labels: dict[str, str] | None = None) -> dict[str, Any]:
     settings = Settings(semantic=SemanticSettings(mode=mode, judge_model="judge-m"))  # type: ignore[arg-type]
-    rules = signing_rules(settings, GUARD)
+    rules = StationRules.with_keys(settings, GUARD, None)  # the guard signs its verdicts and judgements
     entries = [signed(e, LEDGER) for e in golden_entries()]
     ledger = memory_ledger(entries)
     record = Record("t.diagnosis-drafts", 0, 5, 1_700_000_000_005, b"run-g", draft("d-pass"))

@@ -17,7 +17,7 @@ from streams import codec
 from streams.hashing import sha256_hex
 from streams.ledger.memory import MemoryLedgerStore
 from streams.messages import Record
-from streams.pipeline import PendingWrite, ledger_event, run_station
+from streams.pipeline import PendingWrite, StationRules, ledger_event, run_station
 from streams.settings import Settings
 from streams.trust import Signer, TrustedKeys, generate_key_pair
 from tests.golden import GOLDEN
@@ -167,8 +167,8 @@ def projected_record(offset: int) -> Record:
     return Record("projected", 0, offset, 1_700_000_000_500, b"run-g", codec.dumps(value))
 
 
-def written(store: MemoryLedgerStore, record: Record, settings: Settings) -> tuple[LedgerOutcome, bytes]:
-    step = run_station(Station.LEDGER, record, settings)
+def written(store: MemoryLedgerStore, record: Record, rules: StationRules) -> tuple[LedgerOutcome, bytes]:
+    step = run_station(Station.LEDGER, record, rules)
     assert isinstance(step, PendingWrite)
     (result,) = asyncio.run(store.write_many([step.entry]))
     return result.outcome, ledger_event(result.stored)
@@ -178,7 +178,7 @@ def test_a_redelivered_record_writes_byte_identical_signed_output(
     keys: dict[str, tuple[Signer, Path, Path]],
 ) -> None:
     signer, private, _ = keys["old"]
-    config = Settings(signing_key_file=str(private))
+    config = StationRules.from_settings(Settings(signing_key_file=str(private)))
     record = projected_record(7)
     first = run_station(Station.LEDGER, record, config)
     again = run_station(Station.LEDGER, record, config)
@@ -196,13 +196,13 @@ def test_a_redelivered_record_writes_byte_identical_signed_output(
     ]
     assert TrustedKeys.from_hex(ledger=[signer.public_hex]).verify_entry(doc) is None
     # the same bytes under another key are a DUPLICATE, and the event repeats the first signature
-    other = Settings(signing_key_file=str(keys["new"][1]))
+    other = StationRules.from_settings(Settings(signing_key_file=str(keys["new"][1])))
     assert written(store, projected_record(8), other) == (LedgerOutcome.DUPLICATE, event)
 
 
 def test_unsigned_ledger_events_carry_no_signature_fields() -> None:
     store = MemoryLedgerStore()
-    _, event = written(store, projected_record(9), Settings())
+    _, event = written(store, projected_record(9), StationRules.from_settings(Settings()))
     assert "key_id" not in codec.loads(event) and b"signature" not in event
 
 
@@ -212,7 +212,8 @@ def test_export_and_rebuild_keep_the_signature(keys: dict[str, tuple[Signer, Pat
 
     signer = keys["old"][0]
     store = MemoryLedgerStore()
-    _, event = written(store, projected_record(11), Settings(signing_key_file=str(keys["old"][1])))
+    rules = StationRules.from_settings(Settings(signing_key_file=str(keys["old"][1])))
+    _, event = written(store, projected_record(11), rules)
     rebuilt = entry_of(event)  # ledger rebuild reads the topic's events
     assert rebuilt is not None and codec.dumps(rebuilt) == event
     hashed = to_hash(rebuilt)  # what Redis holds ...
