@@ -18,7 +18,6 @@ import contextlib
 import logging
 import signal
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
 from aiokafka import AIOKafkaConsumer
@@ -33,10 +32,9 @@ from streams.audit.store import AuditStore, describe
 from streams.errors import AuditStoreBusy, HoldInterrupted
 from streams.kafka.admin import ensure_topics
 from streams.kafka.config import kafka_errors, new_consumer
-from streams.observe.metrics import CONTENT_TYPE_LATEST, AuditSinkMetrics
+from streams.observe.metrics import AuditSinkMetrics
 from streams.retry import RetryPolicy, hold
 from streams.settings import Settings
-from streams.web.listener import listening
 
 log = logging.getLogger(__name__)
 
@@ -272,34 +270,24 @@ def health(
     )
 
 
-@contextlib.asynccontextmanager
-async def serving(settings: Settings, stats: SinkStats) -> AsyncIterator[None]:
-    """``/metrics``, ``/livez`` and ``/readyz`` of the sink on ``EC_AUDIT_SINK_PORT`` (0: none)."""
-    if not settings.audit_sink_port:
-        yield
-        return
-    from aiohttp import web
+class SinkProbes:
+    """What the sink's ``/livez``, ``/readyz`` and ``/metrics`` answer, from its :class:`SinkStats`
+    (:func:`health`); the web room's one probe server serves them (:mod:`streams.web.probes`, on
+    ``EC_AUDIT_SINK_PORT``). The sink's metrics are recorded from here on."""
 
-    metrics = stats.metrics = stats.metrics or AuditSinkMetrics()
+    def __init__(self, stats: SinkStats, stall_seconds: float) -> None:
+        self.stats = stats
+        self.stall_seconds = stall_seconds
+        self.metrics = stats.metrics = stats.metrics or AuditSinkMetrics()
 
-    async def metrics_page(request: web.Request) -> web.Response:
-        return web.Response(body=metrics.render(), headers={"Content-Type": CONTENT_TYPE_LATEST})
+    async def live(self) -> tuple[bool, dict[str, object]]:
+        return health(self.stats, self.stall_seconds)[0]
 
-    def answer(which: int) -> Callable[[web.Request], Awaitable[web.Response]]:
-        async def page(request: web.Request) -> web.Response:
-            ok, body = health(stats, settings.stall_seconds)[which]
-            return web.json_response(body, status=200 if ok else 503)
+    async def ready(self) -> tuple[bool, dict[str, object]]:
+        return health(self.stats, self.stall_seconds)[1]
 
-        return page
-
-    app = web.Application()
-    app.add_routes(
-        [web.get("/metrics", metrics_page), web.get("/livez", answer(0)), web.get("/readyz", answer(1))]
-    )
-    # probes and scrapes come from the cluster: every address, within the one listener's limits
-    async with listening(app, "0.0.0.0", settings.audit_sink_port, what="audit sink probes", access_log=None):  # noqa: S104
-        log.info("audit sink: /metrics, /livez, /readyz on port %d", settings.audit_sink_port)
-        yield
+    async def exposition(self) -> bytes:
+        return self.metrics.render()
 
 
 async def _lags(consumer: AIOKafkaConsumer) -> dict[tuple[str, int], int]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import logging.config
 import sys
@@ -29,7 +30,7 @@ from rich.text import Text
 
 from streams import codec
 from streams.audit.factory import require_backend, store_from_settings
-from streams.audit.sink import SinkStats, run_sink, serving
+from streams.audit.sink import SinkProbes, SinkStats, run_sink
 from streams.audit.store import describe, is_dsn, target_of
 from streams.cli.display import cell, console, printable, redact_url
 from streams.errors import ConfigurationError, RedisUnavailable, Refused
@@ -37,6 +38,7 @@ from streams.ledger.redis import RedisLedgerStore
 from streams.observe.logs import logging_config
 from streams.settings import Settings, get_settings
 from streams.trust import EntryFault, check_entry, distinct_reports, trusted_for
+from streams.web.probes import serving
 
 _DB_HELP = (
     "SQLite file, or a postgresql:// DSN (default: EC_AUDIT_DSN when set, else EC_AUDIT_DB); "
@@ -88,8 +90,12 @@ def settings_with_db(db: str | None) -> Settings:
 
 
 async def _serve_and_sink(settings: Settings, batch_size: int, once: bool) -> SinkStats:
+    """The sink, with its probes on ``EC_AUDIT_SINK_PORT`` while it runs (0: none)."""
     stats = SinkStats()
-    async with serving(settings, stats):
+    async with contextlib.AsyncExitStack() as probes:
+        if settings.audit_sink_port:
+            sink = SinkProbes(stats, settings.stall_seconds)
+            await probes.enter_async_context(serving(sink, "audit sink", settings.audit_sink_port))
         return await run_sink(settings, batch_size=batch_size, once=once, stats=stats)
 
 

@@ -33,11 +33,12 @@ from streams.observe.metrics import WorkerMetrics
 from streams.observe.tracing import tracer_for
 from streams.settings import Settings
 from streams.trust.keys import roles_signed_by, signing_status
+from streams.web.probes import serving
 from streams.worker.context import WorkerContext
 from streams.worker.crash import crash
 from streams.worker.credentials import broker_credentials, faust_brokers
 from streams.worker.drain import batch_drain
-from streams.worker.health import Health, serving
+from streams.worker.health import Health
 from streams.worker.inline import inline_consumer
 from streams.worker.judging import SemanticRunner
 from streams.worker.loop import AgentLoop, LoopConfig
@@ -76,7 +77,7 @@ class EvidenceChainApp(faust.App):
         context = self.context
         if context.settings.web_enabled and self._probes is None:  # never bound twice
             probes = contextlib.AsyncExitStack()
-            await probes.enter_async_context(serving(context.settings, context.health, context.metrics))
+            await probes.enter_async_context(serving(context.health, "worker", context.settings.web_port))
             self._probes = probes
         if self._loop_watch is None:
             self._loop_watch = asyncio.create_task(context.metrics.watch_loop(), name="event-loop-lag")
@@ -123,7 +124,7 @@ def app_options(settings: Settings) -> dict[str, Any]:
         "value_serializer": "raw",
         "key_serializer": "raw",
         "datadir": os.path.join(settings.data_dir, "{conf.name}"),
-        # the probes are served by the project's one listener (streams.worker.health.serving), not Faust's
+        # the probes are served by the project's one listener (streams.web.probes.serving), not Faust's
         "web_enabled": False,
         "topic_partitions": settings.topic_partitions,
         "topic_replication_factor": settings.topic_replication_factor,

@@ -1,33 +1,27 @@
-"""What ``/livez`` and ``/readyz`` answer, and the worker's probe server (``/metrics`` too).
+"""What the worker's ``/livez``, ``/readyz`` and ``/metrics`` answer (:class:`Health`).
 
 The probes go through the edges (``KafkaSink.ping``, ``RedisLedgerStore.ping``), which map their
 clients' errors into the project's tree; nothing here knows an aiokafka or redis exception.
 
-The probe server is the project's one listener (:func:`streams.web.listener.listening`, with its limits and
-connection gate), not Faust's own web server, which the worker leaves off (``web_enabled=False``).
+The web room's one probe server answers them (:func:`streams.web.probes.serving`, on ``EC_WEB_PORT``),
+not Faust's own web server, which the worker leaves off (``web_enabled=False``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import faust
-from aiohttp import web
-from aiohttp.typedefs import Handler
 
 from models.vocab import Station
-from streams import codec
-from streams.errors import EvidenceChainError, RequestRefused
+from streams.errors import EvidenceChainError
 from streams.kafka.producer import KafkaSink
 from streams.ledger.redis import RedisLedgerStore
 from streams.observe.metrics import WorkerMetrics
 from streams.settings import Settings
-from streams.web.hosts import host_name
-from streams.web.listener import ErrorShape, Limits, listening
 from streams.web.probe import PROBE_SECONDS, CachedProbe
 from streams.worker.loop import AgentLoop
 
@@ -44,7 +38,7 @@ class Health:
     its group, is not rebalancing, no agent is holding a batch for an outage, Kafka answers a
     metadata request and (with the ledger or guard agent) Redis answers PING, each within
     ``PROBE_SECONDS``. Probe answers are reused for a second (:class:`streams.web.probe.CachedProbe`) so
-    scrapes cannot pile up. :func:`serving` answers them over HTTP.
+    scrapes cannot pile up. It is what :mod:`streams.web.probes` serves (:class:`~streams.web.probes.Probed`).
     """
 
     PROBE_SECONDS = PROBE_SECONDS
@@ -123,77 +117,9 @@ class Health:
                 problems[name] = problem
         return not problems, {"ready": not problems, "problems": problems}
 
-
-def probe_app(health: Health, metrics: WorkerMetrics) -> web.Application:
-    """``GET /metrics`` (Prometheus text), ``/livez`` and ``/readyz`` (JSON; 200 or 503).
-
-    A ``Host`` that cannot be read (two of them, a bare IPv6 literal), an unknown path or another method
-    is refused in the listener's JSON error shape (:meth:`ErrorShape.json`), like a head the listener
-    cannot parse. A request with no ``Host`` at all is answered: an HTTP/1.0 health checker sends none,
-    and the probes name no host of their own.
-    """
-    shape = ErrorShape.json()
-
-    def refusal(status: int, message: str, headers: Mapping[str, str] | None = None) -> web.Response:
-        body, content_type = shape.render(status, message)
-        response = web.Response(status=status, body=body, content_type=content_type, headers=headers)
-        response.headers["X-Content-Type-Options"] = "nosniff"
-        return response
-
-    @web.middleware
-    async def refusals(request: web.Request, handler: Handler) -> web.StreamResponse:
-        try:
-            if "Host" in request.headers:
-                host_name(request.headers)
-            return await handler(request)
-        except RequestRefused as exc:
-            return refusal(exc.status, str(exc))
-        except web.HTTPException as exc:
-            if exc.status < 400:
-                raise
-            allow = {"Allow": exc.headers["Allow"]} if "Allow" in exc.headers else None
-            return refusal(exc.status, exc.reason, allow)
-
-    async def metrics_page(request: web.Request) -> web.Response:
-        await health.lags()
-        ready, _ = await health.ready()
-        metrics.set_ready(ready)
-        return web.Response(body=metrics.render(), headers={"Content-Type": METRICS_CONTENT_TYPE})
-
-    async def livez(request: web.Request) -> web.Response:
-        ok, body = await health.live()
-        return _json(body, 200 if ok else 503)
-
-    async def readyz(request: web.Request) -> web.Response:
-        ok, body = await health.ready()
-        return _json(body, 200 if ok else 503)
-
-    app = web.Application(middlewares=[refusals])
-    app.add_routes([web.get("/metrics", metrics_page), web.get("/livez", livez), web.get("/readyz", readyz)])
-    return app
-
-
-def _json(body: dict[str, Any], status: int) -> web.Response:
-    body_bytes = codec.dumps(body)
-    return web.Response(status=status, body=body_bytes, content_type="application/json", charset="utf-8")
-
-
-@contextlib.asynccontextmanager
-async def serving(
-    settings: Settings, health: Health, metrics: WorkerMetrics, limits: Limits | None = None
-) -> AsyncIterator[int]:
-    """The probe server on ``EC_WEB_PORT`` (every address, as Faust's server was) while the block
-    runs; yields the bound port.
-
-    Raises:
-        ConfigurationError: the port cannot be bound.
-    """
-    app = probe_app(health, metrics)
-    # probes and scrapes come from the cluster: every address, within the one listener's limits
-    every_address = "0.0.0.0"  # noqa: S104
-    shape = ErrorShape.json()
-    async with listening(
-        app, every_address, settings.web_port, limits, shape=shape, what="worker probes", access_log=None
-    ) as port:
-        log.info("worker: /metrics, /livez, /readyz on port %d", port)
-        yield port
+    async def exposition(self) -> bytes:
+        """``/metrics``: the registry, with the lags, the held seconds and readiness brought up to date."""
+        await self.lags()
+        ready, _ = await self.ready()
+        self.metrics.set_ready(ready)
+        return self.metrics.render()

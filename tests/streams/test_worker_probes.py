@@ -17,8 +17,9 @@ from streams.kafka.producer import KafkaSink
 from streams.observe.metrics import WorkerMetrics
 from streams.settings import Settings
 from streams.web.listener import Limits
+from streams.web.probes import serving
 from streams.worker.app import app_options
-from streams.worker.health import Health, serving
+from streams.worker.health import Health
 
 HEADER_TIMEOUT_SECONDS = 0.3
 
@@ -29,7 +30,7 @@ async def port() -> AsyncIterator[int]:
     settings = Settings(topic_prefix="t.", web_enabled=True, web_port=0)
     health = Health(app, {}, KafkaSink(settings), [], settings, WorkerMetrics())
     limits = Limits(header_timeout_seconds=HEADER_TIMEOUT_SECONDS, keepalive_timeout_seconds=1.0)
-    async with serving(settings, health, health.metrics, limits) as bound:
+    async with serving(health, "worker", settings.web_port, limits) as bound:
         yield bound
 
 
