@@ -39,10 +39,10 @@ from faust.assignor.leader_assignor import LeaderAssignor
 from pydantic import BaseModel, SecretStr
 
 from models.vocab import Station, Topic
-from streams.client.gateway import bearer_token, is_loopback
 from streams.kafka.admin import TOPIC_NAMES, topic_configs
 from streams.settings import Settings
 from streams.trust.keys import load_signer, load_trusted_keys
+from streams.web.gateway import bearer_token, is_loopback
 from streams.worker.app import INPUT_TOPIC
 
 ROOT = Path(__file__).resolve().parents[1]

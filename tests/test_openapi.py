@@ -15,9 +15,9 @@ from models.schemas import schema_file
 from models.vocab import DeadLetterReason, Topic
 from streams import codec
 from streams.client import EvidenceChainClient
-from streams.client.gateway import ErrorReason, create_gateway, openapi_document
 from streams.hashing import sha256_hex
 from streams.settings import Settings
+from streams.web.gateway import ErrorReason, create_gateway, openapi_document
 from tests.openapi_contract import OPENAPI, document, documented_operations, validate_answer
 
 INPUT_REASONS = {DeadLetterReason.MALFORMED_JSON, DeadLetterReason.INVALID_ID, DeadLetterReason.OVERSIZED}

@@ -1,4 +1,4 @@
-"""``gateway``: the agent's client over HTTP/JSON (:mod:`streams.client.gateway`, ``docs/openapi.yaml``)."""
+"""``gateway``: the agent's client over HTTP/JSON (:mod:`streams.web.gateway`, ``docs/openapi.yaml``)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import logging.config
 import sys
 
 from streams.cli.runtime import freeze_start_up
-from streams.client.gateway import bearer_token, serve
 from streams.errors import ConfigurationError
 from streams.observe.logs import logging_config
 from streams.settings import Settings, get_settings, load_settings
+from streams.web.gateway import bearer_token, serve
 from streams.web.listener import serve_until_signal
 
 

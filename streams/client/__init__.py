@@ -9,7 +9,8 @@
         verdict = await client.check(draft)                # as on the verdicts topic
         prompt = repair_prompt(verdict.verdict)            # REJECT → repair text; FALLBACK → fixed report
 
-Agents in other languages use the same over HTTP: ``evidence-chain gateway`` (docs/openapi.yaml).
+Agents in other languages use the same over HTTP: ``evidence-chain gateway`` (:mod:`streams.web.gateway`,
+docs/openapi.yaml).
 """
 
 from __future__ import annotations

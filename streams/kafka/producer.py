@@ -15,6 +15,10 @@ from streams.kafka.config import kafka_errors, new_producer
 from streams.messages import Output
 from streams.settings import Settings
 
+RECORD_OVERHEAD_BYTES = 1024
+"""Room left in a topic's ``max.message.bytes`` for the record's key and batch headers: a door (the
+gateway's ``/v1/drafts``, the MCP ``check_diagnosis``) takes a value of at most the rest."""
+
 
 def producer_options(settings: Settings) -> dict[str, Any]:
     """What the worker's producer batches and compresses with (``EC_PRODUCER_*``)."""

@@ -28,7 +28,6 @@ from models.schemas import topic_schema
 from models.vocab import LedgerStatus, Topic, VerdictKind
 from streams import codec
 from streams.client import EvidenceChainClient, repair_prompt
-from streams.client.gateway import RECORD_OVERHEAD_BYTES, SEARCH_BODY_BYTES
 from streams.client.repair import Language
 from streams.errors import (
     ConfigurationError,
@@ -39,8 +38,9 @@ from streams.errors import (
     SearchRefused,
     SearchUnavailable,
 )
+from streams.kafka.producer import RECORD_OVERHEAD_BYTES
 from streams.mcp.run import STAMPED, McpRun, McpRuns
-from streams.search.request import check_query
+from streams.search.request import SEARCH_BODY_BYTES, check_query
 from streams.stations.publish import PUBLISH
 
 log = logging.getLogger(__name__)

@@ -29,7 +29,6 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
 
 from streams.client import EvidenceChainClient
-from streams.client.gateway import bearer_token, limits_of
 from streams.client.repair import Language
 from streams.errors import ConfigurationError
 from streams.mcp.run import McpRuns
@@ -37,6 +36,7 @@ from streams.mcp.server import build_server
 from streams.mcp.stdio import run_stdio
 from streams.retry import RetryPolicy, hold
 from streams.settings import Settings
+from streams.web.gateway import bearer_token, limits_of
 
 if TYPE_CHECKING:
     from streams.web.asgi import Doors

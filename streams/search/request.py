@@ -12,6 +12,9 @@ from streams.search.port import DEFAULT_MODE
 
 MAX_QUERY_CHARS = 8_192
 """The longest query taken; py-rag's own limit is lower, this one only bounds what is forwarded."""
+SEARCH_BODY_BYTES = 64 * 1024
+"""The largest search a door takes as JSON (``POST /v1/search``, the MCP ``lookup_knowledge``): ids, a
+query of at most :data:`MAX_QUERY_CHARS` characters and py-rag's filters."""
 
 
 def check_query(query: object) -> str:

@@ -1,7 +1,7 @@
 """The HTTP servers' one room: a listener with limits, the request-head checks, the cached probe.
 
-Every server of the project is built on it: the gateway (:mod:`streams.client.gateway`), the audit
-pages (``serve``, :mod:`streams.cli.serve`), the audit sink's probes (:mod:`streams.audit.sink`) and
+Every server of the project is built on it: the gateway (:mod:`streams.web.gateway`), the audit
+pages (``serve``, :mod:`streams.web.pages`), the audit sink's probes (:mod:`streams.audit.sink`) and
 the worker's probes (:mod:`streams.worker.health`; Faust's own web server stays off). The package
 re-exports nothing: an importer names the module that owns what it takes.
 

@@ -21,7 +21,6 @@ from models.events import Origin
 from models.ledger import LedgerEntry
 from streams import codec
 from streams.client import EvidenceChainClient, LedgerIntegrityError
-from streams.client.gateway import create_gateway
 from streams.hashing import sha256_hex
 from streams.kafka.admin import ensure_topics
 from streams.ledger.keys import ledger_key
@@ -29,6 +28,7 @@ from streams.ledger.redis import RedisLedgerStore
 from streams.settings import Settings
 from streams.stations.ledger import ledger_entry
 from streams.trust import Signer, generate_key_pair
+from streams.web.gateway import create_gateway
 from tests.integration.helpers import golden_lines
 
 RAW = golden_lines("pipe", "input.jsonl")

@@ -32,7 +32,6 @@ from models.ledger import LedgerEntry, as_stored
 from models.vocab import Topic
 from streams import codec
 from streams.client import EvidenceChainClient, LedgerIntegrityError
-from streams.client.gateway import create_gateway
 from streams.errors import ReportIntegrityError, VerdictIntegrityError
 from streams.hashing import sha256_hex
 from streams.kafka.admin import ensure_topics
@@ -43,6 +42,7 @@ from streams.mcp.server import EvidenceTools
 from streams.search import DEFAULT_MODE, Filters, SearchMode
 from streams.settings import Settings
 from streams.trust import Signer
+from streams.web.gateway import create_gateway
 from tests.integration.helpers import golden_lines, isolated_settings
 from tests.integration.test_client_integrity import Keys, keys  # noqa: F401 - keys: a fixture
 from tests.integration.test_client_integrity import entry_for as signed_entry

@@ -29,10 +29,10 @@ from models.schemas import topic_schema
 from models.vocab import Topic
 from streams import codec
 from streams.client import EvidenceChainClient
-from streams.client.gateway import create_gateway
 from streams.hashing import sha256_hex
 from streams.kafka.admin import ensure_topics
 from streams.settings import Settings
+from streams.web.gateway import create_gateway
 from tests.contracts import validate
 from tests.integration.helpers import CLI, Stack, golden_lines, load_golden_ledger
 from tests.openapi_contract import OPENAPI, validate_answer

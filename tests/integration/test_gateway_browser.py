@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from streams.client.gateway import create_gateway, error_shape, limits_of
 from streams.settings import Settings
+from streams.web.gateway import create_gateway, error_shape, limits_of
 from streams.web.listener import listening
 from tests.integration.serving import browser  # noqa: F401 - a fixture
 from tests.streams.test_gateway import FakeChain

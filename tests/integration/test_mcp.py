@@ -27,10 +27,10 @@ from models.vocab import Topic, VerdictKind
 from streams import codec
 from streams.cli.offline import pipe_line
 from streams.client import EvidenceChainClient
-from streams.client.gateway import create_gateway
 from streams.pipeline import StationRules
 from streams.search import PyRagSearch, raw_hits_record
 from streams.settings import Settings
+from streams.web.gateway import create_gateway
 from tests.integration.helpers import CLI, Stack, read_topic
 from tests.openapi_contract import validate_answer
 from tests.pyrag import FakePyRag, recorded_answers

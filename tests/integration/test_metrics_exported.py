@@ -17,7 +17,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from prometheus_client.parser import text_string_to_metric_families
 
 from streams.client import EvidenceChainClient
-from streams.client.gateway import create_gateway
+from streams.web.gateway import create_gateway
 from tests.integration.helpers import Worker, isolated_settings, worker_env
 from tests.promql import metric_names
 from tests.services import free_port

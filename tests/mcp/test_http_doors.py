@@ -23,12 +23,12 @@ from mcp.client.streamable_http import streamable_http_client
 from pydantic import SecretStr
 
 from streams.client import EvidenceChainClient
-from streams.client.gateway import bearer_token, limits_of
 from streams.mcp.run import McpRun
 from streams.mcp.server import build_server
 from streams.mcp.serving import _listen, http_app
 from streams.settings import Settings
 from streams.web.asgi import uvicorn_config
+from streams.web.gateway import bearer_token, limits_of
 from tests.support import MCP_ACCEPT as ACCEPT
 from tests.support import MCP_INITIALIZE as INITIALIZE
 

@@ -23,10 +23,11 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from streams import codec
 from streams.client import EvidenceChainClient
-from streams.client.gateway import RECORD_OVERHEAD_BYTES, SEARCH_BODY_BYTES
 from streams.errors import KafkaRefused
+from streams.kafka.producer import RECORD_OVERHEAD_BYTES
 from streams.mcp.run import McpRun, McpRuns
 from streams.mcp.server import NO_SESSION, EvidenceTools
+from streams.search.request import SEARCH_BODY_BYTES
 from streams.settings import Settings
 from tests.mcp.test_sessions import Recorder, Reply, mcp_http, text_of
 from tests.support import MCP_ACCEPT, MCP_INITIALIZE

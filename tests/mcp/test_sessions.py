@@ -24,7 +24,6 @@ from mcp.types import CallToolResult, TextContent
 from models.vocab import LedgerStatus
 from streams import codec
 from streams.client import EvidenceChainClient
-from streams.client.gateway import limits_of
 from streams.mcp.run import McpRuns
 from streams.mcp.server import EvidenceTools, build_server, instructions
 from streams.mcp.serving import _listen, http_app
@@ -32,6 +31,7 @@ from streams.mcp.sessions import SessionGate
 from streams.search.request import MAX_QUERY_CHARS
 from streams.settings import Settings
 from streams.web.asgi import uvicorn_config
+from streams.web.gateway import limits_of
 
 HOST = "127.0.0.2"
 

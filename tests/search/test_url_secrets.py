@@ -16,11 +16,11 @@ from mcp import Client
 from mcp.types import TextContent
 
 from streams.client import EvidenceChainClient
-from streams.client.gateway import create_gateway
 from streams.mcp.run import McpRuns
 from streams.mcp.server import build_server
 from streams.redaction import redact_in
 from streams.settings import Settings
+from streams.web.gateway import create_gateway
 from tests.streams.test_gateway import FakeChain
 
 PASSWORD = "pa55-w0rd%40x"

@@ -17,7 +17,6 @@ from yarl import URL
 
 from streams import codec
 from streams.client import EvidenceChainClient, LedgerReply, VerdictReply
-from streams.client.gateway import ErrorReason, bearer_token, create_gateway, is_loopback, openapi_document
 from streams.errors import (
     CheckTimeout,
     ConfigurationError,
@@ -31,6 +30,7 @@ from streams.errors import (
 )
 from streams.hashing import sha256_hex
 from streams.settings import Settings
+from streams.web.gateway import ErrorReason, bearer_token, create_gateway, is_loopback, openapi_document
 
 TOKEN = "0123456789abcdef-test-token"
 PROJECTION = '{"evidence_status":"NO_EVIDENCE","tool_call_id":"c1","query":"不存在","evidence":[]}'

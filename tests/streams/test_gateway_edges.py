@@ -18,8 +18,8 @@ from pydantic import SecretStr
 
 from models.ids import is_valid_id
 from streams import codec
-from streams.client.gateway import create_gateway, error_shape, limits_of
 from streams.settings import Settings
+from streams.web.gateway import create_gateway, error_shape, limits_of
 from streams.web.listener import listening
 from tests.streams.test_gateway import TOKEN, FakeChain
 

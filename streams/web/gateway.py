@@ -67,9 +67,10 @@ from streams.errors import (
     SearchUnavailable,
     VerdictIntegrityError,
 )
+from streams.kafka.producer import RECORD_OVERHEAD_BYTES
 from streams.observe.metrics import CONTENT_TYPE_LATEST, GatewayMetrics
 from streams.retry import RetryPolicy, hold
-from streams.search.request import parse_search_request
+from streams.search.request import SEARCH_BODY_BYTES, parse_search_request
 from streams.settings import Settings
 from streams.web.bearer import bearer_refusal
 from streams.web.body import CLIENT_GONE, read_bounded
@@ -82,8 +83,6 @@ log = logging.getLogger(__name__)
 MIN_TOKEN_CHARS = 16
 """A shorter EC_GATEWAY_TOKEN works but is warned about at start."""
 
-RECORD_OVERHEAD_BYTES = 1024
-"""Room left in a topic's ``max.message.bytes`` for the record's key and batch headers."""
 RETRY_AFTER_SECONDS = 1
 """``Retry-After`` of a 503."""
 HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
@@ -91,8 +90,6 @@ HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
 JSON = "application/json"
 DOOR = "gateway"
 """The ``door`` label of the gateway's refusals (``evidence_chain_door_refusals_total``)."""
-SEARCH_BODY_BYTES = 64 * 1024
-"""The largest ``/v1/search`` body: ids, a query of at most 8,192 characters and py-rag's filters."""
 
 
 class ErrorReason(StrEnum):
