@@ -1,4 +1,5 @@
-"""``mcp``: the knowledge tool and the draft check for any MCP host (:mod:`streams.mcp`).
+"""``mcp``: the knowledge tool and the draft check for any MCP host (:mod:`streams.mcp`, over HTTP
+:mod:`streams.web.mcp`).
 
 An agent host spawns ``evidence-chain mcp`` and talks MCP on its stdin/stdout; ``--http`` serves
 streamable HTTP instead, at ``http://EC_MCP_HOST:EC_MCP_PORT/mcp``. Nothing but MCP goes to stdout
@@ -48,7 +49,8 @@ def run_mcp(args: argparse.Namespace) -> int:
     Raises:
         ConfigurationError: a setting or argument cannot work (a non-loopback address without a token).
     """
-    from streams.mcp.serving import serve_http, serve_stdio  # the SDK loads only for this command
+    from streams.mcp.stdio import serve_stdio  # the SDK loads only for this command
+    from streams.web.mcp import serve_http
 
     if args.port is not None and not 0 <= args.port <= 65535:
         raise ConfigurationError(f"--port must be from 0 to 65535, not {args.port}")

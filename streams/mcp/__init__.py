@@ -1,9 +1,10 @@
 """``evidence-chain mcp``: ``lookup_knowledge``, ``check_diagnosis`` and ``get_evidence`` for any MCP host.
 
 :mod:`streams.mcp.run` keeps one run's ids and which session is which run; :mod:`streams.mcp.server`
-builds the tools on the official MCP Python SDK; :mod:`streams.mcp.serving` runs them over stdio or
-streamable HTTP; :mod:`streams.mcp.stdio` answers a stdin line that is no JSON-RPC message with a
-JSON-RPC error.
+builds the tools on the official MCP Python SDK over a started client; :mod:`streams.mcp.stdio` serves
+them on stdin/stdout, answering a line that is no JSON-RPC message with a JSON-RPC error. Over
+streamable HTTP they are served by the web room (:mod:`streams.web.mcp`, its sessions gated by
+:mod:`streams.web.mcp_sessions`), behind the doors every server has.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ collide with another run's) and stamps every draft with ``run_id``, ``draft_id``
 process) always the process's run; over streamable HTTP one run per MCP session (the SDK keeps one
 connection per ``Mcp-Session-Id``), and none for a tool call in no session: two clients without a
 session would share one run (one reading the other's evidence, one's first draft counted as the
-other's next attempt), so such a call is refused (:mod:`streams.mcp.sessions` refuses the stateless
+other's next attempt), so such a call is refused (:mod:`streams.web.mcp_sessions` refuses the stateless
 protocol before it gets here). With ``EC_MCP_RUN_ID`` every session runs under that id, each with tool
 call ids, draft ids and attempts of its own.
 """

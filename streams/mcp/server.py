@@ -40,7 +40,9 @@ from streams.errors import (
 )
 from streams.kafka.producer import RECORD_OVERHEAD_BYTES
 from streams.mcp.run import STAMPED, McpRun, McpRuns
+from streams.retry import RetryPolicy, hold
 from streams.search.request import SEARCH_BODY_BYTES, check_query
+from streams.settings import Settings
 from streams.stations.publish import PUBLISH
 
 log = logging.getLogger(__name__)
@@ -328,3 +330,20 @@ def _advertise_draft_schema(server: MCPServer[Any]) -> None:
     if tool is None:  # pragma: no cover - registered just above
         raise RuntimeError("check_diagnosis is not registered")
     tool.parameters = draft_input_schema()
+
+
+async def started_client(settings: Settings) -> EvidenceChainClient:
+    """The client the tools run over, started: Kafka is waited for up to ``EC_STARTUP_WAIT_SECONDS``.
+
+    Raises:
+        HoldExpired: Kafka did not answer in time.
+    """
+    if not settings.pyrag_url:
+        log.warning(
+            "EC_PYRAG_URL is not set: lookup_knowledge will fail until it is (check_diagnosis and "
+            "get_evidence work without it)"
+        )
+    client = EvidenceChainClient(settings)
+    what = f"connecting to Kafka at {settings.kafka_bootstrap}"
+    await hold(client.start, what=what, policy=RetryPolicy.for_startup(settings))
+    return client

@@ -25,6 +25,11 @@ from mcp.shared.message import SessionMessage
 from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
 from pydantic import ValidationError
 
+from streams.client.repair import Language
+from streams.mcp.run import McpRuns
+from streams.mcp.server import build_server, started_client
+from streams.settings import Settings
+
 log = logging.getLogger(__name__)
 
 RequestId = int | str | None
@@ -127,3 +132,20 @@ async def run_stdio(
             write_stream,
             lowlevel.create_initialization_options(),
         )
+
+
+async def serve_stdio(settings: Settings, *, language: Language = "en") -> None:
+    """``evidence-chain mcp``: answer one MCP session on stdin/stdout (logs go to stderr) until the host
+    closes it; a line that is no JSON-RPC message gets a JSON-RPC error (:func:`run_stdio`).
+
+    Raises:
+        ConfigurationError: ``EC_MCP_RUN_ID`` is not a valid id.
+        HoldExpired: Kafka did not answer within ``EC_STARTUP_WAIT_SECONDS``.
+    """
+    runs = McpRuns(settings.mcp_run_id)
+    client = await started_client(settings)
+    try:
+        log.info("mcp: run %s over stdio", runs.shared.run_id)
+        await run_stdio(build_server(client, runs, language=language))
+    finally:
+        await client.close()

@@ -1,17 +1,16 @@
-"""The gateway's doors and limits for an ASGI app served by uvicorn (the MCP server's streamable HTTP).
+"""The doors and limits of an ASGI app served by uvicorn (the MCP server's streamable HTTP).
 
-:class:`Doors` wraps the app: every request needs a readable ``Host`` (400); with a token, one
-``Authorization: Bearer <token>`` (401, :func:`~streams.web.bearer.bearer_refusal`); without one, the
-gateway's no-token rule (:func:`~streams.web.hosts.refuse_pages`: 403 for a non-loopback ``Host`` or a
-request a web page sent, 415 for a POST not labelled JSON). A POST body is read whole within a size
-(413) and a time (408) before the app sees it. Refusals have the gateway's error shape.
+:class:`Doors` wraps the app: every request's head goes through the one check every server has
+(:func:`streams.web.guard.check`, with the server's :class:`~streams.web.guard.Policy`: a readable
+``Host``, 400; the bearer token, 401; or without one a loopback ``Host`` and no web page, 403, and POSTs
+labelled JSON, 415). A POST body is read whole within a size (413) and a time (408) before the app sees
+it. Refusals have the gateway's error shape.
 
 :func:`uvicorn_config` gives uvicorn the listener's :class:`~streams.web.listener.Limits` where uvicorn has a
 setting for them (``timeout_keep_alive``, ``limit_concurrency``, ``h11_max_incomplete_event_size``)
 and adds the one it lacks, a deadline for a request head, in its h11 protocol. uvicorn has no cap per
 peer address: ``max_connections_per_peer`` is not applied here.
 """
-
 from __future__ import annotations
 
 import asyncio
@@ -25,8 +24,7 @@ from uvicorn import Config
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from streams.errors import RequestRefused
-from streams.web.bearer import bearer_refusal
-from streams.web.hosts import host_name, refuse_pages
+from streams.web.guard import Guard, Policy, TokenRefused
 from streams.web.listener import Limits
 
 Scope = MutableMapping[str, Any]
@@ -46,15 +44,14 @@ def error_body(reason: str, message: str, *, retriable: bool = False) -> bytes:
 
 
 class Doors:
-    """ASGI middleware: the gateway's access rule, and a POST body read within ``max_body`` bytes and
-    ``limits.body_timeout_seconds`` (``server`` names the server in the messages)."""
+    """ASGI middleware: the one check of the head with the server's ``policy`` (its :attr:`guard`), and a
+    POST body read within ``max_body`` bytes and ``limits.body_timeout_seconds``."""
 
-    def __init__(self, app: App, token: bytes | None, limits: Limits, max_body: int, server: str) -> None:
+    def __init__(self, app: App, policy: Policy, limits: Limits, max_body: int) -> None:
         self.app = app
-        self.token = token
+        self.guard = Guard(policy)
         self.limits = limits
         self.max_body = max_body
-        self.server = server
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -64,18 +61,14 @@ class Doors:
             (name.decode("latin-1"), value.decode("latin-1")) for name, value in scope.get("headers", [])
         )
         try:
-            host_name(headers)
-            if self.token is None:
-                refuse_pages(scope["method"], headers, f"{self.server} without EC_GATEWAY_TOKEN")
+            self.guard.admit(scope["method"], scope["path"], headers)
+        except TokenRefused as exc:
+            challenge = [(b"www-authenticate", exc.challenge.encode("ascii"))]
+            await _refuse(send, exc.status, exc.reason, str(exc), challenge)
+            return
         except RequestRefused as exc:
             await _refuse(send, exc.status, exc.reason, str(exc))
             return
-        if self.token is not None:
-            refused = bearer_refusal(headers.getall("Authorization", []), self.token, self.server)
-            if refused is not None:
-                challenge = [(b"www-authenticate", refused.challenge.encode("ascii"))]
-                await _refuse(send, 401, "UNAUTHORIZED", refused.message, challenge)
-                return
         if scope["method"] == "POST":
             replay = await self._whole_body(headers, receive, send)
             if replay is None:

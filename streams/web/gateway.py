@@ -18,7 +18,8 @@ Every answer that is not 2xx has one shape, ``{"error": {"reason", "message", "r
 input is at fault, else one of :class:`ErrorReason`. Errors of the project's tree are mapped to a
 status in one place, :func:`problem_for`.
 
-Access: with ``EC_GATEWAY_TOKEN`` set, every ``/v1`` request needs ``Authorization: Bearer <token>``
+Access (:func:`door_policy`, checked by every server's one guard, :mod:`streams.web.guard`): with
+``EC_GATEWAY_TOKEN`` set, every ``/v1`` request needs ``Authorization: Bearer <token>``
 (compared in constant time). Without one the gateway listens on loopback only (it refuses to start
 otherwise) and ``/v1`` is open to local processes only: under a loopback ``Host`` name (no DNS
 rebinding), a POST labelled ``Content-Type: application/json`` (which a browser cannot send across
@@ -72,9 +73,9 @@ from streams.observe.metrics import CONTENT_TYPE_LATEST, GatewayMetrics
 from streams.retry import RetryPolicy, hold
 from streams.search.request import SEARCH_BODY_BYTES, parse_search_request
 from streams.settings import Settings
-from streams.web.bearer import bearer_refusal
 from streams.web.body import CLIENT_GONE, read_bounded
-from streams.web.hosts import host_name, is_loopback, refuse_pages
+from streams.web.guard import Guard, Policy, TokenRefused
+from streams.web.hosts import is_loopback
 from streams.web.listener import ErrorShape, Limits, listening
 from streams.web.probe import PROBE_SECONDS, CachedProbe
 
@@ -260,22 +261,11 @@ def bearer_token(settings: Settings, host: str | None = None) -> bytes | None:
     return secret.encode("ascii")
 
 
-def authorize(request: web.Request, token: bytes | None) -> None:
-    """Let a ``/v1`` request through, or refuse it.
-
-    Raises:
-        Refusal: 401 without the right bearer token (one ``Authorization`` header, scheme Bearer).
-        RequestRefused: with no token set (:func:`streams.web.hosts.refuse_pages`), 400 for an unreadable
-            ``Host``, 403 for a non-loopback one or a request a web page sent, 415 for a POST not
-            labelled ``application/json``.
-    """
-    if token is None:
-        refuse_pages(request.method, request.headers, "a gateway without EC_GATEWAY_TOKEN")
-        return
-    refused = bearer_refusal(request.headers.getall("Authorization", []), token)
-    if refused is not None:
-        challenge = {"WWW-Authenticate": refused.challenge}
-        raise Refusal(Problem(401, ErrorReason.UNAUTHORIZED, refused.message, headers=challenge))
+def door_policy(token: bytes | None) -> Policy:
+    """The gateway's :class:`~streams.web.guard.Policy`: under ``/v1/`` the bearer token, or without one
+    this machine only, no web page and JSON POSTs; every other route (``/livez``, ``/openapi.yaml``, ...)
+    a readable ``Host``."""
+    return Policy.token_door("this gateway", "a gateway without EC_GATEWAY_TOKEN", token, scope="/v1/")
 
 
 # --- the application ----------------------------------------------------------------------------
@@ -319,6 +309,10 @@ async def _answer(request: web.Request, handler: Handler) -> web.StreamResponse:
     except Refusal as exc:
         problem = exc.problem
         response = problem.response()
+    except TokenRefused as exc:
+        challenge = {"WWW-Authenticate": exc.challenge}
+        problem = Problem(401, ErrorReason.UNAUTHORIZED, str(exc), headers=challenge)
+        response = problem.response()
     except RequestRefused as exc:
         if exc.reason == CLIENT_GONE:  # nothing wrong here, and no one to answer
             log.info("%s %s: %s", request.method, request.path, exc)
@@ -346,14 +340,11 @@ async def _answer(request: web.Request, handler: Handler) -> web.StreamResponse:
 
 
 @web.middleware
-async def _guard(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """A readable ``Host`` on every route; on ``/v1`` the token (or the no-token rules), a started client."""
-    host_name(request.headers)  # 400 before anything reads the URL aiohttp builds from it
-    if request.path.startswith("/v1/"):
-        state = request.app[STATE]
-        authorize(request, state.token)
-        if state.connecting is not None:
-            raise KafkaUnavailable(f"the gateway is still {state.connecting}")
+async def _started(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """``/v1`` answers once the client is started (503 while it connects)."""
+    state = request.app[STATE]
+    if request.path.startswith("/v1/") and state.connecting is not None:
+        raise KafkaUnavailable(f"the gateway is still {state.connecting}")
     return await handler(request)
 
 
@@ -488,7 +479,11 @@ def create_gateway(
     state = GatewayState(settings, client, metrics or GatewayMetrics(), bearer_token(settings))
     state.metrics.start_door(DOOR, [*ErrorReason, *DeadLetterReason])
     # aiohttp refuses a larger body itself (413); the routes read theirs within their own, lower bounds.
-    app = web.Application(client_max_size=settings.topic_max_message_bytes, middlewares=[_answer, _guard])
+    # the one check of every server's head (streams.web.guard), refusals answered by _answer
+    guard = Guard(door_policy(state.token))
+    app = web.Application(
+        client_max_size=settings.topic_max_message_bytes, middlewares=[_answer, guard, _started]
+    )
     app[STATE] = state
     app.add_routes(
         [

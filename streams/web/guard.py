@@ -16,8 +16,9 @@ CORS preflight) or, by DNS rebinding, under a name of its own that resolves to t
 - the probes of the worker and the audit sink (:func:`Policy.probes`): any name a cluster gives them,
   and no ``Host`` at all (an HTTP/1.0 health checker sends none), but never one that cannot be read.
 
-:func:`check` is the check; :class:`Guard` is it as aiohttp middleware, each server answering a refusal
-in its own shape, and :class:`streams.web.asgi.Doors` calls it for the ASGI app under uvicorn.
+:func:`check` is the check; :class:`Guard` holds it with a server's policy, as aiohttp middleware (each
+server answering a refusal in its own shape) and in :class:`streams.web.asgi.Doors` for the ASGI app under
+uvicorn.
 """
 
 from __future__ import annotations
@@ -130,9 +131,10 @@ Refuse = Callable[[web.Request, RequestRefused], Awaitable[web.StreamResponse]]
 
 
 class Guard:
-    """aiohttp middleware: :func:`check` with the server's :attr:`policy` before any route; ``refuse``
-    answers a refusal in the server's own shape (without it the refusal is raised on, to the app's own
-    error middleware before this one)."""
+    """The one check with a server's :attr:`policy`, the same object on every server: as aiohttp
+    middleware (the gateway, ``serve``, the probes) it checks before any route, and ``refuse`` answers a
+    refusal in the server's own shape (without it the refusal is raised on, to the app's own error
+    middleware before this one); :class:`streams.web.asgi.Doors` calls :meth:`admit` (the MCP server)."""
 
     __middleware_version__ = 1  # aiohttp's mark of a new-style middleware
 
@@ -140,9 +142,17 @@ class Guard:
         self.policy = policy
         self.refuse = refuse
 
+    def admit(self, method: str, path: str, headers: Mapping[str, str]) -> None:
+        """:func:`check` with this server's policy.
+
+        Raises:
+            RequestRefused: the request is refused (:class:`TokenRefused` for a 401).
+        """
+        check(self.policy, method, path, headers)
+
     async def __call__(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         try:
-            check(self.policy, request.method, request.path, request.headers)
+            self.admit(request.method, request.path, request.headers)
         except RequestRefused as exc:
             if self.refuse is None:
                 raise

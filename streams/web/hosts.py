@@ -1,10 +1,11 @@
 """The ``Host`` a request names, whether it is this machine, and whether a web page sent it.
 
 A page a browser loads from anywhere can send requests to ``127.0.0.1`` (a "simple" request needs no
-CORS preflight) or, by DNS rebinding, under a name of its own that resolves to this machine. The two
-checks here close both doors for servers without a login: the ``Host`` must be a loopback name (or one
-the operator allowed), and a request that carries ``Origin`` or a ``Sec-Fetch-Site`` other than
-``none``/``same-origin`` came from a page.
+CORS preflight) or, by DNS rebinding, under a name of its own that resolves to this machine. What is
+read here closes both doors for servers without a login, in the one check of every server
+(:func:`streams.web.guard.check`): the ``Host`` must be a loopback name (or one the operator allowed),
+and a request that carries ``Origin`` or a ``Sec-Fetch-Site`` other than ``none``/``same-origin``
+came from a page.
 """
 
 from __future__ import annotations
@@ -20,10 +21,6 @@ _PORT = re.compile(r"[0-9]{1,5}")
 LOOPBACK_NAMES = ("localhost",)
 BAD_HOST = "BAD_REQUEST"
 """``reason`` of an unreadable ``Host`` (the gateway's :class:`ErrorReason` has the same value)."""
-HOST_NOT_LOOPBACK = "HOST_NOT_LOOPBACK"
-CROSS_ORIGIN = "CROSS_ORIGIN"
-UNSUPPORTED_MEDIA_TYPE = "UNSUPPORTED_MEDIA_TYPE"
-JSON = "application/json"
 
 
 def is_loopback(host: str) -> bool:
@@ -90,33 +87,3 @@ def cross_site(headers: Mapping[str, str]) -> str | None:
     if site is not None and site.strip().lower() not in ("none", "same-origin"):
         return f"its Sec-Fetch-Site is {site.strip()[:20]!r}"
     return None
-
-
-def refuse_pages(method: str, headers: Mapping[str, str], server: str) -> None:
-    """The doors of a server without a token (the gateway's ``/v1``, the MCP server over HTTP), in order:
-    a loopback ``Host`` (no DNS rebinding), no request a web page sent (:func:`cross_site`), and a POST
-    labelled ``Content-Type: application/json`` (which a page cannot send across origins without a
-    CORS preflight, never granted). ``server`` names the server in the messages.
-
-    Raises:
-        RequestRefused: 400 (:data:`BAD_HOST`) for an unreadable ``Host``; 403 :data:`HOST_NOT_LOOPBACK`;
-            403 :data:`CROSS_ORIGIN`; 415 :data:`UNSUPPORTED_MEDIA_TYPE`.
-    """
-    if not is_loopback(host_name(headers)):
-        raise RequestRefused(
-            403, HOST_NOT_LOOPBACK, f"{server} answers only requests to localhost, 127.0.0.1 or [::1]"
-        )
-    page = cross_site(headers)
-    if page is not None:
-        raise RequestRefused(
-            403,
-            CROSS_ORIGIN,
-            f"{server} answers no request a web page sent ({page}); call it from a process, or set "
-            "EC_GATEWAY_TOKEN",
-        )
-    labelled = headers.get("Content-Type", "").partition(";")[0].strip().lower()
-    if method == "POST" and labelled != JSON:
-        given = headers.get("Content-Type", "none")[:60]
-        raise RequestRefused(
-            415, UNSUPPORTED_MEDIA_TYPE, f"send the body as Content-Type: {JSON}, not {given}"
-        )

@@ -1,6 +1,6 @@
 """The MCP server's streamable HTTP has the gateway's doors (issue 32 for issue 34's ``mcp --http``).
 
-The app ``serve_http`` serves (:func:`streams.mcp.serving.http_app`) runs in this test's loop under
+The app ``serve_http`` serves (:func:`streams.web.mcp.http_app`) runs in this test's loop under
 uvicorn with the project's limits (:func:`streams.web.asgi.uvicorn_config`), on 127.0.0.2: a loopback
 address a token-less server may listen on, and one for which the SDK does not switch its own
 DNS-rebinding check on by itself (it does for 127.0.0.1, localhost and ::1 only). Its client is never
@@ -25,10 +25,10 @@ from pydantic import SecretStr
 from streams.client import EvidenceChainClient
 from streams.mcp.run import McpRun
 from streams.mcp.server import build_server
-from streams.mcp.serving import _listen, http_app
 from streams.settings import Settings
 from streams.web.asgi import uvicorn_config
 from streams.web.gateway import bearer_token, limits_of
+from streams.web.mcp import _listen, http_app
 from tests.support import MCP_ACCEPT as ACCEPT
 from tests.support import MCP_INITIALIZE as INITIALIZE
 

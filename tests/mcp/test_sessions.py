@@ -1,7 +1,7 @@
 """``evidence-chain mcp --http``: each MCP session is a run of its own (issue 34: one session, one run,
 attempts counted per session), and the tools refuse what they cannot send, without counting it.
 
-The server is the one ``serve_http`` builds (:func:`streams.mcp.serving.http_app` over
+The server is the one ``serve_http`` builds (:func:`streams.web.mcp.http_app` over
 :class:`~streams.mcp.run.McpRuns` with ``per_session``), under uvicorn in this test's loop, over a
 stand-in for the client that records what the tools send it: neither Kafka nor Redis is needed.
 """
@@ -26,12 +26,12 @@ from streams import codec
 from streams.client import EvidenceChainClient
 from streams.mcp.run import McpRuns
 from streams.mcp.server import EvidenceTools, build_server, instructions
-from streams.mcp.serving import _listen, http_app
-from streams.mcp.sessions import SessionGate
 from streams.search.request import MAX_QUERY_CHARS
 from streams.settings import Settings
 from streams.web.asgi import uvicorn_config
 from streams.web.gateway import limits_of
+from streams.web.mcp import _listen, http_app
+from streams.web.mcp_sessions import SessionGate
 
 HOST = "127.0.0.2"
 

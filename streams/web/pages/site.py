@@ -32,7 +32,6 @@ from collections.abc import Awaitable, Callable, Collection
 from typing import Any, TypeVar
 
 from aiohttp import web
-from aiohttp.typedefs import Handler, Middleware
 
 from streams import codec
 from streams.audit.factory import store_from_settings
@@ -42,7 +41,7 @@ from streams.errors import AuditStoreBusy, ConfigurationError, RequestRefused, U
 from streams.settings import Settings
 from streams.trust import build_receipt, trusted_for
 from streams.trust.receipt import receipt_keys
-from streams.web.hosts import host_name, loopback_or_allowed
+from streams.web.guard import Guard, Policy
 from streams.web.listener import Limits, listening
 from streams.web.pages import render
 from streams.web.pages.run_evidence import evidence_document
@@ -136,24 +135,18 @@ def _problem(request: web.Request, status: int, title: str, message: str) -> web
     return _answer(request, {"error": message}, lambda: render.error_page(title, message), status)
 
 
-def _host_check(allowed: Collection[str]) -> Middleware:
-    """403 for a ``Host`` that is not loopback or allowed (DNS rebinding), 400 for an unreadable one."""
+def door_policy(allowed_hosts: Collection[str] = ()) -> Policy:
+    """``serve``'s :class:`~streams.web.guard.Policy`: a loopback ``Host`` or one of ``allowed_hosts``
+    (403 otherwise: no DNS rebinding), never an unreadable one (400)."""
+    return Policy.local("serve", tuple(allowed_hosts), "the names --host and --allow-host give")
 
-    @web.middleware
-    async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
-        try:
-            host = host_name(request.headers)
-        except RequestRefused as exc:
-            return _problem(request, exc.status, "Bad request", str(exc))
-        if not loopback_or_allowed(host, allowed):
-            message = (
-                "serve answers only requests to localhost, 127.0.0.1, [::1] or the names --host and "
-                "--allow-host give"
-            )
-            return _problem(request, 403, "Forbidden", message)
-        return await handler(request)
 
-    return check
+_TITLES = {400: "Bad request", 403: "Forbidden"}
+
+
+async def _refused(request: web.Request, exc: RequestRefused) -> web.Response:
+    """A request the guard refused, as a problem page (or its JSON)."""
+    return _problem(request, exc.status, _TITLES.get(exc.status, "Bad request"), str(exc))
 
 
 def build_app(settings: Settings, allowed_hosts: Collection[str] = ()) -> web.Application:
@@ -273,7 +266,7 @@ def build_app(settings: Settings, allowed_hosts: Collection[str] = ()) -> web.Ap
 
         return await guarded(request, page)
 
-    app = web.Application(middlewares=[_host_check(allowed_hosts)])
+    app = web.Application(middlewares=[Guard(door_policy(allowed_hosts), _refused)])
     app.add_routes(
         [
             web.get("/", runs),

@@ -1,20 +1,21 @@
-"""Run the MCP server: over stdio (what an agent host spawns), or over streamable HTTP behind a bearer token.
+"""The MCP server over streamable HTTP (``evidence-chain mcp --http``), behind the gateway's doors.
 
-Over HTTP the doors are the gateway's (:class:`streams.web.asgi.Doors`): with ``EC_GATEWAY_TOKEN``
+Over stdio (what an agent host spawns) it runs in :mod:`streams.mcp.stdio`. Over HTTP the doors are the
+gateway's (:class:`streams.web.asgi.Doors`): with ``EC_GATEWAY_TOKEN``
 every request needs ``Authorization: Bearer <token>`` (compared in constant time); without one the
 server listens on loopback only, refuses to start on any other address, and answers no web page: 403
 for a ``Host`` that is not loopback (DNS rebinding) or a request carrying ``Origin`` or a cross-site
-``Sec-Fetch-Site``, 415 for a POST not labelled ``application/json`` (the one rule,
-:func:`streams.web.hosts.refuse_pages`). The SDK's own DNS-rebinding check (``TransportSecuritySettings``)
-is set to the same rule behind ours (it cannot read ``Sec-Fetch-Site`` nor see all of 127/8, and
-lets loopback origins through by default). The connection limits are the gateway's ``EC_GATEWAY_*``
-ones, through uvicorn (:func:`streams.web.asgi.uvicorn_config`).
+``Sec-Fetch-Site``, 415 for a POST not labelled ``application/json`` (the one check of every server,
+:func:`streams.web.guard.check`, with :func:`door_policy`). The SDK's own DNS-rebinding check
+(``TransportSecuritySettings``) is set to the same rule behind ours (it cannot read ``Sec-Fetch-Site``
+nor see all of 127/8, and lets loopback origins through by default). The connection limits are the
+gateway's ``EC_GATEWAY_*`` ones, through uvicorn (:func:`streams.web.asgi.uvicorn_config`).
 
 Runs (:class:`~streams.mcp.run.McpRuns`): over stdio one host session is one process and one run. Over
 HTTP each MCP session (``Mcp-Session-Id``, the handshake protocols up to 2025-11-25) is a run of its
 own, with its own tool call ids and attempts; a request in no session (the stateless 2026-07-28
 protocol) is refused, so no two clients ever share a run, and the SDK's ``Client`` falls back to a
-session by itself (:mod:`streams.mcp.sessions`, which also caps sessions per client address and
+session by itself (:mod:`streams.web.mcp_sessions`, which also caps sessions per client address and
 closes unused ones). With ``EC_MCP_RUN_ID`` every session runs under that id, each with tool call
 ids, draft ids and attempts of its own.
 """
@@ -28,15 +29,13 @@ from typing import TYPE_CHECKING, Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
 
-from streams.client import EvidenceChainClient
 from streams.client.repair import Language
 from streams.errors import ConfigurationError
 from streams.mcp.run import McpRuns
-from streams.mcp.server import build_server
-from streams.mcp.stdio import run_stdio
-from streams.retry import RetryPolicy, hold
+from streams.mcp.server import build_server, started_client
 from streams.settings import Settings
 from streams.web.gateway import bearer_token, limits_of
+from streams.web.guard import Policy
 
 if TYPE_CHECKING:
     from streams.web.asgi import Doors
@@ -45,35 +44,6 @@ log = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = DEFAULT_MAX_REQUEST_BODY_SIZE
 """The largest request body (the SDK's default, 4 MiB), read whole within EC_GATEWAY_BODY_TIMEOUT_SECONDS."""
-
-
-async def _started_client(settings: Settings) -> EvidenceChainClient:
-    if not settings.pyrag_url:
-        log.warning(
-            "EC_PYRAG_URL is not set: lookup_knowledge will fail until it is (check_diagnosis and "
-            "get_evidence work without it)"
-        )
-    client = EvidenceChainClient(settings)
-    what = f"connecting to Kafka at {settings.kafka_bootstrap}"
-    await hold(client.start, what=what, policy=RetryPolicy.for_startup(settings))
-    return client
-
-
-async def serve_stdio(settings: Settings, *, language: Language = "en") -> None:
-    """Answer one MCP session on stdin/stdout (logs go to stderr) until the host closes it; a line that
-    is no JSON-RPC message gets a JSON-RPC error (:mod:`streams.mcp.stdio`).
-
-    Raises:
-        ConfigurationError: ``EC_MCP_RUN_ID`` is not a valid id.
-        HoldExpired: Kafka did not answer within ``EC_STARTUP_WAIT_SECONDS``.
-    """
-    runs = McpRuns(settings.mcp_run_id)
-    client = await _started_client(settings)
-    try:
-        log.info("mcp: run %s over stdio", runs.shared.run_id)
-        await run_stdio(build_server(client, runs, language=language))
-    finally:
-        await client.close()
 
 
 async def serve_http(settings: Settings, host: str, port: int, *, language: Language = "en") -> None:
@@ -90,7 +60,7 @@ async def serve_http(settings: Settings, host: str, port: int, *, language: Lang
     token = bearer_token(settings, host)  # refuse before connecting to anything
     runs = McpRuns(settings.mcp_run_id, per_session=True)
     listening = _listen(host, port)
-    client = await _started_client(settings)
+    client = await started_client(settings)
     try:
         app = http_app(build_server(client, runs, language=language), host, token, settings)
         auth = "bearer token required" if token is not None else "no token: loopback only"
@@ -111,9 +81,9 @@ async def serve_http(settings: Settings, host: str, port: int, *, language: Lang
 def http_app(server: MCPServer[Any], host: str, token: bytes | None, settings: Settings) -> Doors:
     """The SDK's streamable-HTTP app of ``server`` at ``/mcp``, behind the gateway's doors (the SDK's
     own check set to the same rule behind them, :func:`sdk_security`) and the session gate (sessions
-    only, capped per client address, unused ones closed: :class:`~streams.mcp.sessions.SessionGate`)."""
-    from streams.mcp.sessions import SessionGate, SessionLimits
+    only, capped per client address, unused ones closed: :class:`~streams.web.mcp_sessions.SessionGate`)."""
     from streams.web.asgi import Doors  # uvicorn loads only for this transport
+    from streams.web.mcp_sessions import SessionGate, SessionLimits
 
     limits = SessionLimits.of(settings)
     mcp = server.streamable_http_app(
@@ -124,7 +94,13 @@ def http_app(server: MCPServer[Any], host: str, token: bytes | None, settings: S
         session_idle_timeout=limits.idle_seconds,
     )
     gate = SessionGate(mcp, server.session_manager, limits)
-    return Doors(gate, token, limits_of(settings), MAX_BODY_BYTES, "the MCP server")
+    return Doors(gate, door_policy(token), limits_of(settings), MAX_BODY_BYTES)
+
+
+def door_policy(token: bytes | None) -> Policy:
+    """The MCP server's :class:`~streams.web.guard.Policy` on every path: the gateway's rule (the bearer
+    token, or without one this machine only, no web page, JSON POSTs)."""
+    return Policy.token_door("the MCP server", "the MCP server without EC_GATEWAY_TOKEN", token)
 
 
 def sdk_security(host: str, token: bytes | None) -> TransportSecuritySettings:
