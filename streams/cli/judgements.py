@@ -23,7 +23,7 @@ from models.semantic import JudgementRecord
 from models.vocab import JudgementStatus, Topic
 from streams import codec
 from streams.cli.display import console, redact_url
-from streams.cli.progress import consume_range
+from streams.cli.progress import consume_with_progress
 from streams.kafka.ranges import Range
 from streams.ledger.redis import RedisLedgerStore
 from streams.messages import Record
@@ -88,7 +88,7 @@ async def rebuild_judgements(settings: Settings, from_prefix: str | None = None)
         return counts
 
     try:
-        return await consume_range(
+        return await consume_with_progress(
             source, Range(Topic.JUDGEMENTS), f"judgements from {source.topic(Topic.JUDGEMENTS)}", handle
         )
     finally:

@@ -18,7 +18,7 @@ from models.vocab import Topic
 from streams import codec
 from streams.cli import judgements
 from streams.cli.display import cell, console, redact_url
-from streams.cli.progress import consume_range
+from streams.cli.progress import consume_with_progress
 from streams.errors import ConfigurationError, InfrastructureError, Refused
 from streams.kafka.ranges import Range
 from streams.ledger.check import CheckReport, Finding, TopicLedger, check_ledger
@@ -80,7 +80,7 @@ async def rebuild(settings: Settings) -> tuple[Counter[str], bool]:
         return counts
 
     try:
-        return await consume_range(
+        return await consume_with_progress(
             settings, Range(Topic.LEDGER), f"rebuild from {settings.topic(Topic.LEDGER)}", handle
         )
     finally:
@@ -121,7 +121,7 @@ async def check(settings: Settings) -> CheckReport | None:
             return topic.add_records(batch)
 
         what = f"check {settings.topic(Topic.LEDGER)}"
-        _, interrupted = await consume_range(settings, Range(Topic.LEDGER), what, handle)
+        _, interrupted = await consume_with_progress(settings, Range(Topic.LEDGER), what, handle)
         return not interrupted
 
     try:

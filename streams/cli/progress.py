@@ -1,4 +1,8 @@
-"""One progress bar for the long commands: count, records/s, elapsed; quiet when stderr is not a terminal."""
+"""One progress bar for the long commands: count, records/s, elapsed; quiet when stderr is not a terminal.
+
+The commands that read a topic range (``replay compare``, ``ledger rebuild``, ``ledger check``,
+``ledger rebuild-judgements``) read it with :func:`streams.kafka.ranges.consume_range` under this bar.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ import contextlib
 import signal
 import sys
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 
 from rich.console import Console
 from rich.progress import (
@@ -21,8 +25,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from streams.kafka.ranges import Plan, Range, read_range
-from streams.messages import Record
+from streams.kafka.ranges import BatchHandler, Plan, Range, consume_range
 from streams.settings import Settings
 
 
@@ -48,17 +51,13 @@ def progress_bar(console: Console | None = None) -> Progress:
     )
 
 
-BatchHandler = Callable[[list[Record]], Awaitable[Counter[str]]]
-
-
-async def consume_range(
+async def consume_with_progress(
     settings: Settings, wanted: Range, description: str, handle: BatchHandler
 ) -> tuple[Counter[str], bool]:
-    """Read a topic range batch by batch with a progress bar; Ctrl-C stops after the current batch.
+    """:func:`streams.kafka.ranges.consume_range` with a progress bar; Ctrl-C stops after the current batch.
 
     Returns the summed counts ``handle`` reported and whether the run was interrupted.
     """
-    counts: Counter[str] = Counter()
     stop = asyncio.Event()
     with progress_bar() as progress, stop_on_interrupt(stop):
         task = progress.add_task(description, total=None)
@@ -66,9 +65,9 @@ async def consume_range(
         def on_plan(plan: Plan) -> None:
             progress.update(task, total=plan.total)
 
-        async for batch in read_range(settings, wanted, on_plan, stop):
-            counts += await handle(batch)
-            progress.advance(task, len(batch))
+        counts = await consume_range(
+            settings, wanted, handle, stop, on_plan=on_plan, on_batch=lambda n: progress.advance(task, n)
+        )
     return counts, stop.is_set()
 
 

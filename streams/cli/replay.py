@@ -13,7 +13,7 @@ from rich.table import Table
 
 from models.vocab import Topic
 from streams.cli.display import cell, console
-from streams.cli.progress import consume_range
+from streams.cli.progress import consume_with_progress
 from streams.errors import ConfigurationError
 from streams.kafka.admin import TOPIC_NAMES
 from streams.kafka.ranges import Range
@@ -97,7 +97,8 @@ async def compare(settings: Settings, wanted: Range, diffs: IO[bytes]) -> tuple[
         return await compare_batch(batch, rules, wanted.topic, store, diffs)
 
     try:
-        return await consume_range(settings, wanted, f"compare {settings.topic(wanted.topic)}", handle)
+        what = f"compare {settings.topic(wanted.topic)}"
+        return await consume_with_progress(settings, wanted, what, handle)
     finally:
         await store.close()
 

@@ -1,10 +1,12 @@
-"""Reads of topic ranges for the commands: a range resolved to offsets, its records in batches, a topic."""
+"""Reads of topic ranges for the commands: a range resolved to offsets, its records in batches handed to
+whoever counts them, a whole topic."""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
 from aiokafka import AIOKafkaConsumer
@@ -118,6 +120,38 @@ async def read_range(
                     consumer.pause(tp)
             if out:
                 yield out
+
+
+BatchHandler = Callable[[list[Record]], Awaitable[Counter[str]]]
+"""What is done with one batch of a range, and what it counted (``replay compare``, ``ledger rebuild``)."""
+
+
+def _nothing(_: object) -> None:
+    return None
+
+
+async def consume_range(
+    settings: Settings,
+    wanted: Range,
+    handle: BatchHandler,
+    stop: asyncio.Event,
+    *,
+    on_plan: Callable[[Plan], None] = _nothing,
+    on_batch: Callable[[int], None] = _nothing,
+) -> Counter[str]:
+    """Each batch of the range handed to ``handle`` in turn, until the range is read or ``stop`` is set
+    (after the batch in hand); the counts ``handle`` reported, summed. ``on_plan`` is told the range's
+    offsets once, ``on_batch`` how many records each batch held.
+
+    Raises:
+        ConfigurationError: the topic or a partition does not exist.
+        KafkaUnavailable: the broker cannot be reached.
+    """
+    counts: Counter[str] = Counter()
+    async for batch in read_range(settings, wanted, on_plan, stop):
+        counts += await handle(batch)
+        on_batch(len(batch))
+    return counts
 
 
 async def read_topic(
