@@ -1,8 +1,9 @@
-"""Envelope shapes shared by every topic: origin, source coordinates, audit, dead letters."""
+"""Envelope shapes shared by every topic: origin, source coordinates, dead letters (the audit records:
+:mod:`models.audit`)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, TypeAdapter
 from typing_extensions import TypedDict
@@ -98,37 +99,5 @@ class DeadLetter(TypedDict):
     ]
 
 
-class AuditRecord(TypedDict):
-    """One record per station per input; ``processed_at`` is the only wall-clock field anywhere."""
-
-    event_id: Annotated[
-        str | None, Field(description="The event_id of what the station produced (or of the dead letter).")
-    ]
-    run_id: str | None
-    tool_call_id: Annotated[str | None, Field(description="Null for the guard.")]
-    station: Station
-    origin: ChainOrigin
-    source: Annotated[SourceRef, Field(description="The record this station consumed.")]
-    source_timestamp: SourceTimestamp
-    processed_at: Annotated[
-        str, Field(description="Wall-clock time of processing: ISO 8601, UTC, milliseconds.")
-    ]
-    fields: Annotated[
-        dict[str, Any],
-        Field(
-            description="The station's key figures (SPEC 5), open: postprocess: candidate_count, "
-            "evidence_block_count, top_similarity, relevance_level, low_quality, py_rag_relevance_level, "
-            "py_rag_evidence_status, retrieval_trace, pack_used_chars, pack_included, pack_omitted, "
-            "contract_anomaly; project: evidence_status, returned_count, relevance_level, truncated, "
-            "projection_bytes, projection_sha256; ledger: status, outcome, key; guard: draft_id, attempt, "
-            "verdict, violation_codes, cited_tool_call_ids (and, beyond SPEC 5: violations, report_event_id, "
-            "report_claim, review_rules — the version of the review's rules, docs/review-rules.md, null "
-            "with the review off); dead-letter: reason, error, station. A rejected "
-            "input has status (and reason or failure_reason) instead."
-        ),
-    ]
-
-
 ORIGIN_ADAPTER: TypeAdapter[Origin] = TypeAdapter(Origin)
 DEAD_LETTER_ADAPTER: TypeAdapter[DeadLetter] = TypeAdapter(DeadLetter)
-AUDIT_ADAPTER: TypeAdapter[AuditRecord] = TypeAdapter(AuditRecord)

@@ -5,7 +5,8 @@ says how consumers may rely on them. The two inputs (``raw-hits``, ``diagnosis-d
 their readers are tolerant (unknown fields are ignored). Every value the project produces is closed:
 each object it builds has ``additionalProperties: false``, so a contract test catches a field the
 code emits but the model does not declare. Only what is open by nature stays open: py-rag's
-``retrieval_trace``, echoed as received, and an audit record's ``fields``.
+``retrieval_trace`` and grade, echoed as received. An audit record is a union by ``station``
+(:mod:`models.audit`), each branch with its station's figures.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from models.audit import AuditRecord
 from models.draft import DiagnosisDraft
-from models.events import AuditRecord, DeadLetter
+from models.events import DeadLetter
 from models.ledger import LedgerEntry
 from models.lookup import FailedLookup, LookupResult
 from models.projection import ProjectedEvent, RagToolResult
@@ -165,7 +167,7 @@ _SCHEMA_MAPS = ("properties", "$defs")
 def _close(schema: Any) -> None:
     """``additionalProperties: false`` on every object that declares properties (every TypedDict).
 
-    A ``dict[str, Any]`` (an audit record's ``fields``) or ``Any`` declares none and stays open.
+    A ``dict[str, Any]`` or ``Any`` (py-rag's trace) declares none and stays open.
     """
     if isinstance(schema, list):
         for item in schema:
@@ -183,8 +185,18 @@ def _close(schema: Any) -> None:
             _close(value)
 
 
+def _asyncapi_discriminator(schema: dict[str, Any]) -> None:
+    """A union by a property (the audit record's ``station``) named as AsyncAPI's Schema Object names it,
+    by the property's name: the parser refuses pydantic's OpenAPI form (``{propertyName, mapping}``). A
+    JSON Schema validator reads the ``oneOf``, whose branches each hold the property to one ``const``."""
+    found = schema.get("discriminator")
+    if isinstance(found, dict):
+        schema["discriminator"] = found["propertyName"]
+
+
 def _generate(shape: Any, produced: bool) -> dict[str, Any]:
     schema = TypeAdapter(shape).json_schema()
+    _asyncapi_discriminator(schema)
     if produced:
         _close(schema)
     return schema

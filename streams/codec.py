@@ -14,6 +14,7 @@ for input where a reader that kept the first would judge another document (SPEC 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
@@ -23,6 +24,11 @@ JSONDecodeError = orjson.JSONDecodeError
 
 JSONEncodeError = orjson.JSONEncodeError
 """Raised by :func:`dumps` on a value JSON cannot hold (a ``TypeError``)."""
+
+JSONObject = Mapping[str, Any]
+"""A parsed JSON object whose shape is open: input a tolerant reader checks field by field (a caller's
+raw-hits record or draft, a search's filters), or a document of its own kind (a JSON Schema, an OpenAPI
+file). A value of a known shape has its type in :mod:`models` instead."""
 
 MAX_DEPTH = 64
 """SPEC 2 and 4: no value is nested more than 64 arrays/objects deep (the top level is depth 1)."""

@@ -11,9 +11,10 @@ from __future__ import annotations
 import base64
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, cast
 
-from models.events import AuditRecord, DeadLetter, Origin, Rejection, SourceRef
+from models.audit import AuditFigures, AuditRecord, DeadLetterFigures
+from models.events import DeadLetter, Origin, Rejection, SourceRef
 from models.ids import is_valid_id
 from models.limits import DeadLetterSettings
 from models.vocab import DeadLetterReason, Station, Topic
@@ -22,9 +23,6 @@ from streams.hashing import sha256_hex
 from streams.messages import Headers, Output, Record
 
 T = TypeVar("T", covariant=True)
-
-AuditFields = Mapping[str, object]
-"""A station's figures for its audit record (SPEC 5): JSON values by name."""
 
 MAX_ERROR_CHARS = 1000
 """A rejection's error text is cut to this many characters: an input cannot inflate its dead letter."""
@@ -142,12 +140,16 @@ def audit_record(
     tool_call_id: str | None,
     origin: Origin | None,
     record: Record,
-    fields: dict[str, Any],
+    fields: AuditFigures,
     processed_at: str,
 ) -> AuditRecord:
-    """One audit record of one station for one consumed record (ids only when valid)."""
+    """One audit record of one station for one consumed record (ids only when valid).
+
+    ``fields`` are ``station``'s figures (:mod:`models.audit`): which figures go with which station is
+    the pipeline's to keep, and the contract tests hold every record to the topic's schema.
+    """
     source: SourceRef = {"topic": record.topic, "partition": record.partition, "offset": record.offset}  # type: ignore[typeddict-item]
-    return {
+    made = {
         "event_id": event,
         "run_id": run_id if is_valid_id(run_id) else None,
         "tool_call_id": tool_call_id if is_valid_id(tool_call_id) else None,
@@ -158,6 +160,7 @@ def audit_record(
         "processed_at": processed_at,
         "fields": fields,
     }
+    return cast(AuditRecord, made)  # a union by station: the pipeline pairs each station with its figures
 
 
 # --- outcome → messages --------------------------------------------------------------------------
@@ -183,7 +186,7 @@ class Outcome(Generic[T]):
     outputs: tuple[Output, ...] = ()
     rejection: Rejection | None = None
     exception: str | None = None
-    audit: AuditFields
+    audit: AuditFigures
     detail: T
 
 
@@ -213,7 +216,7 @@ def emissions(
         key = key_for(refused["run_id"], record)
         headers = dead_letter_headers(letter, outcome.exception)
         messages.append(Output(Topic.DEAD_LETTERS, key, codec.dumps(letter), headers))
-        fields = {"reason": refused["reason"], "error": refused["error"], "station": station}
+        fields = DeadLetterFigures(reason=refused["reason"], error=refused["error"], station=station)
         audit = audit_record(
             station=Station.DEAD_LETTER,
             event=letter["event_id"],
@@ -232,7 +235,7 @@ def emissions(
         tool_call_id=outcome.tool_call_id,
         origin=origin,
         record=record,
-        fields=dict(outcome.audit),
+        fields=outcome.audit,
         processed_at=processed_at,
     )
     messages.append(Output(Topic.AUDIT, key_for(outcome.run_id, record), encode_audit(audit)))

@@ -23,9 +23,20 @@ from __future__ import annotations
 import traceback
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from types import MappingProxyType
 from typing import Any, cast
 
+from models.audit import (
+    AuditFigures,
+    GuardFigures,
+    GuardUnjudged,
+    LedgerFigures,
+    PostprocessFailed,
+    PostprocessFigures,
+    ProjectFailed,
+    ProjectFigures,
+    SemanticFigures,
+    SemanticUnjudged,
+)
 from models.draft import DiagnosisDraft
 from models.events import Origin, Rejection
 from models.ids import is_valid_id
@@ -55,7 +66,6 @@ from models.vocab import (
 )
 from streams import codec
 from streams.envelope import (
-    AuditFields,
     Outcome,
     dead_letter_headers,
     emissions,
@@ -223,23 +233,20 @@ def internal_error(exc: BaseException) -> Rejection:
     return rejection(DeadLetterReason.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}{where}")
 
 
-_NO_FIGURES: dict[Station, dict[str, object]] = {
-    Station.POSTPROCESS: {"status": RecordStatus.FAILED},
-    Station.PROJECT: {"status": None},
-    Station.LEDGER: {"status": None, "outcome": None, "key": None},
-    Station.GUARD: {
-        "draft_id": None,
-        "attempt": None,
-        "verdict": None,
-        "violation_codes": (),
-        "cited_tool_call_ids": (),
-    },
-    Station.SEMANTIC: {"draft_id": None, "attempt": None, "verdict": None, "status": None},
-}
-_EMPTY_AUDIT: dict[Station, AuditFields] = {
-    station: MappingProxyType(fields)  # shared by every outcome without figures: read-only
-    for station, fields in _NO_FIGURES.items()
-}
+def refused_figures(station: Station) -> AuditFigures:
+    """The figures of a record ``station`` refused before it could count anything (every figure null,
+    or only the postprocess station's FAILED status)."""
+    if station == Station.POSTPROCESS:
+        return PostprocessFailed(status=RecordStatus.FAILED)
+    if station == Station.PROJECT:
+        return ProjectFailed(status=None)
+    if station == Station.LEDGER:
+        return LedgerFigures(status=None, outcome=None, key=None)
+    if station == Station.GUARD:
+        return GuardUnjudged(
+            draft_id=None, attempt=None, verdict=None, violation_codes=[], cited_tool_call_ids=[]
+        )
+    return SemanticUnjudged(draft_id=None, attempt=None, verdict=None, status=None)
 
 
 def failed(
@@ -255,7 +262,7 @@ def failed(
         tool_call_id=None,
         rejection=internal_error(exc),
         exception=type(exc).__name__,
-        audit=_EMPTY_AUDIT[station],
+        audit=refused_figures(station),
         detail=None,
     )
 
@@ -336,11 +343,13 @@ def without_report(outcome: Outcome[Any], claimed: ReportOutcome) -> Outcome[Any
     else without its ``reports`` message (``report_event_id`` null). Its verdict and violations are never
     touched."""
     outputs = tuple(_with_claim(o, claimed) for o in outcome.outputs)
+    judged = cast(GuardFigures, outcome.audit)  # settle_claims claims only for a draft the guard judged
     if claimed == ReportOutcome.OWNED:
-        return replace(outcome, outputs=outputs, audit={**outcome.audit, "report_claim": claimed})
+        owned: GuardFigures = {**judged, "report_claim": claimed}
+        return replace(outcome, outputs=outputs, audit=owned)
     kept = tuple(o for o in outputs if o.topic != Topic.REPORTS)
-    audit = {**outcome.audit, "report_claim": claimed, "report_event_id": None}
-    return replace(outcome, outputs=kept, audit=audit)
+    lost: GuardFigures = {**judged, "report_claim": claimed, "report_event_id": None}
+    return replace(outcome, outputs=kept, audit=lost)
 
 
 def _with_claim(output: Output, claimed: ReportOutcome) -> Output:
@@ -364,7 +373,7 @@ class PostprocessOutcome:
 
     lookup: LookupResult | FailedLookup | None
     rejection: Rejection | None
-    audit: AuditFields
+    audit: PostprocessFigures | PostprocessFailed
     exception: str | None = None
     event_id: str | None = None
 
@@ -385,13 +394,13 @@ def process_raw_hits(raw: bytes, rules: StationRules, origin: Origin | None = No
             failed_value = failed_lookup(
                 refused["run_id"], refused["tool_call_id"], refused["reason"], event_id=eid, origin=origin
             )
-        figures: AuditFields = {"status": RecordStatus.FAILED, "reason": exc.reason}
+        figures = PostprocessFailed(status=RecordStatus.FAILED, reason=exc.reason)
         return PostprocessOutcome(failed_value, refused, figures, type(exc).__name__, eid)
     except Exception as exc:  # noqa: BLE001 - any other failure is an INTERNAL_ERROR dead letter
         return PostprocessOutcome(
-            None, internal_error(exc), {"status": RecordStatus.FAILED}, type(exc).__name__, eid
+            None, internal_error(exc), PostprocessFailed(status=RecordStatus.FAILED), type(exc).__name__, eid
         )
-    audit: AuditFields = {
+    audit: PostprocessFigures = {
         "candidate_count": result["candidate_count"],
         "evidence_block_count": result["evidence_block_count"],
         "top_similarity": result["top_similarity"],
@@ -527,7 +536,7 @@ def project_station(record: Record, rules: StationRules) -> Outcome[Projected]:
     outputs: tuple[Output, ...] = ()
     if event is not None:
         outputs = (Output(Topic.PROJECTED, key_for(run_id, record), codec.dumps(event)),)
-    fields: dict[str, object] = {"status": event["status"] if event else None}
+    fields: ProjectFigures | ProjectFailed = {"status": None}  # no projected value: refused here
     if projection is not None:
         result = projection.result
         fields = {
@@ -539,7 +548,7 @@ def project_station(record: Record, rules: StationRules) -> Outcome[Projected]:
             "projection_sha256": projection.sha256,
         }
     elif event is not None:
-        fields["failure_reason"] = event["failure_reason"]
+        fields = {"status": RecordStatus.FAILED, "failure_reason": event["failure_reason"]}  # FAILED upstream
     return Outcome(
         station=Station.PROJECT,
         origin=done.origin,
@@ -559,7 +568,7 @@ def project_station(record: Record, rules: StationRules) -> Outcome[Projected]:
 
 def ledger_station(record: Record, rules: StationRules) -> Outcome[None] | PendingWrite:
     """``projected`` → the entry to write once; finishing it gives the ``ledger`` event (as stored)."""
-    empty = _EMPTY_AUDIT[Station.LEDGER]
+    empty = refused_figures(Station.LEDGER)
     try:
         value = parse_object(record.value)
     except MalformedJson as exc:
@@ -605,7 +614,7 @@ def ledger_event(stored: LedgerEntry) -> bytes:
 
 def _after_write(record: Record, entry: LedgerEntry, result: WriteResult) -> Outcome[LedgerEntry]:
     run_id, tool_call_id, origin = entry["run_id"], entry["tool_call_id"], entry["origin"]
-    fields = {"status": entry["status"], "outcome": result.outcome, "key": result.key}
+    fields: LedgerFigures = {"status": entry["status"], "outcome": result.outcome, "key": result.key}
     outputs: tuple[Output, ...] = ()
     refused: Rejection | None = None
     if result.outcome in (LedgerOutcome.WRITTEN, LedgerOutcome.DUPLICATE):
@@ -667,12 +676,12 @@ def guard_station(record: Record, rules: StationRules) -> PendingRead:
             if semantic == "enforce":
                 outputs, report = [], None
             outputs.append(Output(Topic.SEMANTIC_REVIEW, key, codec.dumps(handed)))
-        fields: AuditFields = {
+        fields: GuardFigures = {
             "draft_id": verdict["draft_id"],
             "attempt": verdict["attempt"],
             "verdict": verdict["verdict"],
             "violation_codes": [v["code"] for v in verdict["violations"]],
-            "cited_tool_call_ids": plan.cited,
+            "cited_tool_call_ids": list(plan.cited),
             # beyond SPEC 5's figures (additive): which tool call each violation is about, for the trail
             "violations": violation_links(plan, verdict["violations"]),
             "report_event_id": None if report is None else report["event_id"],
@@ -682,7 +691,7 @@ def guard_station(record: Record, rules: StationRules) -> PendingRead:
         }
         audited = eid
         if handed is not None:  # SPEC 4.4: handed to the semantic review (absent with it off)
-            fields = {**fields, "semantic": semantic}
+            fields = {**fields, "semantic": handed["mode"]}
             if semantic == "enforce":  # the verdict is the semantic station's to give, and to audit:
                 # the guard's record names what it produced (the hand-over), the station's the verdict
                 fields, audited = {**fields, "verdict": None}, handed["event_id"]
@@ -717,7 +726,7 @@ def semantic_station(record: Record, rules: StationRules) -> Outcome[None] | Pen
             tool_call_id=None,
             rejection=exc.as_rejection(),
             exception=type(exc).__name__,
-            audit={"draft_id": None, "attempt": None, "verdict": None, "status": None},
+            audit=refused_figures(Station.SEMANTIC),
             detail=None,
         )
     handed = planned.event
@@ -745,7 +754,7 @@ def semantic_station(record: Record, rules: StationRules) -> Outcome[None] | Pen
                 if report is not None:
                     outputs.append(Output(Topic.REPORTS, key, codec.dumps(report)))
         labels = [claim["label"] for claim in judged["claims"]]
-        fields: AuditFields = {
+        fields: SemanticFigures = {
             "draft_id": handed["draft_id"],
             "attempt": handed["attempt"],
             "mode": handed["mode"],

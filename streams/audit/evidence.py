@@ -17,10 +17,12 @@ the Redis entries expire, and without Redis. This module turns topic records int
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TypeVar
+
+from typing_extensions import TypedDict
 
 from streams import codec
 from streams.envelope import read_origin
@@ -46,15 +48,84 @@ class TopicValue:
         return f"{self.topic}[{self.partition}]@{self.offset}"
 
 
+class OriginColumns(TypedDict):
+    """Where a document's chain started (its ``origin``), as every evidence table keeps it."""
+
+    origin_topic: str | None
+    origin_partition: int | None
+    origin_offset: int | None
+    source_timestamp: int | None
+
+
+class EntryRow(OriginColumns):
+    """A ``ledger_entry`` row (:data:`streams.audit.tables.LEDGER_ENTRY`)."""
+
+    run_id: str
+    tool_call_id: str
+    status: str | None
+    projection_sha256: str | None
+    key_id: str | None
+    event_id: str | None
+    ledger_topic: str
+    ledger_partition: int
+    ledger_offset: int
+    entry: str
+    applied_at: datetime
+
+
+class _Judged(OriginColumns):
+    """What every table of a draft's verdicts, reports and judgements keeps of a document."""
+
+    event_id: str
+    run_id: str | None
+    draft_id: str | None
+    attempt: int | None
+    draft_sha256: str | None
+    document: str
+    applied_at: datetime
+
+
+class VerdictDocumentRow(_Judged):
+    """A ``verdict_record`` row (:data:`streams.audit.tables.VERDICT_RECORD`)."""
+
+    verdict: str | None
+
+
+class ReportDocumentRow(_Judged):
+    """A ``report_record`` row (:data:`streams.audit.tables.REPORT_RECORD`)."""
+
+    verdict: str | None
+    verdict_event_id: str | None
+
+
+class JudgementDocumentRow(_Judged):
+    """A ``judgement_record`` row (:data:`streams.audit.tables.JUDGEMENT_RECORD`)."""
+
+    verdict_event_id: str | None
+
+
+class DraftRow(TypedDict):
+    """A ``draft_record`` row (:data:`streams.audit.tables.DRAFT_RECORD`)."""
+
+    draft_sha256: str
+    run_id: str | None
+    draft_id: str | None
+    origin_topic: str
+    origin_partition: int
+    origin_offset: int
+    value: bytes
+    applied_at: datetime
+
+
 @dataclass
 class Evidence:
     """The rows of one batch for the four evidence tables, in the order they were consumed."""
 
-    entries: list[dict[str, Any]] = field(default_factory=list)
-    verdicts: list[dict[str, Any]] = field(default_factory=list)
-    drafts: list[dict[str, Any]] = field(default_factory=list)
-    reports: list[dict[str, Any]] = field(default_factory=list)
-    judgements: list[dict[str, Any]] = field(default_factory=list)
+    entries: list[EntryRow] = field(default_factory=list)
+    verdicts: list[VerdictDocumentRow] = field(default_factory=list)
+    drafts: list[DraftRow] = field(default_factory=list)
+    reports: list[ReportDocumentRow] = field(default_factory=list)
+    judgements: list[JudgementDocumentRow] = field(default_factory=list)
     skipped: int = 0
     """Values not kept: malformed (logged), or drafts too large or unparsable to be judged item by item."""
 
@@ -77,7 +148,7 @@ def applied_at() -> datetime:
     return now.replace(microsecond=now.microsecond // 1000 * 1000)
 
 
-def _doc(value: bytes | None) -> tuple[dict[str, Any], str]:
+def _doc(value: bytes | None) -> tuple[Mapping[str, object], str]:
     """The value as a JSON object and as its exact text.
 
     Raises:
@@ -95,16 +166,17 @@ def _doc(value: bytes | None) -> tuple[dict[str, Any], str]:
     return doc, text
 
 
-def _int(value: Any) -> int | None:
-    ok = isinstance(value, int) and not isinstance(value, bool) and value in _INT64
-    return value if ok else None
+def _int(value: object) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool) and value in _INT64:
+        return value
+    return None
 
 
-def _str(value: Any) -> str | None:
+def _str(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _origin(doc: dict[str, Any]) -> dict[str, Any]:
+def _origin(doc: Mapping[str, object]) -> OriginColumns:
     origin = read_origin(doc.get("origin")) if doc.get("origin") is not None else None
     return {
         "origin_topic": origin["topic"] if origin else None,
@@ -114,7 +186,7 @@ def _origin(doc: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def entry_row(record: TopicValue, applied_at: datetime) -> dict[str, Any]:
+def entry_row(record: TopicValue, applied_at: datetime) -> EntryRow:
     """A ``ledger`` topic value as a ``ledger_entry`` row (``entry``: the exact text).
 
     Raises:
@@ -140,56 +212,57 @@ def entry_row(record: TopicValue, applied_at: datetime) -> dict[str, Any]:
     }
 
 
-def verdict_row(record: TopicValue, applied_at: datetime) -> dict[str, Any]:
+def verdict_row(record: TopicValue, applied_at: datetime) -> VerdictDocumentRow:
     """A ``verdicts`` topic value as a ``verdict_record`` row (``document``: the exact text).
 
     Raises:
         MalformedAudit: not a JSON object with a non-empty string ``event_id``.
     """
-    return _judged_row(record, applied_at, "a verdict")
+    doc, row = _judged(record, applied_at, "a verdict")
+    return {**row, "verdict": _str(doc.get("verdict"))}
 
 
-def report_row(record: TopicValue, applied_at: datetime) -> dict[str, Any]:
+def report_row(record: TopicValue, applied_at: datetime) -> ReportDocumentRow:
     """A ``reports`` topic value as a ``report_record`` row (``document``: the exact text).
 
     Raises:
         MalformedAudit: not a JSON object with a non-empty string ``event_id``.
     """
-    return _judged_row(record, applied_at, "a report", "verdict_event_id")
+    doc, row = _judged(record, applied_at, "a report")
+    return {**row, "verdict": _str(doc.get("verdict")), "verdict_event_id": _str(doc.get("verdict_event_id"))}
 
 
-def judgement_row(record: TopicValue, applied_at: datetime) -> dict[str, Any]:
+def judgement_row(record: TopicValue, applied_at: datetime) -> JudgementDocumentRow:
     """A ``judgements`` topic value (SPEC 4.4) as a ``judgement_record`` row (``document``: the exact text).
 
     Raises:
         MalformedAudit: not a JSON object with a non-empty string ``event_id``.
     """
-    row = _judged_row(record, applied_at, "a judgement", "verdict_event_id")
-    del row["verdict"]
-    return row
+    doc, row = _judged(record, applied_at, "a judgement")
+    return {**row, "verdict_event_id": _str(doc.get("verdict_event_id"))}
 
 
-def _judged_row(record: TopicValue, applied_at: datetime, what: str, *extra: str) -> dict[str, Any]:
-    """The row of a guard event about one draft (a verdict, a report): its ids and its exact text."""
+def _judged(record: TopicValue, applied_at: datetime, what: str) -> tuple[Mapping[str, object], _Judged]:
+    """A document about one draft (a verdict, a report, a judgement), parsed, and what every table of
+    them keeps: its ids and its exact text."""
     doc, text = _doc(record.value)
     event = doc.get("event_id")
     if not isinstance(event, str) or not event:
         raise MalformedAudit(f"{what} needs a non-empty string event_id")
-    return {
+    row: _Judged = {
         "event_id": event,
         "run_id": _str(doc.get("run_id")),
         "draft_id": _str(doc.get("draft_id")),
         "attempt": _int(doc.get("attempt")),
-        "verdict": _str(doc.get("verdict")),
-        **{name: _str(doc.get(name)) for name in extra},
         "draft_sha256": _str(doc.get("draft_sha256")),
         **_origin(doc),
         "document": text,
         "applied_at": applied_at,
     }
+    return doc, row
 
 
-def draft_row(record: TopicValue, applied_at: datetime, max_draft_bytes: int) -> dict[str, Any] | None:
+def draft_row(record: TopicValue, applied_at: datetime, max_draft_bytes: int) -> DraftRow | None:
     """A ``diagnosis-drafts`` value as a ``draft_record`` row, or None when the guard would not read its
     items (over ``max_draft_bytes``, or not a JSON object): its verdict says why, nothing to show."""
     value = record.value
@@ -212,6 +285,25 @@ def draft_row(record: TopicValue, applied_at: datetime, max_draft_bytes: int) ->
     }
 
 
+R = TypeVar("R")
+
+
+def _rows_of(
+    out: Evidence,
+    values: Sequence[TopicValue],
+    build: Callable[[TopicValue, datetime], R],
+    rows: list[R],
+    applied_at: datetime,
+) -> None:
+    """Each value's row into ``rows``; a malformed value is logged and counted in ``out.skipped``."""
+    for record in values:
+        try:
+            rows.append(build(record, applied_at))
+        except MalformedAudit as exc:
+            out.skipped += 1
+            log.warning("%s: not stored: %s", record.where, exc)
+
+
 def evidence_of(
     ledger: list[TopicValue],
     verdicts: list[TopicValue],
@@ -223,18 +315,10 @@ def evidence_of(
 ) -> Evidence:
     """The rows of one batch; a malformed value is logged with its ``topic[partition]@offset`` and skipped."""
     out = Evidence()
-    for values, build, rows in (
-        (ledger, entry_row, out.entries),
-        (verdicts, verdict_row, out.verdicts),
-        (reports, report_row, out.reports),
-        (judgements, judgement_row, out.judgements),
-    ):
-        for record in values:
-            try:
-                rows.append(build(record, applied_at))
-            except MalformedAudit as exc:
-                out.skipped += 1
-                log.warning("%s: not stored: %s", record.where, exc)
+    _rows_of(out, ledger, entry_row, out.entries, applied_at)
+    _rows_of(out, verdicts, verdict_row, out.verdicts, applied_at)
+    _rows_of(out, reports, report_row, out.reports, applied_at)
+    _rows_of(out, judgements, judgement_row, out.judgements, applied_at)
     for record in drafts:
         row = draft_row(record, applied_at, max_draft_bytes)
         if row is None:

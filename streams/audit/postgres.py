@@ -19,16 +19,16 @@ from __future__ import annotations
 
 import logging
 import textwrap
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, cast
 
-from models.events import AuditRecord
+from models.audit import AuditRecord
 from streams import codec
 from streams.audit.evidence import Evidence
 from streams.audit.migrations import pending
 from streams.audit.migrations import postgres as migrations
-from streams.audit.store import AuditStore, skipped
+from streams.audit.store import AuditStore, EventRow, SummaryRow, TrailRow, skipped
 from streams.audit.tables import (
     AUDIT_EVENTS,
     DRAFT_RECORD,
@@ -176,7 +176,7 @@ class PostgresAuditStore(AuditStore):
     def _storable(self, record: AuditRecord) -> AuditRecord:
         return cast(AuditRecord, _no_nul(record))
 
-    def _write(self, rows: Sequence[Mapping[str, Any]], evidence: Evidence | None) -> tuple[int, int]:
+    def _write(self, rows: Sequence[EventRow], evidence: Evidence | None) -> tuple[int, int]:
         with _errors(f"storing {len(rows)} audit records in {self.where}", writing=True):
             conn = self._live()
             try:
@@ -202,7 +202,7 @@ class PostgresAuditStore(AuditStore):
 
     @staticmethod
     def _write_each(
-        conn: Connection, rows: Sequence[Mapping[str, Any]], evidence: Evidence | None
+        conn: Connection, rows: Sequence[EventRow], evidence: Evidence | None
     ) -> tuple[int, int]:
         """The slow path: one savepoint per record, so one that cannot be stored is skipped alone."""
         inserted = unstorable = 0
@@ -240,16 +240,17 @@ class PostgresAuditStore(AuditStore):
     def event_ids(self) -> set[str]:
         return {row["event_id"] for row in self._read(b"SELECT event_id FROM audit_events")}
 
-    def _trail_rows(self, run_id: str) -> list[dict[str, Any]]:
+    def _trail_rows(self, run_id: str) -> list[TrailRow]:
         # SQLite's order: NULLs first, strings by code point.
-        return self._read(
+        rows = self._read(
             b'SELECT * FROM tool_invocation WHERE run_id = %s ORDER BY kind COLLATE "C", '
             b"origin_partition NULLS FIRST, origin_offset NULLS FIRST, "
             b'tool_call_id COLLATE "C" NULLS FIRST, event_id COLLATE "C" NULLS FIRST',
             (run_id,),
         )
+        return cast(list[TrailRow], rows)
 
-    def _summary_rows(self, limit: int, offset: int = 0) -> tuple[list[dict[str, Any]], int, int]:
+    def _summary_rows(self, limit: int, offset: int = 0) -> tuple[list[SummaryRow], int, int]:
         rows = self._read(
             b"SELECT * FROM run_summary ORDER BY last_source_timestamp DESC NULLS LAST, "
             b'last_applied_at DESC, run_id COLLATE "C" LIMIT %s OFFSET %s',
@@ -259,7 +260,7 @@ class PostgresAuditStore(AuditStore):
             b"SELECT (SELECT count(*) FROM run_summary) AS runs, "
             b"(SELECT count(*) FROM guard_verdict WHERE run_id IS NULL) AS orphans"
         )
-        return rows, int(totals["runs"]), int(totals["orphans"])
+        return cast(list[SummaryRow], rows), int(totals["runs"]), int(totals["orphans"])
 
     def _guard_fields(self, run_id: str) -> list[tuple[str, str]]:
         rows = self._read(

@@ -10,22 +10,23 @@ lacks) and ``serve`` hands one out (:func:`receipt_parts`, :func:`receipt_judgem
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-from models.ledger import as_stored
+from models.ledger import LedgerEntry, as_stored
+from models.semantic import JudgementEvent
+from models.verdict import Verdict
 from streams.audit.factory import store_from_settings
 from streams.audit.store import AuditStore
 from streams.errors import ConfigurationError, RedisUnavailable, Refused, UnknownVerdict
 from streams.printable import printable
 from streams.settings import Settings
 from streams.trust import EntryFault, TrustedKeys, build_receipt, check_entry, check_verdict, trusted_for
-from streams.trust.receipt import choose_verdict, receipt_keys
+from streams.trust.receipt import Receipt, choose_verdict, receipt_keys
 
 
 def receipt_parts(
     store: AuditStore, run_id: str, draft_id: str, attempt: int | None, trusted: TrustedKeys | None = None
-) -> tuple[Mapping[str, Any], dict[str, dict[str, Any]], list[str]]:
+) -> tuple[Verdict, dict[str, LedgerEntry], list[str]]:
     """(the verdict, the stored entries by tool call id, the snapshot's tool calls the store lacks).
 
     With ``trusted`` keys only verdicts a trusted guard key signed are chosen from (SPEC 4.3: nothing
@@ -52,13 +53,13 @@ def receipt_parts(
         if check_entry(e.entry, None, (run_id, e.tool_call_id)).fault is not EntryFault.KEY
     }
     cited = [i.get("tool_call_id") for i in verdict.get("evidence_snapshot") or [] if isinstance(i, dict)]
-    missing = [t for t in cited if isinstance(t, str) and t not in entries]
+    missing = [t for t in cited if isinstance(t, str) and t not in entries]  # a stored verdict: as carried
     return verdict, entries, missing
 
 
 def receipt_judgement(
-    store: AuditStore, verdict: Mapping[str, Any], trusted: TrustedKeys | None = None
-) -> dict[str, Any] | None:
+    store: AuditStore, verdict: Verdict, trusted: TrustedKeys | None = None
+) -> JudgementEvent | None:
     """The semantic review's judgement of the verdict's draft (SPEC 4.4), as the audit store holds it:
     the first whose ``verdict_event_id`` and ``draft_sha256`` are the verdict's (and, with ``trusted``
     keys, that a trusted guard key signed); None for a draft the review did not judge."""
@@ -77,7 +78,7 @@ def receipt_judgement(
 
 async def _from_redis(
     settings: Settings, run_id: str, tool_call_ids: Sequence[str]
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, LedgerEntry]:
     from streams.ledger.redis import RedisLedgerStore
 
     ledger = RedisLedgerStore.from_settings(settings)
@@ -86,13 +87,13 @@ async def _from_redis(
     finally:
         await ledger.close()
     return {
-        t: dict(as_stored(e))
+        t: as_stored(e)
         for t, e in zip(tool_call_ids, found, strict=True)
         if e is not None and check_entry(e, None, (run_id, t)).fault is not EntryFault.KEY
     }
 
 
-def write_receipt(settings: Settings, run_id: str, draft_id: str, attempt: int | None) -> dict[str, Any]:
+def write_receipt(settings: Settings, run_id: str, draft_id: str, attempt: int | None) -> Receipt:
     """The receipt of a draft's verdict (SPEC 4.1) from the audit store, and Redis for entries it lacks.
 
     Raises:

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from streams.audit.evidence import Evidence
 from streams.audit.migrations import pending
 from streams.audit.migrations import sqlite as migrations
-from streams.audit.store import AuditStore, skipped
+from streams.audit.store import AuditStore, EventRow, SummaryRow, TrailRow, skipped
 from streams.audit.tables import (
     AUDIT_EVENTS,
     DRAFT_RECORD,
@@ -144,7 +144,7 @@ class SqliteAuditStore(AuditStore):
         """Close the connection (a WAL checkpoint happens on the last close)."""
         self.conn.close()
 
-    def _write(self, rows: Sequence[Mapping[str, Any]], evidence: Evidence | None) -> tuple[int, int]:
+    def _write(self, rows: Sequence[EventRow], evidence: Evidence | None) -> tuple[int, int]:
         inserted = unstorable = 0
         cur = self.conn.cursor()
         with _errors(f"storing {len(rows)} audit records in {self.path}", writing=True):
@@ -170,7 +170,7 @@ class SqliteAuditStore(AuditStore):
         return inserted, unstorable
 
     @staticmethod
-    def _insert(cur: sqlite3.Cursor, row: Mapping[str, Any]) -> bool:
+    def _insert(cur: sqlite3.Cursor, row: EventRow) -> bool:
         """Store one record unless its event_id is known; returns whether it was new."""
         values = {**row, "applied_at": row["applied_at"].isoformat(timespec="milliseconds")}
         cur.execute(_INSERT_EVENT, values)
@@ -219,15 +219,15 @@ class SqliteAuditStore(AuditStore):
     def event_ids(self) -> set[str]:
         return {row[0] for row in self._read("SELECT event_id FROM audit_events")}
 
-    def _trail_rows(self, run_id: str) -> list[dict[str, Any]]:
+    def _trail_rows(self, run_id: str) -> list[TrailRow]:
         rows = self._read(
             "SELECT * FROM tool_invocation WHERE run_id = ? "
             "ORDER BY kind, origin_partition, origin_offset, tool_call_id, event_id",
             (run_id,),
         )
-        return [dict(row) for row in rows]
+        return [cast(TrailRow, dict(row)) for row in rows]
 
-    def _summary_rows(self, limit: int, offset: int = 0) -> tuple[list[dict[str, Any]], int, int]:
+    def _summary_rows(self, limit: int, offset: int = 0) -> tuple[list[SummaryRow], int, int]:
         rows = self._read(
             "SELECT * FROM run_summary "
             "ORDER BY last_source_timestamp DESC NULLS LAST, last_applied_at DESC, run_id LIMIT ? OFFSET ?",
@@ -237,7 +237,7 @@ class SqliteAuditStore(AuditStore):
             "SELECT (SELECT count(*) FROM run_summary), "
             "(SELECT count(*) FROM guard_verdict WHERE run_id IS NULL)"
         )
-        return [dict(row) for row in rows], totals[0], totals[1]
+        return [cast(SummaryRow, dict(row)) for row in rows], totals[0], totals[1]
 
     def _guard_fields(self, run_id: str) -> list[tuple[str, str]]:
         rows = self._read(

@@ -51,13 +51,25 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeGuard, cast
 
-from models.events import AuditRecord
+from typing_extensions import TypedDict
+
+from models.audit import (
+    AuditRecord,
+    RunOverview,
+    RunSummary,
+    StationRecord,
+    ToolCallRow,
+    VerdictRow,
+    ViolationLink,
+)
+from models.ledger import LedgerEntry
+from models.semantic import JudgementEvent
+from models.verdict import ReportEvent, Verdict
 from models.vocab import Station
 from streams import codec
 from streams.audit.evidence import Evidence
-from streams.audit.migrations.views import TOOL_CALL_COLUMNS, VERDICT_COLUMNS, VERDICT_SHARED
 from streams.envelope import read_origin
 from streams.errors import ConfigurationError, MalformedAudit, Unstorable
 from streams.redaction import POSTGRES_SCHEMES, is_conninfo, redact_url
@@ -66,11 +78,12 @@ if TYPE_CHECKING:
     from streams.settings import Settings
 
 __all__ = [
-    "TOOL_CALL_COLUMNS",
-    "VERDICT_COLUMNS",
     "ApplyStats",
     "AuditStore",
+    "EventRow",
     "StoredEntry",
+    "SummaryRow",
+    "TrailRow",
     "check_record",
     "decode_record",
     "is_dsn",
@@ -115,7 +128,7 @@ def is_dsn(target: str | Path) -> bool:
     return target.lower().startswith(POSTGRES_SCHEMES) or is_conninfo(target)
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -169,12 +182,66 @@ def decode_record(value: bytes | None) -> AuditRecord:
     return check_record(doc)
 
 
+class EventRow(TypedDict):
+    """One audit record's values for ``audit_events``, ``tool_call_station`` and ``guard_verdict`` (each
+    backend's statements take what they name; :mod:`streams.audit.tables`)."""
+
+    event_id: str
+    run_id: str | None
+    tool_call_id: str | None
+    station: str
+    origin_topic: str | None
+    origin_partition: int | None
+    origin_offset: int | None
+    source_topic: str
+    source_partition: int
+    source_offset: int
+    source_timestamp: int | None
+    processed_at: str
+    fields: str
+    """The figures as JSON text."""
+    applied_at: datetime
+    tiebreak: int
+    draft_id: str | None
+    attempt: int | None
+    verdict: str | None
+    violation_codes: str
+    cited_tool_call_ids: str
+    is_verdict: bool
+    """A draft's verdict row: the guard's, or the semantic review's when it gave the verdict."""
+    is_station: bool
+    """A tool call's row of one station (postprocess, project, ledger, dead letter)."""
+
+
+class TrailRow(ToolCallRow, VerdictRow):
+    """A ``tool_invocation`` row as the database returns it: ``kind`` says which columns are the row's."""
+
+    kind: Literal["tool_call", "verdict"]
+
+
+class SummaryRow(TypedDict):
+    """A ``run_summary`` row as the database returns it."""
+
+    run_id: str
+    events: int
+    tool_calls: int
+    dead_letters: int
+    verdicts: int
+    pass_verdicts: int
+    reject_verdicts: int
+    fallback_verdicts: int
+    first_source_timestamp: int | None
+    last_source_timestamp: int | None
+    last_applied_at: Any
+    """A ``datetime`` from PostgreSQL, ISO 8601 text from SQLite."""
+
+
 @dataclass(frozen=True)
 class StoredEntry:
     """A ledger entry as the audit store holds it: the first one of its key the ``ledger`` topic carried."""
 
     tool_call_id: str
-    entry: dict[str, Any]
+    entry: LedgerEntry
     """The entry as stored (the ``ledger`` topic value, parsed; key order kept)."""
     later_differs: bool
     """Whether the topic later carried a different entry for the same key (not stored: the first wins)."""
@@ -205,6 +272,18 @@ class ApplyStats:
         return self.seen - self.inserted - self.malformed
 
 
+_TOOL_CALL_ROW = tuple(ToolCallRow.__annotations__)
+_VERDICT_ROW = tuple(VerdictRow.__annotations__)
+
+
+def _verdict_figures(record: AuditRecord) -> Mapping[str, object]:
+    """The figures of a guard's or a semantic review's record (``guard_verdict``'s columns); of any other
+    station's, none."""
+    if record["station"] == Station.GUARD or record["station"] == Station.SEMANTIC:
+        return record["fields"]
+    return {}
+
+
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -214,6 +293,10 @@ def _stamp(value: Any) -> str | None:
     if isinstance(value, datetime):
         return value.astimezone(UTC).isoformat(timespec="milliseconds")
     return None if value is None or value == "" else str(value)
+
+
+def _flag(value: object) -> bool | None:
+    return None if value is None else bool(value)
 
 
 def _json_list(value: Any) -> list[Any]:
@@ -288,7 +371,7 @@ class AuditStore(ABC):
             raise ConfigurationError(f"{self.where} was opened read-only; only the audit sink writes to it")
         now = datetime.now(UTC)
         applied_at = now.replace(microsecond=now.microsecond // 1000 * 1000)
-        rows: list[dict[str, Any]] = []
+        rows: list[EventRow] = []
         malformed = 0
         for candidate in records:
             try:
@@ -316,54 +399,65 @@ class AuditStore(ABC):
         return record
 
     @staticmethod
-    def _row(record: AuditRecord, applied_at: datetime) -> dict[str, Any]:
+    def _row(record: AuditRecord, applied_at: datetime) -> EventRow:
         """The values of one record for the three tables (each backend takes what it needs).
+
+        The figures are read tolerantly: a record of an older worker may lack one (null), and only a
+        guard's or a semantic review's record fills the verdict columns.
 
         Raises:
             Unstorable: an integer beyond 64 bits, or fields JSON cannot hold.
         """
         origin = read_origin(record["origin"])
-        fields = record["fields"]
-        dead_letter = record["station"] == Station.DEAD_LETTER
-        attempt = fields.get("attempt")
+        source = record["source"]
+        verdict = _verdict_figures(record)
+        tiebreak = 0
+        if record["station"] == Station.DEAD_LETTER:  # which station refused: the chain's order breaks ties
+            tiebreak = _CHAIN_RANK.get(str(record["fields"].get("station")), 0)
+        attempt = verdict.get("attempt")
         try:
-            fields_json = codec.dumps(fields).decode()
-            codes_json = codec.dumps(fields.get("violation_codes") or []).decode()
-            cited_json = codec.dumps(fields.get("cited_tool_call_ids") or []).decode()
+            fields_json = codec.dumps(record["fields"]).decode()
+            codes_json = codec.dumps(verdict.get("violation_codes") or []).decode()
+            cited_json = codec.dumps(verdict.get("cited_tool_call_ids") or []).decode()
         except codec.JSONEncodeError as exc:
             raise Unstorable(f"{type(exc).__name__}: {exc}") from exc
-        row = {
-            **{k: record[k] for k in ("event_id", "run_id", "tool_call_id", "station")},
+        row: EventRow = {
+            "event_id": cast(str, record["event_id"]),  # check_record: a non-empty string
+            "run_id": record["run_id"],
+            "tool_call_id": record["tool_call_id"],
+            "station": record["station"],
             "origin_topic": origin["topic"] if origin else None,
             "origin_partition": origin["partition"] if origin else None,
             "origin_offset": origin["offset"] if origin else None,
-            **{f"source_{k}": v for k, v in record["source"].items()},
+            "source_topic": source["topic"],
+            "source_partition": source["partition"],
+            "source_offset": source["offset"],
             "source_timestamp": record["source_timestamp"],
             "processed_at": record["processed_at"],
             "fields": fields_json,
             "applied_at": applied_at,
-            "tiebreak": _CHAIN_RANK.get(str(fields.get("station")), 0) if dead_letter else 0,
-            "draft_id": _text(fields.get("draft_id")),
+            "tiebreak": tiebreak,
+            "draft_id": _text(verdict.get("draft_id")),
             "attempt": attempt if _is_int(attempt) else None,
-            "verdict": _text(fields.get("verdict")),
+            "verdict": _text(verdict.get("verdict")),
             "violation_codes": codes_json,
             "cited_tool_call_ids": cited_json,
             # one verdict row per draft: the guard's, or, for a draft the guard handed to the semantic
             # review in enforce mode (SPEC 4.4), the semantic station's, which gave the verdict
-            "is_verdict": (record["station"] == Station.GUARD and fields.get("semantic") != "enforce")
-            or (record["station"] == Station.SEMANTIC and fields.get("verdict") is not None),
+            "is_verdict": (record["station"] == Station.GUARD and verdict.get("semantic") != "enforce")
+            or (record["station"] == Station.SEMANTIC and verdict.get("verdict") is not None),
             "is_station": record["station"] != Station.GUARD
             and record["run_id"] is not None
             and record["tool_call_id"] is not None,
         }
         for name in _INT_COLUMNS:
-            value = row[name]
+            value = row[name]  # type: ignore[literal-required]
             if value is not None and value not in _INT64:
                 raise Unstorable(f"{name} {str(value)[:40]} does not fit a 64-bit integer")
         return row
 
     @abstractmethod
-    def _write(self, rows: Sequence[Mapping[str, Any]], evidence: Evidence | None) -> tuple[int, int]:
+    def _write(self, rows: Sequence[EventRow], evidence: Evidence | None) -> tuple[int, int]:
         """Store ``rows`` and ``evidence`` in one transaction and commit; returns (new events, rows that
         could not be stored).
 
@@ -386,11 +480,11 @@ class AuditStore(ABC):
         """Every stored ``event_id`` (for checks and tests)."""
 
     @abstractmethod
-    def _trail_rows(self, run_id: str) -> list[dict[str, Any]]:
+    def _trail_rows(self, run_id: str) -> list[TrailRow]:
         """The ``tool_invocation`` rows of one run, ordered by kind, origin, tool call, event id."""
 
     @abstractmethod
-    def _summary_rows(self, limit: int, offset: int = 0) -> tuple[list[dict[str, Any]], int, int]:
+    def _summary_rows(self, limit: int, offset: int = 0) -> tuple[list[SummaryRow], int, int]:
         """The newest ``limit`` rows of ``run_summary`` after ``offset``, the number of runs, and verdicts
         without a run id."""
 
@@ -434,14 +528,14 @@ class AuditStore(ABC):
         return [
             StoredEntry(
                 tool_call_id=row["tool_call_id"],
-                entry=codec.loads(row["entry"]),
+                entry=cast(LedgerEntry, codec.loads(row["entry"])),  # the ledger topic's value, as carried
                 later_differs=bool(row["later_differs"]),
                 where=f"{row['ledger_topic']}[{row['ledger_partition']}]@{row['ledger_offset']}",
             )
             for row in rows
         ]
 
-    def stored_verdicts(self, run_id: str, draft_id: str | None = None) -> list[dict[str, Any]]:
+    def stored_verdicts(self, run_id: str, draft_id: str | None = None) -> list[Verdict]:
         """The run's verdicts as the topic carried them (of one draft when ``draft_id`` is given), oldest
         first: by attempt, then by the draft record's position."""
         if not self._has_evidence():
@@ -452,9 +546,9 @@ class AuditStore(ABC):
             "ORDER BY attempt, origin_partition, origin_offset, event_id",
             (run_id, draft_id, draft_id),
         )
-        return [codec.loads(row["document"]) for row in rows]
+        return [cast(Verdict, codec.loads(row["document"])) for row in rows]
 
-    def stored_reports(self, run_id: str, draft_id: str | None = None) -> list[dict[str, Any]]:
+    def stored_reports(self, run_id: str, draft_id: str | None = None) -> list[ReportEvent]:
         """The run's published reports as the ``reports`` topic carried them (of one draft when
         ``draft_id`` is given), in the order of their verdicts: by attempt, then the draft's position."""
         if not self._has_reports():
@@ -465,9 +559,9 @@ class AuditStore(ABC):
             "ORDER BY attempt, origin_partition, origin_offset, event_id",
             (run_id, draft_id, draft_id),
         )
-        return [codec.loads(row["document"]) for row in rows]
+        return [cast(ReportEvent, codec.loads(row["document"])) for row in rows]
 
-    def stored_judgements(self, run_id: str, draft_id: str | None = None) -> list[dict[str, Any]]:
+    def stored_judgements(self, run_id: str, draft_id: str | None = None) -> list[JudgementEvent]:
         """The run's semantic judgements as the ``judgements`` topic carried them (of one draft when
         ``draft_id`` is given), in the order of their drafts: by attempt, then the draft's position; none
         before schema version 5."""
@@ -479,9 +573,9 @@ class AuditStore(ABC):
             "ORDER BY attempt, origin_partition, origin_offset, event_id",
             (run_id, draft_id, draft_id),
         )
-        return [codec.loads(row["document"]) for row in rows]
+        return [cast(JudgementEvent, codec.loads(row["document"])) for row in rows]
 
-    def station_records(self, run_id: str) -> list[dict[str, Any]]:
+    def station_records(self, run_id: str) -> list[StationRecord]:
         """Every postprocess, project and ledger audit record of the run (not only the latest per tool
         call): ``tool_call_id``, ``station``, the origin's ``origin_topic/partition/offset`` and ``fields``,
         in origin order, so a reader can tell the write the ledger kept from one it refused."""
@@ -491,10 +585,10 @@ class AuditStore(ABC):
             "AND tool_call_id IS NOT NULL ORDER BY origin_partition, origin_offset, event_id",
             (run_id,),
         )
-        out = []
+        out: list[StationRecord] = []
         for row in rows:
             fields = _json_or_text(row["fields"])
-            out.append(dict(row) | {"fields": fields if isinstance(fields, dict) else {}})
+            out.append(cast(StationRecord, row | {"fields": fields if isinstance(fields, dict) else {}}))
         return out
 
     def stored_drafts(self, run_id: str) -> dict[str, bytes]:
@@ -504,29 +598,25 @@ class AuditStore(ABC):
         rows = self._select("SELECT draft_sha256, value FROM draft_record WHERE run_id = ?", (run_id,))
         return {row["draft_sha256"]: bytes(row["value"]) for row in rows}
 
-    def run_trail(self, run_id: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    def run_trail(self, run_id: str) -> tuple[list[ToolCallRow], list[VerdictRow]]:
         """The ``tool_invocation`` rows of one run: tool calls (in origin order) and verdicts."""
-        tool_calls, verdicts = [], []
-        for row in self._trail_rows(run_id):
-            item = dict(row)
-            kind = item.pop("kind")
+        tool_calls: list[ToolCallRow] = []
+        verdicts: list[VerdictRow] = []
+        for item in self._trail_rows(run_id):
             item["updated_at"] = _stamp(item["updated_at"])
-            if kind == "tool_call":
-                for name in ("low_quality", "truncated"):
-                    item[name] = None if item[name] is None else bool(item[name])
+            columns: Mapping[str, object] = item
+            if item["kind"] == "tool_call":
+                item["low_quality"] = _flag(item["low_quality"])  # SQLite: 0 or 1
+                item["truncated"] = _flag(item["truncated"])
                 item["retrieval_trace"] = _json_or_text(item["retrieval_trace"])
-                tool_calls.append(
-                    {k: item[k] for k in ("run_id", "tool_call_id", *dict(TOOL_CALL_COLUMNS), "updated_at")}
-                )
+                tool_calls.append(cast(ToolCallRow, {k: columns[k] for k in _TOOL_CALL_ROW}))
             else:
                 item["violation_codes"] = _json_list(item["violation_codes"])
                 item["cited_tool_call_ids"] = _json_list(item["cited_tool_call_ids"])
-                verdicts.append(
-                    {k: item[k] for k in ("run_id", *dict(VERDICT_COLUMNS), *VERDICT_SHARED, "updated_at")}
-                )
+                verdicts.append(cast(VerdictRow, {k: columns[k] for k in _VERDICT_ROW}))
         return tool_calls, verdicts
 
-    def run_overview(self, limit: int = 500, offset: int = 0) -> dict[str, Any]:
+    def run_overview(self, limit: int = 500, offset: int = 0) -> RunOverview:
         """The newest ``limit`` runs (by the latest origin timestamp of any of their records) with counts,
         after the first ``offset`` of them (a page of the run list).
 
@@ -539,13 +629,15 @@ class AuditStore(ABC):
                 "the run list needs version 2: start `evidence-chain audit-sink` once, it migrates at start"
             )
         rows, total, orphans = self._summary_rows(limit, offset)
-        runs = [
+        runs: list[RunSummary] = [
             {
                 "run_id": row["run_id"],
                 "tool_calls": int(row["tool_calls"]),
                 "dead_letters": int(row["dead_letters"]),
                 "verdicts": {
-                    outcome: int(row[f"{outcome.lower()}_verdicts"]) for outcome in VERDICT_OUTCOMES
+                    "PASS": int(row["pass_verdicts"]),
+                    "REJECT": int(row["reject_verdicts"]),
+                    "FALLBACK": int(row["fallback_verdicts"]),
                 },
                 "verdict_count": int(row["verdicts"]),
                 "events": int(row["events"]),
@@ -557,13 +649,13 @@ class AuditStore(ABC):
         ]
         return {"runs": runs, "run_count": total, "offset": offset, "verdicts_without_run_id": orphans}
 
-    def violation_details(self, run_id: str) -> dict[str, list[dict[str, Any]]]:
+    def violation_details(self, run_id: str) -> dict[str, list[ViolationLink]]:
         """Per guard ``event_id`` of the run, its violations with the tool calls each concerns, when the
         audit record carries them (``fields.violations``: ``[{code, path, tool_call_ids}]``).
 
         Records that carry only ``violation_codes`` (SPEC 5) have no entry here.
         """
-        details: dict[str, list[dict[str, Any]]] = {}
+        details: dict[str, list[ViolationLink]] = {}
         for event, text in self._guard_fields(run_id):
             fields = _json_or_text(text)
             listed = fields.get("violations") if isinstance(fields, dict) else None
@@ -572,7 +664,7 @@ class AuditStore(ABC):
             details[event] = [
                 {
                     "code": item["code"],
-                    "path": _text(item.get("path")),
+                    "path": _text(item.get("path")) or "",
                     "tool_call_ids": [t for t in item.get("tool_call_ids") or [] if isinstance(t, str)],
                 }
                 for item in listed

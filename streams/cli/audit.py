@@ -18,16 +18,20 @@ import logging
 import logging.config
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 from pydantic import SecretStr
 from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
+from typing_extensions import TypedDict
 
+from models.audit import ToolCallRow, VerdictRow
+from models.verdict import Report, ReportEvent
 from streams import codec
 from streams.audit.factory import require_backend, store_from_settings
 from streams.audit.sink import SinkProbes, SinkStats, run_sink
@@ -44,8 +48,17 @@ _DB_HELP = (
     "SQLite file, or a postgresql:// DSN (default: EC_AUDIT_DSN when set, else EC_AUDIT_DB); "
     "prefer EC_AUDIT_DSN for a DSN with a password"
 )
-_LEDGER_FIELDS = ("status", "evidence_status", "projection_sha256", "failure_reason", "event_id")
 _VERDICT_STYLE = {"PASS": "green", "REJECT": "yellow", "FALLBACK": "red"}
+
+
+class ShownEntry(TypedDict):
+    """What ``inspect`` shows of a tool call's Redis entry (never its projection)."""
+
+    status: str | None
+    evidence_status: str | None
+    projection_sha256: str | None
+    failure_reason: str | None
+    event_id: str | None
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -126,9 +139,9 @@ def run_audit_sink(args: argparse.Namespace) -> int:
 def run_inspect(args: argparse.Namespace) -> int:
     """The ``inspect`` command: exit 1 when the audit database knows nothing of the run."""
     settings = settings_with_db(args.db)
-    tool_calls: list[dict[str, Any]] = []
-    drafts: list[dict[str, Any]] = []
-    reports: list[dict[str, Any]] = []
+    tool_calls: list[ToolCallRow] = []
+    drafts: list[VerdictRow] = []
+    reports: list[ReportEvent] = []
     if settings.audit_dsn is not None or Path(settings.audit_db).is_file():
         store = store_from_settings(settings, readonly=True)
         try:
@@ -147,36 +160,59 @@ def run_inspect(args: argparse.Namespace) -> int:
     entries, ledger_error = asyncio.run(
         _ledger_entries(settings, args.run_id, [t["tool_call_id"] for t in tool_calls])
     )
-    for call in tool_calls:
-        call.pop("run_id", None)
-        call["ledger_entry"] = entries.get(call["tool_call_id"])
+    calls = [InspectedCall(row, entries.get(row["tool_call_id"])) for row in tool_calls]
     # SPEC 4.3: only reports that hold (trusted keys: a trusted guard key signed them), each once by its
     # signed fields and one per (run, draft, attempt) — a copy under a new event_id replaces nothing
-    published: dict[Any, dict[str, Any]] = {}
+    published: dict[str | None, ReportEvent] = {}
     trusted = trusted_for(settings.trusted_keys_file)
     for kept in distinct_reports(reports, trusted, run_id=args.run_id).reports:
         published.setdefault(kept.get("verdict_event_id"), kept)
-    for draft in drafts:
-        draft.pop("run_id", None)
-        # the verdict's event id is its guard audit record's: the report names it (verdict_event_id)
-        draft["report"] = published.get(draft.get("event_id"))
+    # the verdict's event id is its guard audit record's: the report names it (verdict_event_id)
+    judged = [InspectedDraft(row, published.get(row["event_id"])) for row in drafts]
     if args.json:
         doc = {
             "run_id": args.run_id,
-            "tool_calls": tool_calls,
-            "drafts": drafts,
+            "tool_calls": [call.as_json() for call in calls],
+            "drafts": [draft.as_json() for draft in judged],
             "ledger_error": ledger_error,
         }
         sys.stdout.buffer.write(codec.dumps_line(doc))
         sys.stdout.flush()
         return 0
-    _render(console(), args.run_id, tool_calls, drafts, ledger_error)
+    _render(console(), args.run_id, calls, judged, ledger_error)
     return 0
+
+
+def _in_run(row: Mapping[str, object], name: str, value: object) -> dict[str, object]:
+    """A row of the run's document: without its run id (the document's), then ``name``."""
+    return {k: v for k, v in row.items() if k != "run_id"} | {name: value}
+
+
+@dataclass(frozen=True, slots=True)
+class InspectedCall:
+    """A tool call of the run: its ``tool_invocation`` row and its Redis entry (None: not in Redis)."""
+
+    row: ToolCallRow
+    ledger_entry: ShownEntry | None
+
+    def as_json(self) -> dict[str, object]:
+        return _in_run(self.row, "ledger_entry", self.ledger_entry)
+
+
+@dataclass(frozen=True, slots=True)
+class InspectedDraft:
+    """A verdict of the run: its ``tool_invocation`` row and what it published (None: nothing)."""
+
+    row: VerdictRow
+    report: ReportEvent | None
+
+    def as_json(self) -> dict[str, object]:
+        return _in_run(self.row, "report", self.report)
 
 
 async def _ledger_entries(
     settings: Settings, run_id: str, tool_call_ids: Sequence[str]
-) -> tuple[dict[str, dict[str, Any] | None], str | None]:
+) -> tuple[dict[str, ShownEntry | None], str | None]:
     """The Redis entry of each tool call (None when absent), or why Redis could not be read."""
     if not tool_call_ids:
         return {}, None
@@ -193,57 +229,73 @@ async def _ledger_entries(
         )
     finally:
         await store.close()
-    entries: dict[str, dict[str, Any] | None] = {}
+    entries: dict[str, ShownEntry | None] = {}
     for (_, tool_call_id), lookup in lookups.items():
         entry = lookup.entry
-        entries[tool_call_id] = None if entry is None else {k: entry.get(k) for k in _LEDGER_FIELDS}
-        if entry is not None and check_entry(entry, None, (run_id, tool_call_id)).fault is EntryFault.KEY:
+        if entry is None:
+            entries[tool_call_id] = None
+        elif check_entry(entry, None, (run_id, tool_call_id)).fault is EntryFault.KEY:
             # SPEC 3.7: another key's entry under this key is no one's evidence; none of it is shown
-            entries[tool_call_id] = {k: None for k in _LEDGER_FIELDS} | {"status": "LEDGER_INTEGRITY"}
+            entries[tool_call_id] = ShownEntry(
+                status="LEDGER_INTEGRITY",
+                evidence_status=None,
+                projection_sha256=None,
+                failure_reason=None,
+                event_id=None,
+            )
+        else:
+            entries[tool_call_id] = ShownEntry(
+                status=entry.get("status"),
+                evidence_status=entry.get("evidence_status"),
+                projection_sha256=entry.get("projection_sha256"),
+                failure_reason=entry.get("failure_reason"),
+                event_id=entry.get("event_id"),
+            )
     return entries, None
 
 
-def _short(sha: Any) -> str:
+def _short(sha: object) -> str:
     return sha[:10] if isinstance(sha, str) else "—"
 
 
-def _cell(value: Any) -> Text:
+def _cell(value: object) -> Text:
     return cell(value)
 
 
-def _flow_cell(call: dict[str, Any]) -> Text:
-    if call.get("postprocess_status") == "FAILED":
-        return Text(printable(f"FAILED {call.get('postprocess_failure_reason') or ''}".strip()), style="red")
-    hits, blocks = call.get("candidate_count"), call.get("evidence_block_count")
+def _flow_cell(call: ToolCallRow) -> Text:
+    if call["postprocess_status"] == "FAILED":
+        return Text(printable(f"FAILED {call['postprocess_failure_reason'] or ''}".strip()), style="red")
+    hits, blocks = call["candidate_count"], call["evidence_block_count"]
     return Text(f"{'?' if hits is None else hits}→{'?' if blocks is None else blocks}")
 
 
-def _returned_cell(call: dict[str, Any]) -> Text:
-    if call.get("project_status") == "FAILED":
+def _returned_cell(call: ToolCallRow) -> Text:
+    if call["project_status"] == "FAILED":
         return Text("FAILED", style="red")
-    text = _cell(call.get("returned_count"))
-    if call.get("truncated"):
+    text = _cell(call["returned_count"])
+    if call["truncated"]:
         text.append(" truncated", style="yellow")
     return text
 
 
-def _ledger_cells(call: dict[str, Any], ledger_error: str | None) -> tuple[Text, Text]:
+def _ledger_cells(inspected: InspectedCall, ledger_error: str | None) -> tuple[Text, Text]:
     """(status/outcome, sha256): from Redis when it answered, else the audit trail's (dim)."""
-    outcome = call.get("ledger_outcome")
+    call = inspected.row
+    outcome = call["ledger_outcome"]
     suffix = f"/{outcome}" if outcome else ""
     if ledger_error is not None:
-        return Text(printable(f"{call.get('ledger_status') or '—'}{suffix}"), style="dim"), Text(
+        return Text(printable(f"{call['ledger_status'] or '—'}{suffix}"), style="dim"), Text(
             "?", style="dim"
         )
-    entry = call.get("ledger_entry")
+    entry = inspected.ledger_entry
     if entry is None:
         status = Text("not in Redis", style="red")
-        status.append(printable(f" (audit: {call.get('ledger_status') or '—'}{suffix})"), style="dim")
+        status.append(printable(f" (audit: {call['ledger_status'] or '—'}{suffix})"), style="dim")
         return status, Text("—", style="dim")
     status = Text(printable(f"{entry['status']}{suffix}"), style="" if entry["status"] == "READY" else "red")
     sha = Text(printable(_short(entry["projection_sha256"])))
-    projected = call.get("projection_sha256")
-    if projected and entry.get("projection_sha256") and projected != entry["projection_sha256"]:
+    projected = call["projection_sha256"]
+    if projected and entry["projection_sha256"] and projected != entry["projection_sha256"]:
         sha.append(printable(f" ≠ projected {_short(projected)}"), style="yellow")
     return status, sha
 
@@ -251,8 +303,8 @@ def _ledger_cells(call: dict[str, Any], ledger_error: str | None) -> tuple[Text,
 def _render(
     console: Console,
     run_id: str,
-    tool_calls: list[dict[str, Any]],
-    drafts: list[dict[str, Any]],
+    tool_calls: list[InspectedCall],
+    drafts: list[InspectedDraft],
     ledger_error: str | None,
 ) -> None:
     console.print(
@@ -267,16 +319,17 @@ def _render(
             table.add_column(column)
         table.add_column("ledger", min_width=13)
         table.add_column("sha256", no_wrap=True)
-        for call in tool_calls:
+        for inspected in tool_calls:
+            call = inspected.row
             table.add_row(
                 cell(call["tool_call_id"]),
                 _flow_cell(call),
-                _cell(call.get("relevance_level")),
+                _cell(call["relevance_level"]),
                 _returned_cell(call),
-                *_ledger_cells(call, ledger_error),
+                *_ledger_cells(inspected, ledger_error),
             )
         console.print(table)
-    letters = [c for c in tool_calls if c.get("dead_letter_reason")]
+    letters = [c.row for c in tool_calls if c.row["dead_letter_reason"]]
     if letters:
         table = Table(title="dead letters", title_justify="left", box=box.SIMPLE_HEAD)
         table.add_column("tool call", no_wrap=True)
@@ -297,7 +350,7 @@ def _render(
             table.add_column(column)
         table.add_column("violations", overflow="fold")
         table.add_column("cites", overflow="fold")
-        for draft in drafts:
+        for draft in (d.row for d in drafts):
             codes = Counter(draft["violation_codes"])
             listed = ", ".join(f"{code}×{n}" if n > 1 else code for code, n in codes.items())
             table.add_row(
@@ -311,15 +364,15 @@ def _render(
     _render_reports(console, drafts)
 
 
-def report_summary(event: dict[str, Any] | None) -> str:
+def report_summary(event: ReportEvent | None) -> str:
     """One line for what a verdict published: none, the fixed fallback report, or the reviewed fields
     (with the limitations said to be the agent's own words, which the review does not judge: SPEC 4.3)."""
     if event is None:
         return "nothing published"
-    published = event.get("report")
-    report: dict[str, Any] = published if isinstance(published, dict) else {}
     if event.get("verdict") == "FALLBACK":
         return "the fixed fallback report"
+    published: object = event.get("report")  # a stored event, as the topic carried it: read field by field
+    report = cast(Report, published if isinstance(published, dict) else {})
     analysis, actions = report.get("analysis") or [], report.get("action_plan") or []
     conclusion = "a conclusion" if report.get("conclusion") else "no conclusion (evidence insufficient)"
     items = f"{len(analysis)} analysis item{'' if len(analysis) == 1 else 's'}"
@@ -329,7 +382,7 @@ def report_summary(event: dict[str, Any] | None) -> str:
     return f"{items}, {conclusion}, {len(actions)} action{'' if len(actions) == 1 else 's'}, {said}"
 
 
-def _render_reports(console: Console, drafts: list[dict[str, Any]]) -> None:
+def _render_reports(console: Console, drafts: list[InspectedDraft]) -> None:
     """What left the chain, per draft: the report published on ``reports`` for its verdict, if any."""
     if not drafts:
         return
@@ -337,9 +390,9 @@ def _render_reports(console: Console, drafts: list[dict[str, Any]]) -> None:
     for column in ("draft", "attempt", "verdict", "published"):
         table.add_column(column)
     table.add_column("conclusion", overflow="fold")
-    for draft in drafts:
-        event = draft.get("report")
-        report = (event or {}).get("report")
+    for inspected in drafts:
+        draft, event = inspected.row, inspected.report
+        report: object = None if event is None else event.get("report")
         conclusion = report.get("conclusion") if isinstance(report, dict) else None
         shown = conclusion.get("content") if isinstance(conclusion, dict) else None
         if event is not None and shown is None and isinstance(report, dict):

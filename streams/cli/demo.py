@@ -22,19 +22,23 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
+from typing_extensions import TypedDict
 
+from models.events import DeadLetter
 from models.ids import is_valid_id
+from models.ledger import LedgerEntry
+from models.verdict import ReportEvent, Verdict
 from models.vocab import Station, Topic
 from streams import codec
 from streams.cli.audit import report_summary
 from streams.cli.display import cell, console, printable, redact_url
 from streams.cli.offline import read_lines
 from streams.cli.stream import publish_lines
+from streams.codec import JSONObject
 from streams.errors import ConfigurationError, EvidenceChainError
 from streams.hashing import sha256_hex
 from streams.kafka.admin import ensure_topics
@@ -129,9 +133,18 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
             os.killpg(process.pid, signal.SIGKILL)
 
 
+class DemoOutcome(TypedDict):
+    """What the demo's records became, as the topics carried them."""
+
+    ledger: list[LedgerEntry]
+    verdicts: list[Verdict]
+    reports: list[ReportEvent]
+    dead_letters: list[DeadLetter]
+
+
 async def _demo(
     settings: Settings, raw: list[bytes], drafts: list[bytes], wait_seconds: float, console: Console
-) -> dict[str, list[dict[str, Any]]]:
+) -> DemoOutcome:
     rules = StationRules.without_keys(settings)
     expected_ledger = sum(1 for line in raw if _reaches_ledger(line, rules))
     console.print(
@@ -190,7 +203,7 @@ def _reaches_ledger(line: bytes, rules: StationRules) -> bool:
     return isinstance(step, Outcome) and bool(step.outputs)
 
 
-def show(outcome: dict[str, list[dict[str, Any]]], settings: Settings, console: Console) -> None:
+def show(outcome: DemoOutcome, settings: Settings, console: Console) -> None:
     """The outcome as four tables a person can read."""
     where = redact_url(settings.redis_url.get_secret_value())
     ledger = Table(
@@ -226,27 +239,28 @@ def show(outcome: dict[str, list[dict[str, Any]]], settings: Settings, console: 
     reports = Table(title=Text(f"Published: what left the chain ({settings.topic(Topic.REPORTS)})"))
     for column in ("draft", "run", "verdict", "report", "signed by"):
         reports.add_column(column)
-    for event in outcome.get("reports", []):
+    for event in outcome["reports"]:
         style = {"PASS": "green", "FALLBACK": "red"}.get(str(event["verdict"]), "")
         reports.add_row(
             cell(event["draft_id"], empty="?"),
             cell(event["run_id"], empty="?"),
             cell(event["verdict"], style),
             cell(report_summary(event)),
-            cell((event.get("signature") or {}).get("key_id"), empty="unsigned"),
+            cell(signature["key_id"] if (signature := event.get("signature")) else None, empty="unsigned"),
         )
     letters = Table(title=Text(f"Dead letters ({settings.topic(Topic.DEAD_LETTERS)})"))
     for column in ("reason", "run / tool call", "station", "source", "error"):
         letters.add_column(column)
     for letter in outcome["dead_letters"]:
         source = letter["source"]
+        topic = (source["topic"] or "").removeprefix(settings.topic_prefix)  # a worker's letter names it
         ids = f"{letter['run_id']} / {letter['tool_call_id']}" if letter["run_id"] else "-"
         letters.add_row(
             cell(letter["reason"]),
             cell(ids),
             cell(letter["station"]),
             cell(
-                f"{source['topic'].removeprefix(settings.topic_prefix)}[{source['partition']}]@{source['offset']}"
+                f"{topic}[{source['partition']}]@{source['offset']}"
             ),
             cell(letter["error"][:80]),
         )
@@ -352,7 +366,7 @@ def _again(settings: Settings, raw: list[bytes], logs: Path) -> tuple[str, str]:
     return run_id, f"export {exports}\n{sink} && {inspect}"
 
 
-def _json_object(line: bytes) -> dict[str, Any] | None:
+def _json_object(line: bytes) -> JSONObject | None:
     try:
         doc = codec.loads(line)
     except codec.JSONDecodeError:

@@ -15,19 +15,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
+from typing import Any, NotRequired
 
 from aiokafka import AIOKafkaProducer
 from aiokafka.partitioner import DefaultPartitioner
+from typing_extensions import TypedDict
 
 from models.ids import is_valid_id
 from models.ledger import LedgerEntry, as_stored
+from models.verdict import ReportEvent, Verdict
 from models.vocab import LedgerOutcome, LedgerStatus, RecordStatus, Station, Topic
 from streams import codec
 from streams.client.readers import PartitionReader, ReaderPool, Waiter, read_key_from_start
+from streams.codec import JSONObject
 from streams.errors import (
     CheckTimeout,
     InvalidId,
@@ -43,7 +46,7 @@ from streams.errors import (
 from streams.hashing import sha256_hex
 from streams.kafka.config import kafka_errors, new_producer
 from streams.ledger.redis import RedisLedgerStore
-from streams.ledger.store import write_outcome
+from streams.ledger.store import WriteOnceFields, write_outcome
 from streams.messages import Record
 from streams.pipeline import Outcome, Projected, StationRules, chain
 from streams.search import (
@@ -62,6 +65,19 @@ from streams.trust.integrity import check_entry, check_verdict, distinct_reports
 from streams.trust.keys import TrustedKeys, load_trusted_keys
 
 log = logging.getLogger(__name__)
+
+
+class LookupAnswer(TypedDict):
+    """The gateway's answer to a lookup (``LookupAnswer`` in docs/openapi.yaml): READY with the
+    projection and its hash, or FAILED with the reason; ``outcome`` for a lookup, not for a plain read."""
+
+    run_id: str
+    tool_call_id: str
+    status: str
+    outcome: NotRequired[str]
+    projection_sha256: NotRequired[str | None]
+    projection: NotRequired[str | None]
+    failure_reason: NotRequired[str | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,9 +124,9 @@ class LedgerReply:
     def failure_reason(self) -> str | None:
         return None if self.entry["failure_reason"] is None else str(self.entry["failure_reason"])
 
-    def as_answer(self) -> dict[str, Any]:
+    def as_answer(self) -> LookupAnswer:
         """The gateway's answer: ids, status, and the projection with its hash or the failure reason."""
-        answer: dict[str, Any] = {
+        answer: LookupAnswer = {
             "run_id": self.run_id,
             "tool_call_id": self.tool_call_id,
             "status": self.status,
@@ -130,7 +146,7 @@ class VerdictReply:
     """A draft's verdict: its exact bytes on the ``verdicts`` topic and their decoded value."""
 
     raw: bytes
-    verdict: dict[str, Any]
+    verdict: Verdict
 
     @property
     def kind(self) -> str:
@@ -138,7 +154,7 @@ class VerdictReply:
         return str(self.verdict["verdict"])
 
 
-def _as_bytes(value: bytes | bytearray | memoryview | str | Mapping[str, Any]) -> bytes:
+def _as_bytes(value: bytes | bytearray | memoryview | str | JSONObject) -> bytes:
     if isinstance(value, bytes):
         return value
     if isinstance(value, bytearray | memoryview):
@@ -148,14 +164,12 @@ def _as_bytes(value: bytes | bytearray | memoryview | str | Mapping[str, Any]) -
     return codec.dumps(value)
 
 
-def stored_entry(value: Mapping[str, Any]) -> LedgerEntry:
+def stored_entry(value: JSONObject) -> LedgerEntry:
     """An entry with exactly the ledger fields, in their order (a ledger event or a Redis hash)."""
     return as_stored(value)
 
 
-def check_integrity(
-    entry: Mapping[str, Any], key: tuple[str, str], trusted: TrustedKeys | None = None
-) -> None:
+def check_integrity(entry: LedgerEntry, key: tuple[str, str], trusted: TrustedKeys | None = None) -> None:
     """Refuse to hand out an entry that does not hold (SPEC 3.7): first one that is not ``key``'s (its
     stored ``run_id`` and ``tool_call_id``, signed or not), then bytes that do not hash to its
     ``projection_sha256`` and, with ``trusted`` keys, an entry not signed by a trusted ledger key
@@ -174,7 +188,7 @@ def check_integrity(
         )
 
 
-def check_verdict_reply(verdict: Mapping[str, Any], draft_sha256: str, trusted: TrustedKeys | None) -> None:
+def check_verdict_reply(verdict: Verdict, draft_sha256: str, trusted: TrustedKeys | None) -> None:
     """Refuse to hand out a verdict that does not hold (SPEC 4.3): another draft's, or, with ``trusted``
     keys, one not signed by a trusted guard key (:func:`streams.trust.integrity.check_verdict`).
 
@@ -189,7 +203,7 @@ def check_verdict_reply(verdict: Mapping[str, Any], draft_sha256: str, trusted: 
         )
 
 
-def intended_entry(raw: bytes, rules: StationRules) -> dict[str, Any]:
+def intended_entry(raw: bytes, rules: StationRules) -> WriteOnceFields:
     """The ``status`` and ``projection_sha256`` the ledger station would write for this raw-hits record.
 
     Computed in process by the workers' own stations (postprocess, project: :func:`streams.pipeline.chain`),
@@ -212,8 +226,8 @@ def lookup_outcome(
     ``written_at`` is ``(topic, partition, offset)`` of this request's own ``raw-hits`` record (None
     when it was not produced): the stored entry is this record's write when its origin is that record.
     """
-    origin: Mapping[str, Any] = stored.get("origin") or {}
-    where = (origin.get("topic"), origin.get("partition"), origin.get("offset"))
+    origin = stored.get("origin")
+    where = (None, None, None) if origin is None else (origin["topic"], origin["partition"], origin["offset"])
     if written_at is not None and where == written_at:
         return LedgerOutcome.WRITTEN
     found = write_outcome(stored, intended_entry(raw, rules))
@@ -389,7 +403,7 @@ class EvidenceChainClient:
 
     async def lookup(
         self,
-        record: bytes | bytearray | memoryview | str | Mapping[str, Any],
+        record: bytes | bytearray | memoryview | str | JSONObject,
         *,
         timeout_ms: int | None = None,
     ) -> LedgerReply:
@@ -482,7 +496,7 @@ class EvidenceChainClient:
 
     async def check(
         self,
-        draft: bytes | bytearray | memoryview | str | Mapping[str, Any],
+        draft: bytes | bytearray | memoryview | str | JSONObject,
         *,
         timeout_ms: int | None = None,
     ) -> VerdictReply:
@@ -528,7 +542,7 @@ class EvidenceChainClient:
         *,
         verdict_event_id: str | None = None,
         timeout_ms: int | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[ReportEvent]:
         """The reports published for one run (SPEC 4.3), as the ``reports`` topic carries them.
 
         Reads the run's partition of ``reports`` from its first offset up to its end at the time of the

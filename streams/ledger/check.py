@@ -16,14 +16,14 @@ second comparison. No Kafka here: the caller feeds the topic's records into a :c
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence, Set
+from collections.abc import Awaitable, Callable, Iterable, Sequence, Set
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
 
 from models.vocab import LedgerOutcome
 from streams.ledger.events import entry_of, expired, restorable
-from streams.ledger.store import WRITE_ONCE_FIELDS, LedgerScan, write_outcome
+from streams.ledger.store import LedgerScan, WriteOnceFields, write_outcome
 from streams.messages import Record
 from streams.stations.ledger_view import LedgerKey
 
@@ -41,8 +41,8 @@ class Finding(StrEnum):
 
 
 Judgment = Finding | Literal["same", "expired"]
-Value = Mapping[str, Any]
-"""An entry reduced to what write-once compares (``WRITE_ONCE_FIELDS``): all a check needs to keep."""
+Value = WriteOnceFields
+"""An entry reduced to what write-once compares: all a check needs to keep."""
 
 
 @dataclass
@@ -67,7 +67,7 @@ class TopicLedger:
         key = (entry["run_id"], entry["tool_call_id"])
         held = self.values.setdefault(key, [])
         if not any(write_outcome(seen, entry) == LedgerOutcome.DUPLICATE for seen in held):
-            held.append({name: entry.get(name) for name in WRITE_ONCE_FIELDS})
+            held.append({"projection_sha256": entry["projection_sha256"], "status": entry["status"]})
         self.expires_at[key] = max(self.expires_at.get(key, 0), entry.get("expires_at") or 0)
         return True
 

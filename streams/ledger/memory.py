@@ -155,9 +155,7 @@ class MemoryLedgerStore:
         for run_id, tool_call_id in keys:
             entry = self.entries.get((run_id, tool_call_id))
             foreign = entry is None and self.entries.held_by_another_run(run_id, tool_call_id)
-            out[(run_id, tool_call_id)] = LedgerLookup(
-                cast(Mapping[str, Any], entry) if entry else None, foreign
-            )
+            out[(run_id, tool_call_id)] = LedgerLookup(entry or None, foreign)
         return out
 
     async def claim_reports(self, claims: Sequence[ReportClaim]) -> list[str | None]:

@@ -576,7 +576,7 @@ class RedisLedgerStore:
         for run_id, tool_call_id in unique:
             entry = found.get((run_id, tool_call_id))
             if entry is not None:
-                out[(run_id, tool_call_id)] = LedgerLookup(cast(Mapping[str, Any], entry))
+                out[(run_id, tool_call_id)] = LedgerLookup(entry)
             else:
                 foreign = bool(owners.get(tool_call_id, set()) - {run_id})
                 out[(run_id, tool_call_id)] = LedgerLookup(None, foreign)

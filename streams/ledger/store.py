@@ -3,20 +3,29 @@ offline commands and replay ask of a ledger, and the one rule for "is this the s
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Sequence
+from typing import Protocol
+
+from typing_extensions import ReadOnly, TypedDict
 
 from models.ledger import LedgerEntry, WriteResult
 from models.vocab import LedgerOutcome
 from streams.stations.ledger_view import LedgerKey, LedgerLookup
 from streams.stations.publish import ReportClaim
 
-WRITE_ONCE_FIELDS: tuple[str, ...] = ("projection_sha256", "status")
-"""What write-once compares (SPEC 3.6, 3.7): not the event id, origin, signature or stamps, so the same
-bytes from another origin or under another key are a DUPLICATE."""
+
+class WriteOnceFields(TypedDict):
+    """What write-once compares (SPEC 3.6, 3.7): not the event id, origin, signature or stamps, so the same
+    bytes from another origin or under another key are a DUPLICATE. Any entry has them."""
+
+    projection_sha256: ReadOnly[str | None]
+    status: ReadOnly[str | None]
 
 
-def write_outcome(stored: Mapping[str, Any] | None, entry: Mapping[str, Any]) -> LedgerOutcome:
+WRITE_ONCE_FIELDS: tuple[str, ...] = tuple(WriteOnceFields.__annotations__)
+
+
+def write_outcome(stored: WriteOnceFields | None, entry: WriteOnceFields) -> LedgerOutcome:
     """What a write-once of ``entry`` does where ``stored`` is held (SPEC 3.6).
 
     No entry → WRITTEN; the same ``projection_sha256`` and status → DUPLICATE; anything else →
@@ -27,7 +36,8 @@ def write_outcome(stored: Mapping[str, Any] | None, entry: Mapping[str, Any]) ->
     """
     if stored is None:
         return LedgerOutcome.WRITTEN
-    if all(stored.get(name) == entry.get(name) for name in WRITE_ONCE_FIELDS):
+    same_hash = stored.get("projection_sha256") == entry.get("projection_sha256")
+    if same_hash and stored.get("status") == entry.get("status"):
         return LedgerOutcome.DUPLICATE
     return LedgerOutcome.CONFLICT
 

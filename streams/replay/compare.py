@@ -12,10 +12,11 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import IO, Any
 
+from models.ledger import LedgerEntry
 from models.topology import chain_from
 from models.vocab import DeadLetterReason, LedgerOutcome, Station, Topic
 from streams import codec
-from streams.ledger.store import LedgerStore, write_outcome
+from streams.ledger.store import LedgerStore, WriteOnceFields, write_outcome
 from streams.messages import Record
 from streams.pipeline import Outcome, PendingWrite, StationRules, chain
 
@@ -68,13 +69,13 @@ async def compare_batch(
     lookups = await store.read_many(keys) if keys else {}
     counts: Counter[str] = Counter()
     for record, expected in expectations:
-        stored: dict[str, Any] | None = None
+        stored: LedgerEntry | None = None
         if expected.run_id is None or expected.tool_call_id is None:
             outcome = "failed"
         else:
             lookup = lookups[(expected.run_id, expected.tool_call_id)]
-            stored = dict(lookup.entry) if lookup.entry is not None else None
-            written = {"status": expected.status, "projection_sha256": expected.sha256}
+            stored = lookup.entry
+            written: WriteOnceFields = {"status": expected.status, "projection_sha256": expected.sha256}
             if stored is None:
                 outcome = "missing"
             # Two questions. write_outcome: would the ledger take today's entry as the one it holds
@@ -95,8 +96,8 @@ async def compare_batch(
 
 
 def _difference(
-    record: Record, expected: Expected, outcome: str, stored: dict[str, Any] | None
-) -> dict[str, Any]:
+    record: Record, expected: Expected, outcome: str, stored: LedgerEntry | None
+) -> dict[str, object]:
     return {
         "outcome": outcome,
         "source": {"topic": record.topic, "partition": record.partition, "offset": record.offset},

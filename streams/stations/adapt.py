@@ -5,7 +5,7 @@ Only this module knows py-rag's field names; every later station reads ``Knowled
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from models.ids import is_valid_id
 from models.limits import InputLimits
@@ -152,7 +152,7 @@ def adapt(response: PyRagResponse) -> list[KnowledgeSearchHit]:
     return hits
 
 
-def contract_anomaly(response: PyRagResponse) -> str | None:
+def contract_anomaly(response: PyRagResponse) -> Literal["hits_with_no_evidence"] | None:
     """A py-rag contract oddity worth auditing: ``no_evidence`` that still carries hits."""
     if response["evidence_status"] == "no_evidence" and response["hits"]:
         return "hits_with_no_evidence"

@@ -12,8 +12,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
+from models.audit import ViolationLink
 from models.draft import DIAGNOSIS_DRAFT_ADAPTER, MAX_ATTEMPT, MAX_ID_CHARS, DiagnosisDraft
 from models.events import Origin
 from models.ids import is_valid_id
@@ -24,7 +25,6 @@ from models.verdict import (
     EvidenceSnapshot,
     FallbackReport,
     Verdict,
-    VerdictSignature,
     Violation,
     ViolationEvent,
 )
@@ -84,7 +84,7 @@ MAX_LINKS = 32
 MAX_LINKED_IDS = 8
 
 
-def violation_links(plan: GuardPlan, violations: Sequence[Violation]) -> list[dict[str, Any]]:
+def violation_links(plan: GuardPlan, violations: Sequence[Violation]) -> list[ViolationLink]:
     """The violations with the tool call ids each is about, for the audit trail.
 
     ``analysis[i].tool_call_ids[j]`` is about that one citation; any other path inside
@@ -92,7 +92,7 @@ def violation_links(plan: GuardPlan, violations: Sequence[Violation]) -> list[di
     """
     draft: Mapping[str, Any] = plan.draft or {}
     items = list(draft.get("analysis") or [])
-    out = []
+    out: list[ViolationLink] = []
     for violation in violations[:MAX_LINKS]:
         found = _ITEM_PATH.match(violation["path"])
         ids: list[str] = []
@@ -340,7 +340,7 @@ class EvidenceGuard:
             "source_timestamp": origin["timestamp"] if origin is not None else None,
         }
         if self.signer is not None:
-            judged["signature"] = cast(VerdictSignature, self.signer.sign_verdict(judged))
+            judged["signature"] = self.signer.sign_verdict(judged)
         return judged
 
     def _citations(

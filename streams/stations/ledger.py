@@ -14,7 +14,7 @@ from models.ledger import LedgerEntry
 from models.vocab import DeadLetterReason, LedgerStatus, RecordStatus, parse_reason
 from streams import codec
 from streams.errors import InvalidId, SchemaViolation
-from streams.trust.integrity import check_entry
+from streams.trust.integrity import check_projection
 from streams.trust.keys import Signer
 
 
@@ -41,9 +41,7 @@ def ledger_entry(
     projection, sha = event.get("projection"), event.get("projection_sha256")
     evidence_status = None
     if status == RecordStatus.OK:
-        held = check_entry(
-            {"status": LedgerStatus.READY, "projection": projection, "projection_sha256": sha}, None
-        )
+        held = check_projection(LedgerStatus.READY, projection, sha)
         if not isinstance(projection, str) or not held.holds:
             raise SchemaViolation(
                 "projection missing or its projection_sha256 does not match; the projected value is corrupt",

@@ -6,9 +6,9 @@ for files and tests), at most two round trips for a whole batch; the guard only 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+
+from models.ledger import LedgerEntry
 
 LedgerKey = tuple[str, str]
 """``(run_id, tool_call_id)``: the key of one ledger entry."""
@@ -22,5 +22,5 @@ class LedgerLookup:
     None; ``foreign_owner`` tells whether another run owns an entry with this tool call id.
     """
 
-    entry: Mapping[str, Any] | None
+    entry: LedgerEntry | None
     foreign_owner: bool = False

@@ -30,7 +30,6 @@ from models.verdict import (
     ReportConclusion,
     ReportEvent,
     Verdict,
-    VerdictSignature,
 )
 from models.vocab import AnalysisKind, ReportOutcome, VerdictKind
 from streams.trust.keys import Signer
@@ -119,7 +118,7 @@ def report_event(
         "source_timestamp": verdict["source_timestamp"],
     }
     if signer is not None:
-        event["signature"] = cast(VerdictSignature, signer.sign_report(event))
+        event["signature"] = signer.sign_report(event)
     return event
 
 

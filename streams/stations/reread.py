@@ -6,10 +6,10 @@ level), then the remaining INVALID checks.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
+from models.ledger import LedgerEntry
 from models.projection import EVIDENCE_ITEM_FIELDS, RAG_TOOL_RESULT_FIELDS, RagToolResult
 from models.vocab import EvidenceStatus, RelevanceLevel, ViolationCode
 from streams import codec
@@ -89,7 +89,7 @@ def _invalid(doc: dict[str, Any], tool_call_id: str) -> str | None:
     return None
 
 
-def reread(entry: Mapping[str, Any], tool_call_id: str, trusted: TrustedKeys | None = None) -> Reread:
+def reread(entry: LedgerEntry, tool_call_id: str, trusted: TrustedKeys | None = None) -> Reread:
     """Re-read and check the stored projection of one ledger entry.
 
     With ``trusted`` keys (SPEC 3.7), an entry that is unsigned, not signed by a trusted ledger key, or

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from models.ledger import LedgerEntry
+from models.verdict import ReportEvent, Verdict
 from streams import codec
 from streams.hashing import sha256_hex
 from streams.trust.keys import TrustedKeys
@@ -77,7 +79,7 @@ def projection_bytes(projection: Any) -> bytes | None:
 
 
 def check_entry(
-    entry: Mapping[str, Any], trusted: TrustedKeys | None, key: tuple[str, str] | None = None
+    entry: LedgerEntry, trusted: TrustedKeys | None, key: tuple[str, str] | None = None
 ) -> EntryCheck:
     """Whether a stored entry holds: with ``key`` (the ``(run_id, tool_call_id)`` it was read for) first
     that it is that key's entry, then its projection's hash, then (with ``trusted``) its signature.
@@ -92,9 +94,19 @@ def check_entry(
         return EntryCheck(
             EntryFault.KEY, "its stored run_id and tool_call_id are not the key it was read under"
         )
-    projection = entry.get("projection")
+    held = check_projection(entry.get("status"), entry.get("projection"), entry.get("projection_sha256"))
+    if held.fault is None and trusted is not None:
+        why = trusted.verify_entry(entry)
+        if why is not None:
+            return EntryCheck(EntryFault.SIGNATURE, f"the entry's signature: {why}", held.data)
+    return held
+
+
+def check_projection(status: object, projection: object, projection_sha256: object) -> EntryCheck:
+    """Whether an entry's projection hashes to its ``projection_sha256`` (a READY one must hold one; a
+    FAILED one holds none, and nothing is checked)."""
     data: bytes | None = None
-    if projection is not None or entry.get("status") == "READY":
+    if projection is not None or status == "READY":
         if not isinstance(projection, str | bytes):
             return EntryCheck(EntryFault.NO_PROJECTION, "the entry holds no projection text")
         data = projection_bytes(projection)
@@ -102,12 +114,8 @@ def check_entry(
             return EntryCheck(
                 EntryFault.HASH, "the projection is not UTF-8 text, so it has no SHA-256 to match"
             )
-        if sha256_hex(data) != entry.get("projection_sha256"):
+        if sha256_hex(data) != projection_sha256:
             return EntryCheck(EntryFault.HASH, "the projection's SHA-256 differs from the stored one")
-    if trusted is not None:
-        why = trusted.verify_entry(entry)
-        if why is not None:
-            return EntryCheck(EntryFault.SIGNATURE, f"the entry's signature: {why}", data)
     return EntryCheck(None, "", data)
 
 
@@ -137,7 +145,7 @@ _HOLDS = SignedCheck(None)
 
 
 def check_verdict(
-    verdict: Mapping[str, Any], trusted: TrustedKeys | None, *, draft_sha256: str | None = None
+    verdict: Verdict, trusted: TrustedKeys | None, *, draft_sha256: str | None = None
 ) -> SignedCheck:
     """Whether a verdict may be handed out or shown (SPEC 4.1, 4.3): with ``draft_sha256`` (the hash of
     the draft it was asked for) first that it judged those bytes, then, with ``trusted``, that a
@@ -152,7 +160,7 @@ def check_verdict(
 
 
 def check_report(
-    event: Mapping[str, Any], trusted: TrustedKeys | None, *, run_id: str | None = None
+    event: ReportEvent, trusted: TrustedKeys | None, *, run_id: str | None = None
 ) -> SignedCheck:
     """Whether a ``reports`` event may be handed out or shown (SPEC 4.3): with ``run_id`` (the run it was
     read for) first that it is that run's, then, with ``trusted``, that a trusted **guard** key signed
@@ -166,7 +174,7 @@ def check_report(
     return _HOLDS
 
 
-def report_identity(event: Mapping[str, Any]) -> bytes:
+def report_identity(event: ReportEvent) -> bytes:
     """What makes two ``reports`` events the same report: the signed message (SPEC 4.3: its ids, the
     verdict's event id, the draft's hash and the report's JSON), never ``event_id``, ``origin`` or
     ``source_timestamp`` (not signed, so a copy may carry any). An event whose signed fields have the
@@ -180,7 +188,7 @@ def report_identity(event: Mapping[str, Any]) -> bytes:
             return b"unsigned-shape:" + repr(sorted(event.items(), key=lambda kv: str(kv[0]))).encode()
 
 
-def report_triple(event: Mapping[str, Any]) -> tuple[str, str, int] | None:
+def report_triple(event: ReportEvent) -> tuple[str, str, int] | None:
     """``(run_id, draft_id, attempt)``: the draft a report publishes, of which there is one report; None
     when the event names no such draft (a FALLBACK of a draft whose ids could not be read)."""
     run_id, draft_id, attempt = event.get("run_id"), event.get("draft_id"), event.get("attempt")
@@ -193,7 +201,7 @@ def report_triple(event: Mapping[str, Any]) -> tuple[str, str, int] | None:
 class Published:
     """The reports a reader may show, and why the others were dropped (one phrase each)."""
 
-    reports: list[dict[str, Any]]
+    reports: list[ReportEvent]
     refused: list[str]
     """Reports that do not hold (:func:`check_report`): never shown."""
     repeats: int = 0
@@ -203,7 +211,7 @@ class Published:
 
 
 def distinct_reports(
-    events: Iterable[Mapping[str, Any]], trusted: TrustedKeys | None, *, run_id: str | None = None
+    events: Iterable[ReportEvent], trusted: TrustedKeys | None, *, run_id: str | None = None
 ) -> Published:
     """The reports a reader may show, in the order given (the topic's, or the store's): those that hold
     (:func:`check_report`), each once by its signed fields (:func:`report_identity`), and one per
@@ -211,7 +219,7 @@ def distinct_reports(
     it; a re-sent copy under a new ``event_id`` neither replaces nor repeats it). Of copies of one
     report, the one shown is the original — its ``event_id`` has its verdict's coordinates — wherever
     a copy sorts."""
-    kept: list[dict[str, Any]] = []
+    kept: list[ReportEvent] = []
     refused: list[str] = []
     seen: dict[bytes, int] = {}
     owners: set[tuple[str, str, int]] = set()
@@ -229,7 +237,7 @@ def distinct_reports(
             repeats += 1
             at = seen[identity]
             if _at_its_verdict(event) and not _at_its_verdict(kept[at]):
-                kept[at] = dict(event)  # the copy came first (its origin is anyone's): show the original
+                kept[at] = event  # the copy came first (its origin is anyone's): show the original
             continue
         seen[identity] = len(kept)
         triple = report_triple(event)
@@ -238,11 +246,11 @@ def distinct_reports(
             continue
         if triple is not None:
             owners.add(triple)
-        kept.append(dict(event))
+        kept.append(event)
     return Published(kept, refused, repeats, conflicts)
 
 
-def _at_its_verdict(event: Mapping[str, Any]) -> bool:
+def _at_its_verdict(event: ReportEvent) -> bool:
     """Whether a report's ``event_id`` has its verdict's coordinates, as the guard writes both from one
     draft record (``publish:<coordinates>`` beside ``guard:<coordinates>``, SPEC 1): the original, not a
     copy re-sent under another ``event_id`` (which is not signed)."""

@@ -21,8 +21,9 @@ which evidence and said what, and that the verdict followed from that.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
+from models.semantic import JudgeCase, JudgementEvent
 from streams import codec
 from streams.trust.keys import TrustedKeys
 from streams.trust.messages import judgement_digest
@@ -64,7 +65,7 @@ def judgement_failures(
     if not isinstance(judgement, Mapping):
         return ["judgement: not an object"]
     out: list[str] = []
-    why = trusted.verify_judgement(judgement)
+    why = trusted.verify_judgement(cast(JudgementEvent, judgement))  # unchecked: read field by field
     if why is not None:
         out.append(f"judgement: {why}")
     for name in _SAME_AS_VERDICT:
@@ -76,7 +77,7 @@ def judgement_failures(
     if not isinstance(case, Mapping) or not isinstance(model, str):
         return [*out, "judgement: no case or model"]
     try:
-        digest = judgement_digest(model, case)
+        digest = judgement_digest(model, cast(JudgeCase, case))
     except codec.JSONEncodeError:
         digest = ""
     if digest != judgement.get("digest"):

@@ -34,6 +34,9 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from models.ledger import LedgerEntry
+from models.semantic import JudgementEvent
+from models.verdict import ReportEvent, Verdict, VerdictSignature
 from streams.errors import ConfigurationError
 from streams.hashing import sha256_hex
 from streams.trust.messages import (
@@ -86,19 +89,19 @@ class Signer:
         """This key's line in a trusted keys file: ``<role> <64 hex>``."""
         return f"{role} {self.public_hex}"
 
-    def sign_entry(self, entry: Mapping[str, Any]) -> dict[str, str]:
+    def sign_entry(self, entry: LedgerEntry) -> dict[str, str]:
         """``{"key_id", "signature"}`` for a ledger entry (SPEC 3.7)."""
         return {"key_id": self.key_id, "signature": self.sign(entry_message(entry))}
 
-    def sign_verdict(self, verdict: Mapping[str, Any]) -> dict[str, str]:
+    def sign_verdict(self, verdict: Verdict) -> VerdictSignature:
         """The verdict's ``signature`` field value, ``{"key_id", "value"}`` (SPEC 4.1)."""
         return {"key_id": self.key_id, "value": self.sign(verdict_message(verdict))}
 
-    def sign_report(self, event: Mapping[str, Any]) -> dict[str, str]:
+    def sign_report(self, event: ReportEvent) -> VerdictSignature:
         """A ``reports`` event's ``signature`` field value, ``{"key_id", "value"}`` (SPEC 4.3)."""
         return {"key_id": self.key_id, "value": self.sign(report_message(event))}
 
-    def sign_judgement(self, event: Mapping[str, Any]) -> dict[str, str]:
+    def sign_judgement(self, event: JudgementEvent) -> VerdictSignature:
         """A ``judgements`` event's ``signature`` field value, ``{"key_id", "value"}`` (SPEC 4.4)."""
         return {"key_id": self.key_id, "value": self.sign(judgement_message(event))}
 
@@ -180,21 +183,21 @@ class TrustedKeys:
             return f"the signature by key {shown} does not verify"
         return None
 
-    def verify_entry(self, entry: Mapping[str, Any]) -> str | None:
+    def verify_entry(self, entry: LedgerEntry) -> str | None:
         """None when a ledger entry's signature verifies under a trusted ledger key (SPEC 3.7)."""
         return self.verify(
             "ledger", entry.get("key_id"), entry.get("signature"), lambda: entry_message(entry)
         )
 
-    def verify_verdict(self, verdict: Mapping[str, Any]) -> str | None:
+    def verify_verdict(self, verdict: Verdict) -> str | None:
         """None when a verdict's ``signature`` verifies under a trusted guard key (SPEC 4.1)."""
         return self._verify_object("guard", verdict.get("signature"), lambda: verdict_message(verdict))
 
-    def verify_report(self, event: Mapping[str, Any]) -> str | None:
+    def verify_report(self, event: ReportEvent) -> str | None:
         """None when a ``reports`` event's ``signature`` verifies under a trusted guard key (SPEC 4.3)."""
         return self._verify_object("guard", event.get("signature"), lambda: report_message(event))
 
-    def verify_judgement(self, event: Mapping[str, Any]) -> str | None:
+    def verify_judgement(self, event: JudgementEvent) -> str | None:
         """None when a ``judgements`` event's ``signature`` verifies under a trusted guard key (SPEC 4.4)."""
         return self._verify_object("guard", event.get("signature"), lambda: judgement_message(event))
 

@@ -14,6 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from models.ledger import LedgerEntry
+from models.semantic import JudgeCase, JudgementEvent
+from models.verdict import ReportEvent, Verdict
 from streams import codec
 from streams.hashing import sha256_hex
 
@@ -101,7 +104,7 @@ def netstrings(fields: Iterable[str | int | None]) -> bytes:
     return bytes(out)
 
 
-def entry_message(entry: Mapping[str, Any]) -> bytes:
+def entry_message(entry: LedgerEntry) -> bytes:
     """What a ledger entry's signature covers, from its stored fields (SPEC 3.7).
 
     Raises:
@@ -110,7 +113,7 @@ def entry_message(entry: Mapping[str, Any]) -> bytes:
     return netstrings((LEDGER_CONTEXT, *(_string(name, entry.get(name)) for name in ENTRY_SIGNED_FIELDS)))
 
 
-def verdict_message(verdict: Mapping[str, Any]) -> bytes:
+def verdict_message(verdict: Verdict) -> bytes:
     """What a verdict's signature covers (SPEC 4.1).
 
     Missing or null lists count as empty (the message is the same: ``0:,``).
@@ -150,7 +153,7 @@ def _item_strings(name: str, items: list[Any], keys: tuple[str, ...]) -> list[st
     return out
 
 
-def report_message(event: Mapping[str, Any]) -> bytes:
+def report_message(event: ReportEvent) -> bytes:
     """What a ``reports`` event's signature covers (SPEC 4.3): its ids, then the SHA-256 of ``report``
     as compact JSON in its own key order (how the event writes it), so the report's every byte counts.
 
@@ -178,7 +181,7 @@ def report_message(event: Mapping[str, Any]) -> bytes:
     )
 
 
-def judgement_message(event: Mapping[str, Any]) -> bytes:
+def judgement_message(event: JudgementEvent) -> bytes:
     """What a ``judgements`` event's signature covers (SPEC 4.4): whose draft and verdict, the mode and
     status, the digest of what was asked (the model and the case: a verifier recomputes it from the
     event), the model, the prompt version, the SHA-256 of the raw answer (empty when none), then each
@@ -218,7 +221,7 @@ def judgement_message(event: Mapping[str, Any]) -> bytes:
     return netstrings(fields)
 
 
-def judgement_digest(model: str, case: Mapping[str, Any]) -> str:
+def judgement_digest(model: str, case: JudgeCase) -> str:
     """Lowercase hex SHA-256 of the compact JSON of ``{"model", **case}`` (keys in that order): what a
     semantic judge was asked, of whom (SPEC 4.4). The station keys its records by it; a receipt's
     verifier recomputes it from the judgement's own ``model`` and ``case``, so the signature, which

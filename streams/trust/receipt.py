@@ -21,9 +21,13 @@ characters (:func:`streams.printable.printable`).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NotRequired, cast
 
-from models.ledger import LEDGER_ENTRY_FIELDS, SIGNATURE_FIELDS
+from typing_extensions import TypedDict
+
+from models.ledger import LEDGER_ENTRY_FIELDS, SIGNATURE_FIELDS, LedgerEntry
+from models.semantic import JudgementEvent
+from models.verdict import Verdict
 from models.vocab import FALLBACK_LIMITATION
 from streams import codec
 from streams.errors import UnknownVerdict
@@ -34,6 +38,19 @@ from streams.trust.keys import TrustedKeys, key_id_of, signer_for, trusted_for
 
 RECEIPT_KIND = "evidence-chain/receipt/v1"
 
+
+class Receipt(TypedDict):
+    """A receipt as :func:`build_receipt` writes it (what a verifier reads is untrusted: any shape)."""
+
+    receipt: str
+    verdict: Verdict
+    entries: list[LedgerEntry]
+    public_keys: dict[str, str]
+    """Key id → the public key's 64 hex digits, of each key the verdict and entries name."""
+    judgement: NotRequired[JudgementEvent]
+    """Only in a receipt of a draft the semantic review judged (SPEC 4.4)."""
+
+
 SNAPSHOT_FIELDS: tuple[str, ...] = (
     "tool_call_id",
     "evidence_status",
@@ -43,7 +60,7 @@ SNAPSHOT_FIELDS: tuple[str, ...] = (
     "evidence",
 )
 _FROM_PROJECTION = ("tool_call_id", "evidence_status", "relevance_level", "truncated", "evidence")
-RECEIPT_FIELDS: tuple[str, ...] = ("receipt", "verdict", "entries", "public_keys", "judgement")
+RECEIPT_FIELDS: tuple[str, ...] = tuple(Receipt.__annotations__)
 """``judgement`` only in a receipt of a draft the semantic review judged (SPEC 4.4)."""
 MAX_RECEIPT_DEPTH = codec.MAX_DEPTH + 1
 """The receipt object around a verdict and entries, each at most SPEC's 64 levels deep."""
@@ -64,9 +81,7 @@ def receipt_keys(trusted_keys_file: str | None, signing_key_file: str | None) ->
     return mine if trusted is None else trusted.merged(mine)
 
 
-def choose_verdict(
-    verdicts: Sequence[Mapping[str, Any]], run_id: str, draft_id: str, attempt: int | None
-) -> Mapping[str, Any]:
+def choose_verdict(verdicts: Sequence[Verdict], run_id: str, draft_id: str, attempt: int | None) -> Verdict:
     """The verdict a receipt is of: the one of ``attempt`` (default: the latest) among a draft's stored
     verdicts, oldest first; of several for one attempt, the first: a draft is write-once per
     ``(run_id, draft_id, attempt)`` where people read it, so a later, different draft with that triple
@@ -91,11 +106,11 @@ def choose_verdict(
 
 
 def build_receipt(
-    verdict: Mapping[str, Any],
-    entries: Mapping[str, Mapping[str, Any]],
+    verdict: Verdict,
+    entries: Mapping[str, LedgerEntry],
     keys: TrustedKeys | None,
-    judgement: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
+    judgement: JudgementEvent | None = None,
+) -> Receipt:
     """The receipt of ``verdict``, with ``entries`` (by tool call id, as stored) in snapshot order, and
     the semantic judge's ``judgement`` of the draft when it was judged (SPEC 4.4).
 
@@ -104,27 +119,27 @@ def build_receipt(
     Raises:
         KeyError: an entry the snapshot lists is missing (the receipt would not verify).
     """
-    chosen: list[Mapping[str, Any]] = []
+    chosen: list[LedgerEntry] = []
     for item in verdict.get("evidence_snapshot") or []:
         tool_call_id = item["tool_call_id"]
         if tool_call_id not in entries:
             raise KeyError(tool_call_id)
         chosen.append(entries[tool_call_id])
-    named: list[Any] = [(verdict.get("signature") or {}).get("key_id")]
+    signature = verdict.get("signature")
+    named: list[object] = [None if signature is None else signature.get("key_id")]
     named += [entry.get("key_id") for entry in chosen]
     public_keys: dict[str, str] = {}
     for key_id in named:
-        hexed = keys.public_hex(key_id) if keys is not None and isinstance(key_id, str) else None
-        if hexed is not None:
+        if keys is not None and isinstance(key_id, str) and (hexed := keys.public_hex(key_id)) is not None:
             public_keys[key_id] = hexed
-    receipt = {
+    receipt: Receipt = {
         "receipt": RECEIPT_KIND,
-        "verdict": dict(verdict),
-        "entries": [dict(e) for e in chosen],
+        "verdict": verdict,
+        "entries": chosen,
         "public_keys": public_keys,
     }
     if judgement is not None:
-        receipt["judgement"] = dict(judgement)
+        receipt["judgement"] = judgement
     return receipt
 
 
@@ -155,7 +170,8 @@ def _entry_failures(where: str, entry: Any, item: Any, run_id: Any, trusted: Tru
     unknown = sorted(set(entry) - _ENTRY_FIELDS)
     if unknown:
         out.append(f"{where}: unknown field {_shown(unknown[0])}: not a ledger entry as stored")
-    held = check_entry(entry, trusted)  # the one "does this entry hold?": the hash, then the signature
+    # the one "does this entry hold?": the hash, then the signature (each field read and checked)
+    held = check_entry(cast(LedgerEntry, entry), trusted)
     if held.fault is EntryFault.SIGNATURE:
         out.append(f"{where}: {held.detail}")
     if entry.get("run_id") != run_id:
@@ -218,7 +234,7 @@ def verify_receipt(doc: Any, trusted: TrustedKeys) -> list[str]:
     verdict, entries = doc.get("verdict"), doc.get("entries")
     if not isinstance(verdict, Mapping):
         return [*out, "verdict: missing or not an object"]
-    why = trusted.verify_verdict(verdict)
+    why = trusted.verify_verdict(cast(Verdict, verdict))  # unchecked: each field read and checked
     if why is not None:
         out.append(f"verdict: {why}")
     out += _verdict_shape(verdict)

@@ -8,7 +8,7 @@ from typing import cast
 
 import pytest
 
-from models.events import AuditRecord
+from models.audit import AuditRecord
 from streams.audit.factory import open_store
 from streams.cli.display import cell, printable
 from streams.web.pages import render as pages

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from models.events import AuditRecord
+from models.audit import AuditRecord
 from models.vocab import Station
 from streams import codec
 from streams.audit.evidence import Evidence, TopicValue, applied_at, evidence_of

@@ -17,7 +17,7 @@ import pytest
 from aiokafka import AIOKafkaConsumer
 from pydantic import SecretStr
 
-from models.events import AuditRecord
+from models.audit import AuditRecord
 from models.ledger import LedgerEntry
 from models.vocab import Station
 from streams import codec

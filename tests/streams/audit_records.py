@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from models.events import AuditRecord
+from models.audit import AuditRecord
 from models.vocab import Station
 from streams.audit.store import AuditStore
 from streams.envelope import audit_record, event_id

@@ -29,6 +29,7 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 from models.draft import DiagnosisDraft
+from models.review import EvidenceSource, Specific
 from models.verdict import Violation
 from models.vocab import EvidenceStatus, ViolationCode
 from streams.stations.review.forms import displayed, same_unit, shown
@@ -59,6 +60,8 @@ CODES: dict[SpecificKind, ViolationCode] = {
 
 __all__ = [
     "CODES",
+    "EvidenceSource",
+    "Specific",
     "COMMON_TERMS",
     "RULES_VERSION",
     "TextEvidence",
@@ -100,7 +103,7 @@ _Key = tuple[str, frozenset[str] | None]
 """A cited projection and the document_ids it is narrowed to (None: all its items)."""
 
 
-def _strings(tool_call_id: str, projection: Mapping[str, Any], documents: frozenset[str] | None) -> list[str]:
+def _strings(tool_call_id: str, projection: EvidenceSource, documents: frozenset[str] | None) -> list[str]:
     """A cited projection's strings: its tool_call_id and query, then per item (only those in the narrowing,
     if any) its document_id, source, title, breadcrumb and excerpt, nulls skipped."""
     out = [tool_call_id]
@@ -113,6 +116,9 @@ def _strings(tool_call_id: str, projection: Mapping[str, Any], documents: frozen
                 out.extend(v for name in _ITEM_FIELDS if isinstance(v := item.get(name), str))
     return out
 
+
+_NO_SOURCE: EvidenceSource = {"query": None, "evidence_status": None, "evidence": ()}
+"""A tool call the draft cites and the review holds no projection of: only its id is evidence."""
 
 _SOURCES_KEPT = 512
 """Indexes kept across drafts (:data:`_SHARED`), the oldest dropped first: one holds some 50-200 KB for
@@ -136,7 +142,7 @@ class _Projections:
     """The cited projections of one draft, each indexed once per narrowing; with ``digests`` (each cited
     tool call's ``projection_sha256``), indexed once across drafts."""
 
-    projections: Mapping[str, Mapping[str, Any]]
+    projections: Mapping[str, EvidenceSource]
     digests: Mapping[str, str] | None = None
     _indexes: dict[_Key, Index] = field(default_factory=dict)
 
@@ -148,7 +154,8 @@ class _Projections:
                 found = _SHARED.get((digest, key))
             if found is None:
                 tool_call_id, documents = key
-                found = Index.of(_strings(tool_call_id, self.projections.get(tool_call_id) or {}, documents))
+                source = self.projections.get(tool_call_id) or _NO_SOURCE
+                found = Index.of(_strings(tool_call_id, source, documents))
                 if digest is not None:
                     _remember(_SHARED, _SOURCES_KEPT, (digest, key), found)
             self._indexes[key] = found
@@ -409,9 +416,9 @@ class ReviewedText(NamedTuple):
 
 
 def reviewed_texts(
-    draft: DiagnosisDraft | Mapping[str, Any],
+    draft: DiagnosisDraft,
     reviewed: Sequence[bool],
-    projections: Mapping[str, Mapping[str, Any]],
+    projections: Mapping[str, EvidenceSource],
     digests: Mapping[str, str] | None = None,
 ) -> Iterator[ReviewedText]:
     """The texts D reviews, in order (analysis items, conclusion, actions), each with its evidence.
@@ -430,7 +437,7 @@ def reviewed_texts(
 
 
 def _texts(
-    draft: DiagnosisDraft | Mapping[str, Any], reviewed: Sequence[bool]
+    draft: DiagnosisDraft, reviewed: Sequence[bool]
 ) -> tuple[str, list[tuple[str, str, tuple[_Key, ...]]]]:
     """The names a text may use (joined), and each reviewed text's path, content and the cited
     projections (with their narrowings) it is judged on: :func:`reviewed_texts` before any evidence.
@@ -631,9 +638,9 @@ def prepare() -> None:
 
 
 def review(
-    draft: DiagnosisDraft | Mapping[str, Any],
+    draft: DiagnosisDraft,
     reviewed: Sequence[bool],
-    projections: Mapping[str, Mapping[str, Any]],
+    projections: Mapping[str, EvidenceSource],
     digests: Mapping[str, str] | None = None,
 ) -> list[Violation]:
     """D's violations (codes 21-23): per reviewed text in order, each unsupported claim in order."""
@@ -657,7 +664,7 @@ def review(
     return out
 
 
-def claims(content: str | None, evidence: TextEvidence | None) -> list[dict[str, Any]]:
+def claims(content: str | None, evidence: TextEvidence | None) -> list[Specific]:
     """For the run page: each claim of ``content`` with its support and the evidence item it was found in
     (``tool_call_id``/``document_id`` None when unsupported or found only in a query or the names).
     Empty when the text is not reviewed (``evidence`` None)."""
@@ -665,7 +672,7 @@ def claims(content: str | None, evidence: TextEvidence | None) -> list[dict[str,
         return []
     missing = {(f.kind, f.surface) for f in unsupported(content, evidence)}
     items = _item_indexes(evidence)
-    out = []
+    out: list[Specific] = []
     for claim in text_claims(content):
         supported = (claim.kind, claim.surface) not in missing
         tool_call_id, document_id = evidence.found_in(claim, items) if supported else (None, None)
@@ -685,7 +692,7 @@ def _item_indexes(evidence: TextEvidence) -> list[tuple[str, str | None, Index]]
     """Each evidence item of the text's cited projections indexed alone (for the run page)."""
     out: list[tuple[str, str | None, Index]] = []
     for tool_call_id, documents in evidence.keys:
-        projection = evidence.projections.projections.get(tool_call_id) or {}
+        projection = evidence.projections.projections.get(tool_call_id) or _NO_SOURCE
         if projection.get("evidence_status") != EvidenceStatus.EVIDENCE_FOUND:
             continue
         for item in projection.get("evidence") or []:

@@ -31,7 +31,7 @@ from models.semantic import (
     SemanticReviewEvent,
 )
 from models.validation import ContractError, validate
-from models.verdict import FallbackReport, Verdict, VerdictSignature, Violation
+from models.verdict import FallbackReport, Verdict, Violation
 from models.vocab import (
     FALLBACK_LIMITATION,
     ClaimLabel,
@@ -154,7 +154,7 @@ def judgement_event(
         "source_timestamp": handed["source_timestamp"],
     }
     if signer is not None:
-        event["signature"] = cast(VerdictSignature, signer.sign_judgement(event))
+        event["signature"] = signer.sign_judgement(event)
     return event
 
 
@@ -216,7 +216,7 @@ def final_verdict(
     )
     final = cast(Verdict, judged)
     if signer is not None:
-        final["signature"] = cast(VerdictSignature, signer.sign_verdict(final))
+        final["signature"] = signer.sign_verdict(final)
     return final
 
 

@@ -24,8 +24,8 @@ def cited_projections(verdict: Verdict, lookups: Mapping[str, LedgerLookup]) -> 
     """The projection text of each tool call in the verdict's snapshot, as the ledger holds it."""
     out: list[CitedProjection] = []
     for item in verdict["evidence_snapshot"]:
-        entry = lookups[item["tool_call_id"]].entry or {}
-        text = entry.get("projection")
+        entry = lookups[item["tool_call_id"]].entry
+        text: object = None if entry is None else entry.get("projection")
         if isinstance(text, bytes | bytearray):
             text = bytes(text).decode("utf-8")
         out.append({"tool_call_id": item["tool_call_id"], "projection": str(text)})

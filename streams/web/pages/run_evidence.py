@@ -24,23 +24,208 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import NotRequired
 
+from typing_extensions import TypedDict
+
+from models.audit import StationRecord, ToolCallFigures, ToolCallRow, VerdictRow
 from models.draft import DIAGNOSIS_DRAFT_ADAPTER
 from models.ids import is_valid_id
+from models.ledger import LedgerEntry
+from models.review import EvidenceSource, Specific
+from models.semantic import JudgementEvent
 from models.validation import ContractError, validate
+from models.verdict import ReportEvent, Verdict, Violation
 from streams import codec
 from streams.audit.store import VERDICT_OUTCOMES, StoredEntry
+from streams.codec import JSONObject
 from streams.stations.review import claims, reviewed_texts
 from streams.trust import EntryFault, TrustedKeys, check_entry, check_verdict, distinct_reports
+
+
+class SignatureState(TypedDict):
+    """A signature as the page shows it; ``signed`` only when no trusted keys checked it."""
+
+    state: str
+    """``verified``, ``not verified``, ``unsigned`` or ``not checked``."""
+    key_id: object
+    reason: str | None
+    signed: NotRequired[bool]
+
+
+class ShownItem(TypedDict):
+    """One evidence item of a projection, as the agent saw it."""
+
+    document_id: object
+    source: object
+    title: object
+    breadcrumb: object
+    excerpt: object
+    cut: bool
+    """The excerpt is at the cap: it may have been cut (the projection's ``truncated`` says something was)."""
+
+
+class RefusedWrite(TypedDict):
+    """A write the ledger refused (``CONFLICT``), with the refused projection's figures."""
+
+    origin_partition: object
+    origin_offset: object
+    projection_sha256: object
+    evidence_status: object
+    returned_count: object
+    truncated: object
+
+
+class EntryView(TypedDict):
+    """One tool call's stored entry as the page shows it (see the module docstring)."""
+
+    tool_call_id: str
+    status: object
+    failure_reason: object
+    evidence_status: object
+    relevance_level: object
+    truncated: object
+    query: object
+    returned_count: object
+    items: list[ShownItem]
+    unreadable: str | None
+    key_mismatch: bool
+    projection_sha256: object
+    hash_ok: bool | None
+    signature: SignatureState
+    event_id: object
+    ledger_record: str
+    later_differs: bool
+    refused: list[RefusedWrite]
+
+
+class Cited(TypedDict):
+    """What an item cites of one tool call: the positions of the items it names (None: it names none)."""
+
+    tool_call_id: str
+    stored: bool
+    evidence_status: object
+    item_count: int
+    items: list[int] | None
+
+
+class LeftOut(TypedDict):
+    count: int
+    unsupported: int
+
+
+class Specifics(TypedDict):
+    specifics: list[Specific]
+    specifics_left_out: LeftOut | None
+
+
+class JudgedRef(TypedDict):
+    tool_call_id: object
+    document_id: object
+
+
+class JudgedClaim(TypedDict):
+    """The semantic judge's word on one claim (SPEC 4.4)."""
+
+    label: object
+    reason: object
+    evidence: list[JudgedRef]
+
+
+class AnalysisView(Specifics):
+    """An analysis item with what it cites, its specifics, the judge's word and its violations."""
+
+    path: str
+    id: object
+    kind: object
+    content: object
+    tool_call_ids: list[str]
+    document_ids: list[str]
+    cites: list[Cited]
+    unmatched_document_ids: list[str]
+    judged: JudgedClaim | None
+    violations: list[Violation]
+
+
+class ConclusionView(Specifics):
+    content: object
+    based_on_analysis_ids: list[str]
+    judged: JudgedClaim | None
+    violations: list[Violation]
+
+
+class ActionView(Specifics):
+    id: object
+    content: object
+    based_on_analysis_ids: list[str]
+    violations: list[Violation]
+
+
+class JudgementSummary(TypedDict):
+    event_id: object
+    mode: object
+    status: object
+    model: object
+    prompt_version: object
+
+
+class DraftView(TypedDict):
+    """One verdict's draft, item by item (:func:`draft_view`)."""
+
+    stored_draft: bool
+    stored_verdict: bool
+    analysis: list[AnalysisView]
+    conclusion: ConclusionView | None
+    action_plan: list[ActionView]
+    limitations: list[str]
+    limitation_violations: list[Violation]
+    other_violations: list[Violation]
+    violations_truncated: object
+    violation_count: object
+    draft_sha256: object
+    signature: SignatureState | None
+    report: ReportEvent | None
+    judgement: JudgementSummary | None
+    withheld: NotRequired[str]
+    """Why a verdict that does not hold is not shown (SPEC 4.3)."""
+    attempts: NotRequired[list[int]]
+
+
+class ChainStep(TypedDict):
+    step: str
+    count: int
+    detail: str
+
+
+class EvidenceDocument(TypedDict):
+    """The evidence part of a run's document (:func:`evidence_document`)."""
+
+    signatures_checked: bool
+    entries: dict[str, EntryView]
+    drafts: dict[str, DraftView]
+    chain: list[ChainStep]
+
+
+OriginKey = tuple[object, object, object, object]
+"""``(tool_call_id, origin topic, partition, offset)``: one record's chain."""
 
 _ITEM_FIELDS = ("document_id", "source", "title", "breadcrumb", "excerpt")
 
 
-def signature_state(key_id: Any, why_not: str | None, trusted: TrustedKeys | None) -> dict[str, Any]:
-    """``{state, key_id, reason}``: ``verified``, ``not verified``, ``unsigned`` or ``not checked``."""
+def signature_state(
+    key_id: object, why_not: str | None, trusted: TrustedKeys | None, signed: bool | None = None
+) -> SignatureState:
+    """``{state, key_id, reason}``: ``verified``, ``not verified``, ``unsigned`` or ``not checked``; and,
+    not checked, ``signed`` when given."""
     if trusted is None:
-        return {"state": "not checked", "key_id": key_id, "reason": "no trusted keys (EC_TRUSTED_KEYS_FILE)"}
+        state: SignatureState = {
+            "state": "not checked",
+            "key_id": key_id,
+            "reason": "no trusted keys (EC_TRUSTED_KEYS_FILE)",
+        }
+        if signed is not None:
+            state["signed"] = signed
+        return state
     if why_not is None:
         return {"state": "verified", "key_id": key_id, "reason": None}
     if why_not == "unsigned":
@@ -48,7 +233,7 @@ def signature_state(key_id: Any, why_not: str | None, trusted: TrustedKeys | Non
     return {"state": "not verified", "key_id": key_id, "reason": why_not}
 
 
-def _projection(entry: Mapping[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
+def _projection(entry: LedgerEntry) -> tuple[JSONObject | None, str | None]:
     """The entry's projection parsed, or why it cannot be shown."""
     projection = entry.get("projection")
     if not isinstance(projection, str):
@@ -62,28 +247,34 @@ def _projection(entry: Mapping[str, Any]) -> tuple[dict[str, Any] | None, str | 
     return shown, None
 
 
-def _items(shown: Mapping[str, Any] | None, max_excerpt_chars: int) -> list[dict[str, Any]]:
+def _items(shown: JSONObject | None, max_excerpt_chars: int) -> list[ShownItem]:
     listed = shown.get("evidence") if shown is not None else None
-    out = []
+    out: list[ShownItem] = []
     for item in listed if isinstance(listed, list) else []:
         if not isinstance(item, dict):
             continue
         excerpt = item.get("excerpt")
         out.append(
-            {name: item.get(name) for name in _ITEM_FIELDS}
-            # an excerpt at the cap may have been cut (the projection's `truncated` says something was)
-            | {"cut": isinstance(excerpt, str) and len(excerpt) >= max_excerpt_chars}
+            {
+                "document_id": item.get("document_id"),
+                "source": item.get("source"),
+                "title": item.get("title"),
+                "breadcrumb": item.get("breadcrumb"),
+                "excerpt": excerpt,
+                # an excerpt at the cap may have been cut (the projection's `truncated` says something was)
+                "cut": isinstance(excerpt, str) and len(excerpt) >= max_excerpt_chars,
+            }
         )
     return out
 
 
 def entry_view(
     stored: StoredEntry,
-    refused: Sequence[Mapping[str, Any]],
+    refused: Sequence[RefusedWrite],
     trusted: TrustedKeys | None,
     max_excerpt_chars: int,
     run_id: str | None = None,
-) -> dict[str, Any]:
+) -> EntryView:
     """One tool call's stored entry as the page shows it (see the module docstring); with ``run_id``
     (the run the page is of), an entry that is not ``(run_id, tool_call_id)``'s is shown as nothing
     but that fact (:func:`streams.trust.check_entry` with the key, before anything else)."""
@@ -104,12 +295,11 @@ def entry_view(
             "key_mismatch": True,
             "projection_sha256": None,
             "hash_ok": None,
-            "signature": signature_state(None, "not this key's entry", trusted)
-            | ({"signed": False} if trusted is None else {}),
+            "signature": signature_state(None, "not this key's entry", trusted, signed=False),
             "event_id": None,
             "ledger_record": stored.where,
             "later_differs": stored.later_differs,
-            "refused": [dict(r) for r in refused],
+            "refused": [r.copy() for r in refused],
         }
     shown, unreadable = _projection(entry)
     projection = entry.get("projection")
@@ -128,53 +318,51 @@ def entry_view(
         "unreadable": unreadable,
         "projection_sha256": entry.get("projection_sha256"),
         "hash_ok": hashes if isinstance(projection, str) else None,
-        "signature": signature_state(entry.get("key_id"), why_not, trusted)
-        | ({"signed": "key_id" in entry} if trusted is None else {}),
+        "signature": signature_state(entry.get("key_id"), why_not, trusted, signed="key_id" in entry),
         "event_id": entry.get("event_id"),
         "ledger_record": stored.where,
         "later_differs": stored.later_differs,
-        "refused": [dict(r) for r in refused],
+        "refused": [r.copy() for r in refused],
         "key_mismatch": False,
     }
 
 
-def _origin_key(tool_call_id: Any, origin: Any) -> tuple[Any, ...]:
-    origin = origin if isinstance(origin, Mapping) else {}
-    return (tool_call_id, origin.get("topic"), origin.get("partition"), origin.get("offset"))
+def _origin_key(tool_call_id: object, origin: object) -> OriginKey:
+    where: Mapping[str, object] = origin if isinstance(origin, Mapping) else {}
+    return (tool_call_id, where.get("topic"), where.get("partition"), where.get("offset"))
 
 
-def by_origin(records: Sequence[Mapping[str, Any]]) -> dict[tuple[Any, ...], dict[str, dict[str, Any]]]:
+def by_origin(records: Sequence[StationRecord]) -> dict[OriginKey, dict[str, ToolCallFigures]]:
     """Audit figures grouped by (tool call, origin topic, partition, offset): ``{station: fields}``."""
-    out: dict[tuple[Any, ...], dict[str, dict[str, Any]]] = {}
+    out: dict[OriginKey, dict[str, ToolCallFigures]] = {}
     for row in records:
         origin = {
             "topic": row["origin_topic"],
             "partition": row["origin_partition"],
             "offset": row["origin_offset"],
         }
-        out.setdefault(_origin_key(row["tool_call_id"], origin), {})[str(row["station"])] = dict(
-            row["fields"]
-        )
+        out.setdefault(_origin_key(row["tool_call_id"], origin), {})[str(row["station"])] = row["fields"]
     return out
 
 
 def refused_writes(
-    grouped: Mapping[tuple[Any, ...], Mapping[str, Mapping[str, Any]]],
-) -> dict[str, list[dict[str, Any]]]:
+    grouped: Mapping[OriginKey, Mapping[str, ToolCallFigures]],
+) -> dict[str, list[RefusedWrite]]:
     """Per tool call, each write the ledger refused (``CONFLICT``), with the refused projection's figures."""
-    out: dict[str, list[dict[str, Any]]] = {}
+    out: dict[str, list[RefusedWrite]] = {}
     for (tool_call_id, _, partition, offset), stations in grouped.items():
-        if stations.get("ledger", {}).get("outcome") != "CONFLICT":
+        ledger = stations.get("ledger")
+        if ledger is None or ledger.get("outcome") != "CONFLICT":
             continue
-        project = stations.get("project", {})
+        project: Mapping[str, object] = stations.get("project") or {}
         out.setdefault(str(tool_call_id), []).append(
             {
                 "origin_partition": partition,
                 "origin_offset": offset,
-                **{
-                    k: project.get(k)
-                    for k in ("projection_sha256", "evidence_status", "returned_count", "truncated")
-                },
+                "projection_sha256": project.get("projection_sha256"),
+                "evidence_status": project.get("evidence_status"),
+                "returned_count": project.get("returned_count"),
+                "truncated": project.get("truncated"),
             }
         )
     return out
@@ -183,7 +371,7 @@ def refused_writes(
 # --- drafts --------------------------------------------------------------------------------------------
 
 
-def _strings(value: Any) -> list[str]:
+def _strings(value: object) -> list[str]:
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
@@ -192,12 +380,12 @@ def _inside(path: str, prefix: str) -> bool:
 
 
 def _cited(
-    tool_call_ids: Sequence[str], document_ids: Sequence[str], entries: Mapping[str, Mapping[str, Any]]
-) -> list[dict[str, Any]]:
+    tool_call_ids: Sequence[str], document_ids: Sequence[str], entries: Mapping[str, EntryView]
+) -> list[Cited]:
     """The evidence an item cites: per tool call, ``items``: the positions in its entry's ``items`` of
     those the item names, or None when it names none (it cites them all). The items themselves are in
     the entry, once per page: an item citing 50 lookups does not copy 50 projections (issue 38 M7)."""
-    out = []
+    out: list[Cited] = []
     for tool_call_id in tool_call_ids:
         entry = entries.get(tool_call_id)
         listed = list(entry["items"]) if entry else []
@@ -215,7 +403,7 @@ def _cited(
 
 
 def _unmatched(
-    tool_call_ids: Sequence[str], document_ids: Sequence[str], entries: Mapping[str, Mapping[str, Any]]
+    tool_call_ids: Sequence[str], document_ids: Sequence[str], entries: Mapping[str, EntryView]
 ) -> list[str]:
     """The document ids an item names that none of the stored entries it cites holds."""
     found = {
@@ -229,19 +417,19 @@ MAX_SPECIFICS_SHOWN = 50
 make a page of megabytes."""
 
 
-def _some_specifics(found: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def _some_specifics(found: Sequence[Specific]) -> Specifics:
     """``specifics`` (at most :data:`MAX_SPECIFICS_SHOWN`) and ``specifics_left_out``: how many more,
     and how many of those are not supported (None when none are left out)."""
     rest = found[MAX_SPECIFICS_SHOWN:]
     left_out = (
-        {"count": len(rest), "unsupported": sum(1 for s in rest if not s.get("supported"))} if rest else None
+        LeftOut(count=len(rest), unsupported=sum(1 for s in rest if not s["supported"])) if rest else None
     )
     return {"specifics": list(found[:MAX_SPECIFICS_SHOWN]), "specifics_left_out": left_out}
 
 
 def _claims(
-    verdict: Mapping[str, Any] | None, doc: Mapping[str, Any], entries: Mapping[str, Mapping[str, Any]]
-) -> dict[str, list[dict[str, Any]]]:
+    verdict: Verdict | None, doc: JSONObject, entries: Mapping[str, EntryView]
+) -> dict[str, list[Specific]]:
     """Per reviewed text's path (``analysis[0].content`` …), its specifics and where each was found
     (:func:`streams.stations.review.claims`): the texts the guard reviewed, judged again on the stored
     entries. An item is reviewed when its citations got no violation in the verdict and each cited
@@ -262,9 +450,8 @@ def _claims(
             and all(t in entries for t in cited)
             and not any(path.startswith(prefixes) for path in faulted)
         )
-    projections = {
+    projections: dict[str, EvidenceSource] = {
         tool_call_id: {
-            "tool_call_id": tool_call_id,
             "query": entry.get("query"),
             "evidence_status": entry.get("evidence_status"),
             "evidence": entry.get("items") or [],
@@ -278,15 +465,15 @@ def _claims(
 
 
 def draft_view(
-    verdict: Mapping[str, Any] | None,
+    verdict: Verdict | None,
     draft: bytes | None,
-    entries: Mapping[str, Mapping[str, Any]],
+    entries: Mapping[str, EntryView],
     trusted: TrustedKeys | None,
-    report: Mapping[str, Any] | None = None,
+    report: ReportEvent | None = None,
     *,
     review: bool = True,
-    judgement: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
+    judgement: JudgementEvent | None = None,
+) -> DraftView:
     """One verdict's draft, item by item, with the evidence each item cites and the violations inside it,
     and ``report``: what was published for that verdict (the ``reports`` event, or None). Each analysis
     item, the conclusion and each action has ``specifics``: every number, identifier and quotation of a
@@ -295,11 +482,12 @@ def draft_view(
     the rest); an empty list when the text is not reviewed or ``review`` is off. ``judgement``: the semantic
     review's (SPEC 4.4), when the draft was judged: each analysis item and the conclusion then has
     ``judged``, the judge's label and reason and the evidence (tool call, document) it relied on."""
-    violations = [dict(v) for v in (verdict or {}).get("violations") or [] if isinstance(v, dict)]
+    listed = verdict.get("violations") if verdict is not None else None
+    violations = [v.copy() for v in listed or [] if isinstance(v, dict)]
     judged = judged_claims(judgement)
     placed: set[int] = set()
 
-    def at(prefix: str) -> list[dict[str, Any]]:
+    def at(prefix: str) -> list[Violation]:
         found = []
         for index, violation in enumerate(violations):
             if index not in placed and _inside(str(violation.get("path") or ""), prefix):
@@ -307,17 +495,18 @@ def draft_view(
                 found.append(violation)
         return found
 
-    doc: Any = None
+    parsed: object = None
     if draft is not None:
         try:
-            doc = codec.loads(draft)
+            parsed = codec.loads(draft)
         except codec.JSONDecodeError:
-            doc = None
-    doc = doc if isinstance(doc, dict) else {}
+            parsed = None
+    doc: JSONObject = parsed if isinstance(parsed, dict) else {}  # the stored draft, read field by field
     specifics = _claims(verdict, doc, entries) if review else {}
-    analysis = []
-    for index, item in enumerate(doc.get("analysis") if isinstance(doc.get("analysis"), list) else []):
-        item = item if isinstance(item, dict) else {}
+    analysis: list[AnalysisView] = []
+    listed_items = doc.get("analysis")
+    for index, found_item in enumerate(listed_items if isinstance(listed_items, list) else []):
+        item: JSONObject = found_item if isinstance(found_item, dict) else {}
         tool_call_ids, document_ids = _strings(item.get("tool_call_ids")), _strings(item.get("document_ids"))
         analysis.append(
             {
@@ -335,7 +524,7 @@ def draft_view(
             }
         )
     conclusion = doc.get("conclusion")
-    conclusion_view = (
+    conclusion_view: ConclusionView | None = (
         {
             "content": conclusion.get("content"),
             "based_on_analysis_ids": _strings(conclusion.get("based_on_analysis_ids")),
@@ -346,10 +535,10 @@ def draft_view(
         if isinstance(conclusion, dict)
         else None
     )
-    actions = []
+    actions: list[ActionView] = []
     plan = doc.get("action_plan")
-    for index, action in enumerate(plan if isinstance(plan, list) else []):
-        action = action if isinstance(action, dict) else {}
+    for index, found_action in enumerate(plan if isinstance(plan, list) else []):
+        action: JSONObject = found_action if isinstance(found_action, dict) else {}
         actions.append(
             {
                 "id": action.get("id"),
@@ -360,7 +549,8 @@ def draft_view(
             }
         )
     why_not = trusted.verify_verdict(verdict) if trusted is not None and verdict is not None else None
-    key_id = ((verdict or {}).get("signature") or {}).get("key_id") if verdict else None
+    signature = verdict.get("signature") if verdict else None
+    key_id = signature.get("key_id") if signature else None
     return {
         "stored_draft": bool(doc),
         "stored_verdict": verdict is not None,
@@ -370,30 +560,33 @@ def draft_view(
         "limitations": _strings(doc.get("limitations")),
         "limitation_violations": at("limitations"),
         "other_violations": [v for i, v in enumerate(violations) if i not in placed],
-        "violations_truncated": (verdict or {}).get("violations_truncated"),
-        "violation_count": (verdict or {}).get("violation_count"),
-        "draft_sha256": (verdict or {}).get("draft_sha256"),
+        "violations_truncated": None if verdict is None else verdict.get("violations_truncated"),
+        "violation_count": None if verdict is None else verdict.get("violation_count"),
+        "draft_sha256": None if verdict is None else verdict.get("draft_sha256"),
         "signature": None
         if verdict is None
-        else signature_state(key_id, why_not, trusted)
-        | ({"signed": "signature" in verdict} if trusted is None else {}),
-        "report": None if report is None else dict(report),
+        else signature_state(key_id, why_not, trusted, signed="signature" in verdict),
+        "report": None if report is None else report.copy(),
         "judgement": None
         if judgement is None
         else {
-            name: judgement.get(name) for name in ("event_id", "mode", "status", "model", "prompt_version")
+            "event_id": judgement.get("event_id"),
+            "mode": judgement.get("mode"),
+            "status": judgement.get("status"),
+            "model": judgement.get("model"),
+            "prompt_version": judgement.get("prompt_version"),
         },
     }
 
 
-def judged_claims(judgement: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
+def judged_claims(judgement: JudgementEvent | None) -> dict[str, JudgedClaim]:
     """The semantic judge's word on each claim of a judgement (SPEC 4.4), by the claim's path: its label,
     its reason and the evidence items it relied on, named by tool call and document."""
     if judgement is None:
         return {}
     found = judgement.get("case")
-    case: Mapping[str, Any] = found if isinstance(found, dict) else {}
-    refs = {
+    case: JSONObject = found if isinstance(found, dict) else {}  # a stored judgement, read field by field
+    refs: dict[object, JudgedRef] = {
         item.get("ref"): {"tool_call_id": item.get("tool_call_id"), "document_id": item.get("document_id")}
         for item in case.get("evidence") or []
         if isinstance(item, dict)
@@ -416,11 +609,11 @@ def judged_claims(judgement: Mapping[str, Any] | None) -> dict[str, dict[str, An
 
 
 def chain_steps(
-    tool_calls: Sequence[Mapping[str, Any]],
-    entries: Mapping[str, Mapping[str, Any]],
-    drafts: Sequence[Mapping[str, Any]],
-    first: Mapping[str, Mapping[str, Any]] | None = None,
-) -> list[dict[str, Any]]:
+    tool_calls: Sequence[ToolCallRow],
+    entries: Mapping[str, EntryView],
+    drafts: Sequence[VerdictRow],
+    first: Mapping[str, ToolCallFigures] | None = None,
+) -> list[ChainStep]:
     """The run's steps, each ``{step, count, detail}``: hits → blocks → shown → ledger → cited → verdict.
 
     Hits and blocks of a tool call are the postprocess figures of the record whose entry the ledger kept
@@ -431,7 +624,8 @@ def chain_steps(
     def total(name: str) -> int:
         counted = 0
         for call in tool_calls:
-            value = first.get(call["tool_call_id"], call).get(name)
+            figures: Mapping[str, object] = first.get(call["tool_call_id"]) or call
+            value = figures.get(name)
             counted += value if isinstance(value, int) and not isinstance(value, bool) else 0
         return counted
 
@@ -459,20 +653,20 @@ def chain_steps(
 
 
 def evidence_document(
-    tool_calls: Sequence[Mapping[str, Any]],
-    guard_rows: Sequence[Mapping[str, Any]],
+    tool_calls: Sequence[ToolCallRow],
+    guard_rows: Sequence[VerdictRow],
     stored: Sequence[StoredEntry],
-    records: Sequence[Mapping[str, Any]],
-    verdicts: Sequence[Mapping[str, Any]],
+    records: Sequence[StationRecord],
+    verdicts: Sequence[Verdict],
     drafts: Mapping[str, bytes],
     trusted: TrustedKeys | None,
     max_excerpt_chars: int,
-    reports: Sequence[Mapping[str, Any]] = (),
+    reports: Sequence[ReportEvent] = (),
     *,
     review: bool = True,
     run_id: str | None = None,
-    judgements: Sequence[Mapping[str, Any]] = (),
-) -> dict[str, Any]:
+    judgements: Sequence[JudgementEvent] = (),
+) -> EvidenceDocument:
     """The evidence part of a run's document: ``entries`` by tool call, ``drafts`` by verdict event id,
     ``chain``, and whether signatures were checked. ``records`` are the run's station audit records
     (:meth:`AuditStore.station_records`): they tell a refused write from the one the ledger kept;
@@ -495,7 +689,7 @@ def evidence_document(
         for s in stored
         if (figures := grouped.get(_origin_key(s.tool_call_id, s.entry.get("origin")), {}).get("postprocess"))
     }
-    by_event: dict[str, Mapping[str, Any]] = {}
+    by_event: dict[str, Verdict] = {}
     withheld: dict[str, str] = {}
     for verdict in verdicts:
         held = check_verdict(verdict, trusted)
@@ -503,18 +697,19 @@ def evidence_document(
             by_event.setdefault(str(verdict.get("event_id")), verdict)
         else:
             withheld.setdefault(str(verdict.get("event_id")), held.detail)
-    published: dict[str, Mapping[str, Any]] = {}
+    published: dict[str, ReportEvent] = {}
     for kept in distinct_reports(reports, trusted, run_id=run_id).reports:
         published.setdefault(str(kept.get("verdict_event_id")), kept)
-    said: dict[str, Mapping[str, Any]] = {}
+    said: dict[str, JudgementEvent] = {}
     for judgement in judgements:
         if trusted is None or trusted.verify_judgement(judgement) is None:
             said.setdefault(str(judgement.get("verdict_event_id")), judgement)
     attempts: dict[str, list[int]] = {}
     for verdict in verdicts:
-        if isinstance(verdict.get("draft_id"), str) and isinstance(verdict.get("attempt"), int):
-            attempts.setdefault(verdict["draft_id"], []).append(verdict["attempt"])
-    views = {}
+        draft_id, attempt = verdict.get("draft_id"), verdict.get("attempt")
+        if isinstance(draft_id, str) and isinstance(attempt, int):
+            attempts.setdefault(draft_id, []).append(attempt)
+    views: dict[str, DraftView] = {}
     for row in guard_rows:
         event = str(row.get("event_id"))
         judged = by_event.get(event)
