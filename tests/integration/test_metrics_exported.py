@@ -1,7 +1,8 @@
 """Every metric an alert (deploy/prometheus) or a dashboard panel (deploy/grafana) reads is on a running
-process's ``/metrics``: a real worker with all four agents on the shared broker and Redis, scraped once
-it is ready (the consumer-lag gauge needs its assignment), and the gateway's routes over a client.
-``up`` alone is Prometheus's own. A name that nothing exports would make an alert that never fires."""
+process's ``/metrics``: a real worker with all five agents on the shared broker and Redis (the semantic
+one in advise mode, against the tests' fake judge: its alert reads the judge's calls), scraped once it is
+ready (the consumer-lag gauge needs its assignment), and the gateway's routes over a client. ``up`` alone
+is Prometheus's own. A name that nothing exports would make an alert that never fires."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from streams.client import EvidenceChainClient
 from streams.web.gateway import create_gateway
 from tests.integration.helpers import Worker, isolated_settings, worker_env
+from tests.judge import FakeJudge, serve
 from tests.promql import metric_names
 from tests.services import free_port
 
@@ -27,7 +29,9 @@ RULES = ROOT / "deploy" / "prometheus" / "evidence-chain.rules.yml"
 DASHBOARD = ROOT / "deploy" / "grafana" / "evidence-chain.json"
 PROMETHEUS_OWN = frozenset({"up"})
 PARTITIONS = 3
-"""worker_env's partition count: four input topics of three partitions, one lag series each."""
+INPUTS = 5
+"""worker_env's partition count, and the agents' input topics (raw-hits, postprocessed, projected,
+diagnosis-drafts, semantic-review): one lag series each per partition."""
 
 
 def queried() -> dict[str, set[str]]:
@@ -74,7 +78,7 @@ async def scrape_when_ready(port: int, worker: Worker, seconds: float = 90) -> s
         if status == 200:
             status, body = await asyncio.to_thread(get, f"http://127.0.0.1:{port}/metrics")
             assert status == 200, body[:300]
-            if body.count("evidence_chain_consumer_lag{") == 4 * PARTITIONS:
+            if body.count("evidence_chain_consumer_lag{") == INPUTS * PARTITIONS:
                 return body
         await asyncio.sleep(0.5)
     raise AssertionError(
@@ -86,12 +90,23 @@ async def test_every_metric_an_alert_or_a_panel_reads_is_exported(
     kafka_bootstrap: str, redis_url: str, unique_prefix: str, tmp_path: Path
 ) -> None:
     port = free_port()
-    env = worker_env(unique_prefix, kafka_bootstrap, redis_url, EC_WEB_ENABLED="true", EC_WEB_PORT=str(port))
+    judge, judge_port = await serve(FakeJudge())
+    env = worker_env(
+        unique_prefix,
+        kafka_bootstrap,
+        redis_url,
+        EC_WEB_ENABLED="true",
+        EC_WEB_PORT=str(port),
+        EC_SEMANTIC__MODE="advise",
+        EC_SEMANTIC__JUDGE_URL=f"http://127.0.0.1:{judge_port}/v1",
+        EC_SEMANTIC__JUDGE_MODEL="fake-judge",
+    )
     worker = Worker(env, tmp_path / "worker.log").start()
     try:
         worker_text = await scrape_when_ready(port, worker)
     finally:
         worker.stop()
+        await judge.cleanup()
     settings = isolated_settings(unique_prefix, kafka_bootstrap, redis_url)
     async with TestClient(TestServer(create_gateway(settings, EvidenceChainClient(settings)))) as gateway:
         # twice, as Prometheus scrapes: a request is counted once it is answered, so the first scrape
