@@ -8,11 +8,11 @@ templates, autoescaped. No JavaScript; the picture is SVG drawn with the page's 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 from urllib.parse import quote
 
 from streams.printable import printable
+from streams.web.pages.run_evidence import ChainStep
 
 MAX_TEXT_CHARS = 4000
 """A draft's text longer than this is cut on the page, with a link to the whole (the page's JSON):
@@ -36,6 +36,6 @@ def receipt_href(run_id: str, draft_id: str, attempt: int | None = None) -> str:
     return base if attempt is None else f"{base}?attempt={attempt}"
 
 
-def chain_summary(steps: Sequence[Mapping[str, Any]]) -> str:
+def chain_summary(steps: Sequence[ChainStep]) -> str:
     """The chain picture in words (its title and label): ``hits 12, blocks 5, …``."""
     return ", ".join(f"{s['step']} {s['count']}" for s in steps)

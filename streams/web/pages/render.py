@@ -17,16 +17,28 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from html import escape
-from typing import Any
+from typing import Any, NotRequired, cast
 from urllib.parse import quote
 
 import jinja2
+from typing_extensions import TypedDict
 
+from models.audit import RunOverview, RunSummary, ToolCallRow, VerdictRow, ViolationLink
+from models.verdict import Violation
 from streams import codec
 from streams.audit.store import VERDICT_OUTCOMES
 from streams.printable import printable
 from streams.web.pages.anchors import MAX_TEXT_CHARS, chain_summary, item_anchor, receipt_href, shown_anchor
-from streams.web.pages.window import FIRST, MAX_PAGE_BYTES, PAGE_BUDGET_BYTES, Starts, run_address, windowed
+from streams.web.pages.run_evidence import ChainStep, DraftView, EntryView, EvidenceDocument
+from streams.web.pages.window import (
+    FIRST,
+    MAX_PAGE_BYTES,
+    PAGE_BUDGET_BYTES,
+    Starts,
+    Window,
+    run_address,
+    windowed,
+)
 
 STYLE = """
 body { font: 15px/1.45 system-ui, sans-serif; margin: 1.5rem auto; max-width: 80rem; padding: 0 1rem;
@@ -151,17 +163,46 @@ def error_page(title: str, message: str) -> str:
 # --- the run list ------------------------------------------------------------------------------------
 
 
-def runs_document(overview: Mapping[str, Any]) -> dict[str, Any]:
+class RunList(RunOverview):
+    """A page of the run list as asked for: :meth:`AuditStore.run_overview` and its ``limit``."""
+
+    limit: int
+
+
+class ListedRun(RunSummary):
+    """A run of the run list, with its page's address."""
+
+    href: str
+
+
+class RunsDocument(TypedDict):
+    """The run list as JSON."""
+
+    runs: list[ListedRun]
+    run_count: int
+    offset: int
+    verdicts_without_run_id: int
+    limit: int
+
+
+def runs_document(overview: RunList) -> RunsDocument:
     """The run list as JSON: :meth:`AuditStore.run_overview` plus each run's page."""
-    return {**overview, "runs": [{**run, "href": run_href(run["run_id"])} for run in overview["runs"]]}
+    runs: list[ListedRun] = [{**run, "href": run_href(run["run_id"])} for run in overview["runs"]]
+    return {
+        "runs": runs,
+        "run_count": overview["run_count"],
+        "offset": overview["offset"],
+        "verdicts_without_run_id": overview["verdicts_without_run_id"],
+        "limit": overview["limit"],
+    }
 
 
-def runs_page(overview: Mapping[str, Any], where: str) -> str:
+def runs_page(overview: RunList, where: str) -> str:
     """The run list, newest first, with counts of tool calls, dead letters and verdicts by outcome, a
     page at a time (``overview`` has ``offset`` and ``limit``)."""
-    runs: Sequence[Mapping[str, Any]] = overview["runs"]
-    offset, total = int(overview.get("offset") or 0), int(overview["run_count"])
-    limit = int(overview.get("limit") or len(runs) or 1)
+    runs = overview["runs"]
+    offset, total = overview["offset"], overview["run_count"]
+    limit = overview["limit"] or len(runs) or 1
     if len(runs) < total:
         shown = f"{offset + 1}–{offset + len(runs)} of {total}" if runs else f"none of {total} here"
     else:
@@ -177,13 +218,51 @@ def runs_page(overview: Mapping[str, Any], where: str) -> str:
 # --- one run -------------------------------------------------------------------------------------------
 
 
+Row = dict[str, object]
+"""A row of a run's document: a ``tool_invocation`` row without its run id (the document's), and what the
+page adds to it (a tool call's ``anchor``; a draft's ``violations``, ``evidence``, ``receipt_href``,
+``conflict_with``)."""
+
+
+class LinkedViolation(Violation):
+    """A violation with the tool calls the guard's audit record links it to."""
+
+    tool_call_ids: list[str]
+
+
+class RunDocument(TypedDict):
+    """One run's trail as JSON (:func:`run_document`)."""
+
+    run_id: str
+    tool_calls: list[Row]
+    drafts: list[Row]
+    tool_calls_with_dead_letter: int
+    chain: NotRequired[list[ChainStep]]
+    entries: NotRequired[list[EntryView]]
+    signatures_checked: NotRequired[bool]
+
+
+class RunPage(RunDocument):
+    """One page of a run's document: each list cut to its window (:mod:`streams.web.pages.window`)."""
+
+    left_out: dict[str, Window]
+
+
+def _page(document: RunDocument, starts: Starts, base: str, budget: int, *, html: bool = True) -> RunPage:
+    return cast(RunPage, windowed(document, starts, base, budget, html=html))  # the same lists, cut
+
+
+def _in_run(row: ToolCallRow | VerdictRow) -> Row:
+    return {k: v for k, v in row.items() if k != "run_id"}
+
+
 def run_document(
     run_id: str,
-    tool_calls: Sequence[Mapping[str, Any]],
-    verdicts: Sequence[Mapping[str, Any]],
-    details: Mapping[str, Sequence[Mapping[str, Any]]],
-    evidence: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
+    tool_calls: Sequence[ToolCallRow],
+    verdicts: Sequence[VerdictRow],
+    details: Mapping[str, Sequence[ViolationLink]],
+    evidence: EvidenceDocument | None = None,
+) -> RunDocument:
     """One run's trail as JSON: each tool call with its anchor, each draft with its violations, and
     with ``evidence`` (:func:`streams.web.pages.run_evidence.evidence_document`) what each tool call
     showed the agent, each draft's items beside what they cite, the chain's counts and the receipts.
@@ -196,23 +275,19 @@ def run_document(
     receipt holds; a later one of another draft (another ``draft_sha256``) is listed right after it
     with ``conflict_with`` (the first's event id), never in its place.
     """
-    calls = [
-        {k: v for k, v in call.items() if k != "run_id"} | {"anchor": call_anchor(call["tool_call_id"])}
-        for call in tool_calls
-    ]
-    drafts: list[dict[str, Any]] = []
-    first_of: dict[tuple[Any, Any], dict[str, Any]] = {}
-    later: dict[str, list[dict[str, Any]]] = {}
+    calls = [_in_run(call) | {"anchor": call_anchor(call["tool_call_id"])} for call in tool_calls]
+    drafts: list[Row] = []
+    first_of: dict[tuple[str | None, int | None], Row] = {}
+    later: dict[str, list[Row]] = {}
     for verdict in verdicts:
-        listed = details.get(str(verdict["event_id"]))
-        if listed is None:
-            listed = [
-                {"code": code, "path": None, "tool_call_ids": []} for code in verdict["violation_codes"]
-            ]
-        draft = {k: v for k, v in verdict.items() if k != "run_id"} | {
-            "violations": [dict(v) | {"index": i} for i, v in enumerate(listed)]
-        }
-        view = (evidence or {}).get("drafts", {}).get(str(verdict["event_id"]))
+        found = details.get(str(verdict["event_id"]))
+        listed: Sequence[Mapping[str, object]] = (
+            [{"code": code, "path": None, "tool_call_ids": []} for code in verdict["violation_codes"]]
+            if found is None
+            else found
+        )
+        draft = _in_run(verdict) | {"violations": [dict(v) | {"index": i} for i, v in enumerate(listed)]}
+        view = evidence["drafts"].get(str(verdict["event_id"])) if evidence is not None else None
         triple = (verdict.get("draft_id"), verdict.get("attempt"))
         first = first_of.get(triple)
         sha = view.get("draft_sha256") if view is not None else None
@@ -231,36 +306,32 @@ def run_document(
             later.setdefault(str(first["event_id"]), []).append(draft)
         # else: the same draft sent again (same bytes): its first verdict stands for it
     drafts = [each for draft in drafts for each in (draft, *later.get(str(draft["event_id"]), []))]
-    document = {
+    document: RunDocument = {
         "run_id": run_id,
         "tool_calls": calls,
         "drafts": drafts,
-        "tool_calls_with_dead_letter": sum(1 for c in tool_calls if c.get("dead_letter_reason")),
+        "tool_calls_with_dead_letter": sum(1 for c in tool_calls if c["dead_letter_reason"]),
     }
     if evidence is not None:
-        document |= {
-            "chain": evidence["chain"],
-            "entries": list(evidence["entries"].values()),
-            "signatures_checked": evidence["signatures_checked"],
-        }
+        document["chain"] = evidence["chain"]
+        document["entries"] = list(evidence["entries"].values())
+        document["signatures_checked"] = evidence["signatures_checked"]
     return document
 
 
-def _with_links(view: Mapping[str, Any], listed: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def _with_links(view: DraftView, listed: Sequence[Mapping[str, object]]) -> Row:
     """The draft's view with each violation given the tool calls the audit record links it to."""
-    about = {(v.get("code"), v.get("path")): v.get("tool_call_ids") or [] for v in listed}
+    # the audit record's links (violation_details), or none for a record with codes only
+    about = {(v.get("code"), v.get("path")): cast(list[str], v.get("tool_call_ids") or []) for v in listed}
 
-    def linked(violations: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        return [
-            dict(v) | {"tool_call_ids": about.get((v.get("code"), v.get("path")), [])} for v in violations
-        ]
+    def linked(violations: Sequence[Violation]) -> list[LinkedViolation]:
+        return [{**v, "tool_call_ids": about.get((v.get("code"), v.get("path")), [])} for v in violations]
 
-    out = dict(view)
+    out: Row = dict(view)
     out["analysis"] = [dict(i) | {"violations": linked(i["violations"])} for i in view["analysis"]]
-    if view.get("conclusion") is not None:
-        out["conclusion"] = dict(view["conclusion"]) | {
-            "violations": linked(view["conclusion"]["violations"])
-        }
+    conclusion = view["conclusion"]
+    if conclusion is not None:
+        out["conclusion"] = dict(conclusion) | {"violations": linked(conclusion["violations"])}
     out["action_plan"] = [dict(a) | {"violations": linked(a["violations"])} for a in view["action_plan"]]
     out["limitation_violations"] = linked(view["limitation_violations"])
     out["other_violations"] = linked(view["other_violations"])
@@ -280,13 +351,13 @@ class Links:
     entries_at: Mapping[str, int]
 
     @classmethod
-    def of(cls, whole: Mapping[str, Any], page: Mapping[str, Any], starts: Starts) -> Links:
+    def of(cls, whole: RunDocument, page: RunPage, starts: Starts) -> Links:
         """The links of ``page``, a window of the run document ``whole``."""
         return cls(
-            base=run_href(str(whole["run_id"])),
+            base=run_href(whole["run_id"]),
             starts=starts,
-            calls_here=frozenset(str(c["tool_call_id"]) for c in page.get("tool_calls") or []),
-            calls_at=_positions(whole.get("tool_calls") or []),
+            calls_here=frozenset(str(c["tool_call_id"]) for c in page["tool_calls"]),
+            calls_at=_positions(whole["tool_calls"]),
             entries_here=frozenset(str(e["tool_call_id"]) for e in page.get("entries") or []),
             entries_at=_positions(whole.get("entries") or []),
         )
@@ -312,34 +383,34 @@ class Links:
         return run_address(self.base, self.starts.moved(parameter, at[key]).query(), fragment)
 
 
-def _positions(elements: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+def _positions(elements: Sequence[Mapping[str, object]]) -> dict[str, int]:
     positions: dict[str, int] = {}
     for index, element in enumerate(elements):
         positions.setdefault(str(element["tool_call_id"]), index)
     return positions
 
 
-def run_json(document: Mapping[str, Any], starts: Starts = FIRST) -> bytes:
+def run_json(document: RunDocument, starts: Starts = FIRST) -> bytes:
     """One page of a run as JSON (:func:`run_document`'s lists cut to their windows, with
     ``left_out``), never more than :data:`MAX_PAGE_BYTES`."""
-    base = run_href(str(document["run_id"]), as_json=True)
+    base = run_href(document["run_id"], as_json=True)
     budget = PAGE_BUDGET_BYTES
     while True:
-        body = codec.dumps(windowed(document, starts, base, budget, html=False))
+        body = codec.dumps(_page(document, starts, base, budget, html=False))
         if len(body) <= MAX_PAGE_BYTES or budget < 1024:
             return body
         budget //= 2
 
 
-def run_page(document: Mapping[str, Any], starts: Starts = FIRST) -> str:
+def run_page(document: RunDocument, starts: Starts = FIRST) -> str:
     """One run: each tool call with what the ledger recorded and the projection's figures, the evidence
     each showed the agent (once), each draft with its verdict and its items linked to the evidence they
     cite, and every violation's tool calls linked to their rows; each list cut to its window (what is
     left out is said, with links to it), the page never more than :data:`MAX_PAGE_BYTES`."""
-    base = run_href(str(document["run_id"]))
+    base = run_href(document["run_id"])
     budget = PAGE_BUDGET_BYTES
     while True:
-        page = windowed(document, starts, base, budget)
+        page = _page(document, starts, base, budget)
         html = _render(
             "run.html",
             title=f"Run {document['run_id']}",
@@ -347,7 +418,7 @@ def run_page(document: Mapping[str, Any], starts: Starts = FIRST) -> str:
             recorded={str(c["tool_call_id"]) for c in document["tool_calls"]},
             entries={e["tool_call_id"]: e for e in page.get("entries") or []},
             documents={
-                str(e["tool_call_id"]): [i.get("document_id") for i in e.get("items") or []]
+                e["tool_call_id"]: [i["document_id"] for i in e["items"]]
                 for e in document.get("entries") or []
             },
             links=Links.of(document, page, starts),

@@ -179,7 +179,8 @@ def build_app(settings: Settings, allowed_hosts: Collection[str] = ()) -> web.Ap
         offset = int(request.query.get("offset", "0"))
 
         async def page() -> web.Response:
-            overview = await read(lambda store: store.run_overview(limit, offset)) | {"limit": limit}
+            found = await read(lambda store: store.run_overview(limit, offset))
+            overview: render.RunList = {**found, "limit": limit}
             return await _render(
                 request, render.runs_document(overview), lambda: render.runs_page(overview, where)
             )

@@ -15,9 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TypeVar, cast
+
+from typing_extensions import TypedDict
 
 from streams import codec
+
+T = TypeVar("T")
 
 MAX_PAGE_BYTES = 5_000_000
 """No run page, nor its JSON, is larger than this (bytes)."""
@@ -64,10 +68,10 @@ def run_address(base: str, query: str, fragment: str = "") -> str:
     return f"{base}#{fragment}" if fragment else base
 
 
-def window(elements: Sequence[Any], start: int, budget_bytes: int) -> tuple[list[Any], int]:
+def window(elements: Sequence[T], start: int, budget_bytes: int) -> tuple[list[T], int]:
     """The elements from ``start`` whose JSON fits in ``budget_bytes`` (at least one), and where the
     next window starts (``len(elements)`` when none is left)."""
-    shown: list[Any] = []
+    shown: list[T] = []
     used = 0
     index = min(max(start, 0), len(elements))
     while index < len(elements):
@@ -80,17 +84,24 @@ def window(elements: Sequence[Any], start: int, budget_bytes: int) -> tuple[list
     return shown, index
 
 
+Window = TypedDict(
+    "Window", {"from": int, "shown": int, "total": int, "previous": str | None, "next": str | None}
+)
+"""What the window of one list of a page leaves out: where it starts, how many it shows of how many, and
+the addresses of the neighbouring windows (``from`` is a keyword, hence the functional form)."""
+
+
 def windowed(
-    document: Mapping[str, Any], starts: Starts, base: str, budget_bytes: int, *, html: bool = True
-) -> dict[str, Any]:
+    document: Mapping[str, object], starts: Starts, base: str, budget_bytes: int, *, html: bool = True
+) -> dict[str, object]:
     """``document`` with each of its lists cut to the window ``starts`` gives, and ``left_out``: per
     list, ``{from, shown, total, previous, next}`` (the addresses of the neighbouring windows, under
     ``base``, the run's address, at the list's section when ``html``; None where there is none)."""
     out = dict(document)
-    left_out: dict[str, dict[str, Any]] = {}
+    left_out: dict[str, Window] = {}
     for name, parameter, section, share in SECTIONS:
         fragment = section if html else ""
-        elements: Sequence[Any] = document.get(name) or []
+        elements = cast(Sequence[object], document.get(name) or [])  # one of the document's lists
         start = min(starts.of(parameter), len(elements))
         shown, after = window(elements, start, int(budget_bytes * share))
         out[name] = shown
@@ -112,7 +123,7 @@ def windowed(
     return out
 
 
-def _window_before(elements: Sequence[Any], end: int, budget_bytes: int) -> int:
+def _window_before(elements: Sequence[object], end: int, budget_bytes: int) -> int:
     """Where a window that ends just before ``end`` starts (as many as fit, at least one)."""
     used = 0
     start = end
