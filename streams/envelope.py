@@ -9,7 +9,6 @@ wall-clock field anywhere), so every other byte is a function of the input and r
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar, cast
 
@@ -246,7 +245,7 @@ def _be(value: int | None, size: int) -> bytes:
     return b"" if value is None else value.to_bytes(size, "big", signed=True)
 
 
-def dead_letter_headers(letter: Mapping[str, Any], exception: str | None) -> Headers:
+def dead_letter_headers(letter: DeadLetter, exception: str | None) -> Headers:
     """Kafka headers in the style redrive tools read (Spring Kafka's ``kafka_dlt-*``), plus ours.
 
     Partition is a 4-byte and offset/timestamp 8-byte big-endian integer, as Spring writes them;
@@ -271,7 +270,7 @@ def dead_letter_headers(letter: Mapping[str, Any], exception: str | None) -> Hea
     return tuple(headers)
 
 
-def encode_audit(audit: Mapping[str, Any]) -> bytes:
+def encode_audit(audit: AuditRecord) -> bytes:
     """An audit record's bytes; a figure JSON cannot hold is replaced by why, the record is kept."""
     try:
         return codec.dumps(audit)

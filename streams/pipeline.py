@@ -65,6 +65,7 @@ from models.vocab import (
     parse_reason,
 )
 from streams import codec
+from streams.codec import JSONObject
 from streams.envelope import (
     Outcome,
     dead_letter_headers,
@@ -475,7 +476,7 @@ class Projected:
 
 
 def _projected(
-    lookup: dict[str, Any],
+    lookup: JSONObject,
     origin: Origin | None,
     status: RecordStatus,
     failure: DeadLetterReason | None,

@@ -8,7 +8,6 @@ import asyncio
 import sys
 import time
 from collections import Counter
-from typing import Any, cast
 
 from rich.table import Table
 
@@ -213,7 +212,7 @@ def run_export(args: argparse.Namespace) -> int:
     entries = asyncio.run(export(get_settings(), args.run))
     out = sys.stdout.buffer
     for entry in entries:
-        out.write(codec.dumps_line(cast(dict[str, Any], entry)))
+        out.write(codec.dumps_line(entry))
     out.flush()
     print(f"exported {len(entries)} entries of run {args.run}", file=sys.stderr)
     return 0

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Literal, cast
 
+from models.verdict import FallbackReport, Verdict, Violation
 from models.vocab import FALLBACK_LIMITATION, VerdictKind, ViolationCode
 
 Language = Literal["zh", "en"]
@@ -175,7 +176,7 @@ _FRAME: dict[Language, dict[str, str]] = {
 }
 
 
-def repair_prompt(verdict: Mapping[str, Any], language: Language = "zh") -> str | None:
+def repair_prompt(verdict: Verdict, language: Language = "zh") -> str | None:
     """The text that goes back to the model for a verdict: None for PASS.
 
     REJECT: per violation its code, path and the fixed instruction of what to change.
@@ -263,7 +264,7 @@ _JUDGED = re.compile(
 )
 
 
-def _judge_reason(violation: Mapping[str, Any]) -> str | None:
+def _judge_reason(violation: Violation) -> str | None:
     """From a semantic violation's message (the station's one form, SPEC 4.4): the judge's reason,
     escaped and at most 80 characters as the message holds it; None for any other form."""
     message = violation.get("message")
@@ -273,7 +274,7 @@ def _judge_reason(violation: Mapping[str, Any]) -> str | None:
     return None if match is None else match["reason"]
 
 
-def _specific(violation: Mapping[str, Any]) -> tuple[str, str, str | None, list[str]] | None:
+def _specific(violation: Violation) -> tuple[str, str, str | None, list[str]] | None:
     """From a review violation's message (the guard's one form): what it is, the specific as the draft
     wrote it (escaped, as in the message), and what the evidence says instead; None for any other form."""
     message = violation.get("message")
@@ -289,9 +290,9 @@ def _specific(violation: Mapping[str, Any]) -> tuple[str, str, str | None, list[
     return match["what"], match["specific"], match.group("name"), []
 
 
-def fallback_report(verdict: Mapping[str, Any]) -> dict[str, Any]:
+def fallback_report(verdict: Verdict) -> FallbackReport:
     """The fixed report to publish for a FALLBACK verdict (the verdict's own, or SPEC 4's)."""
     report = verdict.get("fallback_report")
     if isinstance(report, Mapping):
-        return dict(report)
+        return cast(FallbackReport, dict(report))
     return {"conclusion": None, "limitations": [FALLBACK_LIMITATION]}

@@ -19,7 +19,9 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Sequence, Set
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Literal
+
+from typing_extensions import TypedDict
 
 from models.vocab import LedgerOutcome
 from streams.ledger.events import entry_of, expired, restorable
@@ -83,6 +85,23 @@ class TopicLedger:
         return expired(self.expires_at.get(key), self.now_ms)
 
 
+class KeyJson(TypedDict):
+    run_id: str
+    tool_call_id: str
+
+
+class CheckJson(TypedDict):
+    """``ledger check --json``: whether Redis and the topic agree, the counts, some keys of each finding."""
+
+    clean: bool
+    counts: dict[str, int]
+    examples: dict[str, list[KeyJson]]
+    ledger_events: int
+    malformed_events: int
+    topic_keys: int
+    redis_keys: int
+
+
 @dataclass
 class CheckReport:
     """The keys of each finding (sorted), and how many keys agreed or had expired."""
@@ -108,7 +127,7 @@ class CheckReport:
             "expired": self.expired,
         }
 
-    def as_json(self, limit: int) -> dict[str, Any]:
+    def as_json(self, limit: int) -> CheckJson:
         """The report for ``--json``: counts, then up to ``limit`` keys per finding."""
         return {
             "clean": self.clean,

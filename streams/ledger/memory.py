@@ -9,11 +9,12 @@ tool call id (as the Redis store keeps an owners set per tool call id), never by
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequence
 from typing import Any, cast
 
 from models.ledger import LedgerEntry, WriteResult, as_stored
 from models.vocab import LedgerOutcome
+from streams.codec import JSONObject
 from streams.errors import RedisUnavailable
 from streams.ledger.events import expired
 from streams.ledger.keys import judgement_key, ledger_key, report_claim_key
@@ -97,7 +98,7 @@ class MemoryLedgerStore:
         self.writes = 0
         self.down = False
 
-    def load(self, entries: Iterable[Mapping[str, Any]]) -> int:
+    def load(self, entries: Iterable[JSONObject]) -> int:
         """Store entries as given (a ledger file), the first for a key winning; returns how many were new."""
         stored = 0
         for entry in entries:

@@ -17,14 +17,13 @@ call ids, draft ids and attempts of its own.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 from weakref import WeakKeyDictionary
 
 from models.ids import is_valid_id
 from models.vocab import VerdictKind
 from streams import codec
+from streams.codec import JSONObject
 from streams.errors import ConfigurationError
 
 STAMPED = ("run_id", "draft_id", "attempt")
@@ -72,12 +71,12 @@ class McpRun:
     def draft_id(self) -> str:
         return f"draft-{self.tag}-{self.drafts}"
 
-    def stamp(self, draft: Mapping[str, Any]) -> dict[str, Any]:
+    def stamp(self, draft: JSONObject) -> JSONObject:
         """The draft as the guard is sent it: this run's ids and the next attempt first, then the rest."""
         self.attempt += 1
         return self._stamped(draft)
 
-    def stamp_bytes(self, draft: Mapping[str, Any]) -> bytes:
+    def stamp_bytes(self, draft: JSONObject) -> bytes:
         """:meth:`stamp`'s draft as JSON bytes; the attempt counts only once the draft could be written.
 
         Raises:
@@ -101,7 +100,7 @@ class McpRun:
         self.attempt -= 1
         return True
 
-    def _stamped(self, draft: Mapping[str, Any]) -> dict[str, Any]:
+    def _stamped(self, draft: JSONObject) -> JSONObject:
         rest = {name: value for name, value in draft.items() if name not in STAMPED}
         return {"run_id": self.run_id, "draft_id": self.draft_id, "attempt": self.attempt, **rest}
 

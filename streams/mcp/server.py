@@ -17,7 +17,6 @@ Nothing here judges evidence: the stations do, and the tools only carry their an
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -25,6 +24,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from models.schemas import topic_schema
+from models.verdict import Verdict
 from models.vocab import LedgerStatus, Topic, VerdictKind
 from streams import codec
 from streams.client import EvidenceChainClient, repair_prompt
@@ -41,6 +41,7 @@ from streams.errors import (
 from streams.kafka.producer import RECORD_OVERHEAD_BYTES
 from streams.mcp.run import STAMPED, McpRun, McpRuns
 from streams.retry import RetryPolicy, hold
+from streams.search.port import Filters
 from streams.search.request import SEARCH_BODY_BYTES, check_query
 from streams.settings import Settings
 from streams.stations.publish import PUBLISH
@@ -125,7 +126,7 @@ def draft_input_schema() -> dict[str, Any]:
     return root
 
 
-def report_id(verdict: Mapping[str, Any]) -> str | None:
+def report_id(verdict: Verdict) -> str | None:
     """The id of the ``reports`` event of a PASS or FALLBACK verdict (SPEC 4.3), from the verdict's own.
 
     The guard publishes it from the same draft record as the verdict: ``publish:<coordinates>`` beside
@@ -143,7 +144,7 @@ NO_SESSION = (
 )
 
 
-def _within_search_cap(run_id: str, query: str, filters: Mapping[str, Any] | None) -> None:
+def _within_search_cap(run_id: str, query: str, filters: Filters | None) -> None:
     """Refuse a search larger than ``POST /v1/search`` takes (:data:`SEARCH_BODY_BYTES` of JSON with the
     ids, the query and the filters): what the gateway would refuse is not forwarded to py-rag here.
 

@@ -64,7 +64,7 @@ class Tracer:
         spans = []
         for record in records:
             carrier = {k: v.decode("latin-1") for k, v in record.headers if k in TRACE_HEADERS}
-            attributes: dict[str, Any] = {
+            attributes: dict[str, str | int | None] = {
                 "messaging.system": "kafka",
                 "messaging.operation.type": "process",
                 "messaging.destination.name": record.topic or "",

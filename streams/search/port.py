@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
+
+from streams.codec import JSONObject
 
 SearchMode = str
 """py-rag's retrieval mode (``hybrid``, ``vector``, ``keyword``, ...): passed through, never judged here."""
 
 DEFAULT_MODE: SearchMode = "hybrid"
 
-Filters = Mapping[str, Any]
+Filters = JSONObject
 """py-rag's filters, passed through as given (a JSON object)."""
 
 

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from models.ids import is_valid_id
 from streams import codec
 from streams.errors import InvalidId, MalformedJson, SchemaViolation
-from streams.search.port import DEFAULT_MODE
+from streams.search.port import DEFAULT_MODE, Filters
 
 MAX_QUERY_CHARS = 8_192
 """The longest query taken; py-rag's own limit is lower, this one only bounds what is forwarded."""
@@ -40,7 +39,7 @@ class SearchRequest:
     run_id: str
     tool_call_id: str
     query: str
-    filters: dict[str, Any] | None = None
+    filters: Filters | None = None
     mode: str = DEFAULT_MODE
 
 

@@ -5,7 +5,7 @@ Only this module knows py-rag's field names; every later station reads ``Knowled
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from models.ids import is_valid_id
 from models.limits import InputLimits
@@ -13,12 +13,13 @@ from models.rag import PY_RAG_RESPONSE_ADAPTER, KnowledgeSearchHit, PyRagRespons
 from models.validation import ContractError, validate
 from models.vocab import ATTEMPT_REASON, SCORE_LABEL
 from streams import codec
+from streams.codec import JSONObject
 from streams.errors import InvalidId, MalformedJson, OversizedInput, SchemaViolation
 
 _MAX_CHUNK_DIGITS = 18  # SPEC 3.1: 1-18 ASCII digits, so every chunk index fits a signed 64-bit integer
 
 
-def parse_object(raw: bytes | str) -> dict[str, Any]:
+def parse_object(raw: bytes | str) -> JSONObject:
     """Parse strict JSON whose top level must be an object.
 
     Raises:

@@ -90,8 +90,7 @@ def violation_links(plan: GuardPlan, violations: Sequence[Violation]) -> list[Vi
     ``analysis[i].tool_call_ids[j]`` is about that one citation; any other path inside
     ``analysis[i]`` is about the item's citations; a path elsewhere is about none.
     """
-    draft: Mapping[str, Any] = plan.draft or {}
-    items = list(draft.get("analysis") or [])
+    items = list(plan.draft.get("analysis") or []) if plan.draft is not None else []
     out: list[ViolationLink] = []
     for violation in violations[:MAX_LINKS]:
         found = _ITEM_PATH.match(violation["path"])

@@ -6,20 +6,19 @@ judged by :func:`conflict_error` and the pipeline.
 
 from __future__ import annotations
 
-from typing import Any
-
 from models.events import Origin
 from models.ids import is_valid_id
 from models.ledger import LedgerEntry
 from models.vocab import DeadLetterReason, LedgerStatus, RecordStatus, parse_reason
 from streams import codec
+from streams.codec import JSONObject
 from streams.errors import InvalidId, SchemaViolation
 from streams.trust.integrity import check_projection
 from streams.trust.keys import Signer
 
 
 def ledger_entry(
-    event: dict[str, Any], *, origin: Origin | None, event_id: str | None, signer: Signer | None = None
+    event: JSONObject, *, origin: Origin | None, event_id: str | None, signer: Signer | None = None
 ) -> LedgerEntry:
     """The entry a parsed ``projected`` value asks to write.
 

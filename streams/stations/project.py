@@ -13,6 +13,7 @@ from models.limits import ToolProjectionLimits
 from models.projection import EvidenceItem, RagToolResult
 from models.vocab import EvidenceStatus, RelevanceLevel
 from streams import codec
+from streams.codec import JSONObject
 from streams.errors import ProjectionBudgetExceeded
 from streams.hashing import sha256_hex
 
@@ -36,7 +37,7 @@ def canonical_projection(result: RagToolResult) -> bytes:
     return codec.dumps(result)
 
 
-def pick(obj: dict[str, Any], snake: str, camel: str) -> Any:
+def pick(obj: JSONObject, snake: str, camel: str) -> Any:
     """The first non-null of an alias pair, snake_case first."""
     value = obj.get(snake)
     return obj.get(camel) if value is None else value
@@ -50,7 +51,7 @@ def _non_blank(value: Any) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
 
 
-def identity(block: dict[str, Any], position: int) -> str:
+def identity(block: JSONObject, position: int) -> str:
     """The item's identity: the first non-blank of evidence_key, document_id,
     ``<doc_id>#chunk-<chunk_index>`` (both present), ``evidence-<position>`` (1-based).
     """
@@ -100,7 +101,7 @@ def _gate(blocks: Any, limits: ToolProjectionLimits) -> tuple[list[EvidenceItem]
     return items, truncated
 
 
-def project_lookup(lookup: dict[str, Any], limits: ToolProjectionLimits) -> Projection:
+def project_lookup(lookup: JSONObject, limits: ToolProjectionLimits) -> Projection:
     """Project a parsed LookupResult.
 
     Raises:

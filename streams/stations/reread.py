@@ -13,6 +13,7 @@ from models.ledger import LedgerEntry
 from models.projection import EVIDENCE_ITEM_FIELDS, RAG_TOOL_RESULT_FIELDS, RagToolResult
 from models.vocab import EvidenceStatus, RelevanceLevel, ViolationCode
 from streams import codec
+from streams.codec import JSONObject
 from streams.trust.integrity import EntryFault, check_entry
 from streams.trust.keys import TrustedKeys
 
@@ -39,7 +40,7 @@ def _is_str_or_null(value: Any) -> bool:
     return value is None or isinstance(value, str)
 
 
-def _unknown_field(doc: dict[str, Any]) -> str | None:
+def _unknown_field(doc: JSONObject) -> str | None:
     extra = sorted(set(doc) - _TOP)
     if extra:
         return f"unknown field {extra[0]!r}"
@@ -53,7 +54,7 @@ def _unknown_field(doc: dict[str, Any]) -> str | None:
     return None
 
 
-def _invalid(doc: dict[str, Any], tool_call_id: str) -> str | None:
+def _invalid(doc: JSONObject, tool_call_id: str) -> str | None:
     missing = [name for name in RAG_TOOL_RESULT_FIELDS if name not in doc]
     if missing:
         return f"missing field {missing[0]!r}"

@@ -25,6 +25,7 @@ from typing import Any, cast
 
 from models.semantic import JudgeCase, JudgementEvent
 from streams import codec
+from streams.codec import JSONObject
 from streams.trust.keys import TrustedKeys
 from streams.trust.messages import judgement_digest
 
@@ -59,7 +60,7 @@ def _shown_items(entries: Sequence[Any]) -> dict[tuple[str, str | None], str]:
 
 
 def judgement_failures(
-    judgement: Any, verdict: Mapping[str, Any], entries: Sequence[Any], trusted: TrustedKeys
+    judgement: Any, verdict: JSONObject, entries: Sequence[Any], trusted: TrustedKeys
 ) -> list[str]:
     """Every reason a receipt's judgement does not hold (empty: it does). One line each."""
     if not isinstance(judgement, Mapping):
@@ -94,7 +95,7 @@ def judgement_failures(
     return out
 
 
-def _verdict_follows(judgement: Mapping[str, Any], verdict: Mapping[str, Any]) -> list[str]:
+def _verdict_follows(judgement: JSONObject, verdict: JSONObject) -> list[str]:
     """The verdict's semantic violations are what the judgement says (enforce), or none (advise)."""
     listed = verdict.get("violations")
     found = [

@@ -30,6 +30,7 @@ from models.semantic import JudgementEvent
 from models.verdict import Verdict
 from models.vocab import FALLBACK_LIMITATION
 from streams import codec
+from streams.codec import JSONObject
 from streams.errors import UnknownVerdict
 from streams.printable import printable
 from streams.trust.integrity import EntryFault, check_entry
@@ -268,7 +269,7 @@ def verify_receipt(doc: Any, trusted: TrustedKeys) -> list[str]:
     return out
 
 
-def _verdict_shape(verdict: Mapping[str, Any]) -> list[str]:
+def _verdict_shape(verdict: JSONObject) -> list[str]:
     """What the verdict's own fields imply of each other (the unsigned ones included)."""
     out: list[str] = []
     listed = verdict.get("violations")

@@ -32,13 +32,14 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NotRequired
 
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp_types import INTERNAL_ERROR, UNSUPPORTED_PROTOCOL_VERSION
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from typing_extensions import TypedDict
 
 from streams import codec
 from streams.settings import Settings
@@ -116,6 +117,14 @@ def _peer(scope: Scope) -> str:
     return str(client[0]) if client else "?"
 
 
+class JsonRpcError(TypedDict):
+    """A JSON-RPC 2.0 error object."""
+
+    code: int
+    message: str
+    data: NotRequired[object]
+
+
 async def _json_rpc_error(
     send: Send,
     status: int,
@@ -126,7 +135,7 @@ async def _json_rpc_error(
     data: Any = None,
     headers: tuple[tuple[bytes, bytes], ...] = (),
 ) -> None:
-    error: dict[str, Any] = {"code": code, "message": message}
+    error: JsonRpcError = {"code": code, "message": message}
     if data is not None:
         error["data"] = data
     body = codec.dumps({"jsonrpc": "2.0", "id": request_id, "error": error})

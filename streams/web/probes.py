@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import Any, Protocol
+from typing import Protocol
 
 from aiohttp import web
 from aiohttp.typedefs import Handler
@@ -35,7 +35,7 @@ METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 EVERY_ADDRESS = "0.0.0.0"  # noqa: S104 - probes and scrapes come from the cluster
 """Where the probes listen."""
 
-Answer = tuple[bool, Mapping[str, Any]]
+Answer = tuple[bool, Mapping[str, object]]
 """Whether the process is live (or ready), and the JSON body that says why."""
 
 

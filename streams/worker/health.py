@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import faust
 
@@ -68,7 +67,7 @@ class Health:
             self.metrics.set_held(station, loop.held_seconds())
         return out
 
-    async def live(self) -> tuple[bool, dict[str, Any]]:
+    async def live(self) -> tuple[bool, dict[str, object]]:
         lags = await self.lags()
         stalls = {
             str(station): reason
@@ -101,7 +100,7 @@ class Health:
             return f"{type(exc).__name__}: {exc}"
         return None
 
-    async def ready(self) -> tuple[bool, dict[str, Any]]:
+    async def ready(self) -> tuple[bool, dict[str, object]]:
         problems: dict[str, str] = {}
         if not self.assigned:
             problems["group"] = "not yet assigned partitions"

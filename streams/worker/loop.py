@@ -379,18 +379,17 @@ class AgentLoop:
         self.committer.poke()
 
     def _log_rejection(self, record: Record, outcome: Outcome[Any]) -> None:
-        refused: dict[str, Any] = dict(outcome.rejection or {})
+        refused = outcome.rejection
+        reason, error = (None, None) if refused is None else (refused["reason"], refused["error"])
         fields = record_fields(
             record,
             agent=str(self.station),
             run_id=outcome.run_id,
             tool_call_id=outcome.tool_call_id,
             event_id=outcome.event_id,
-            reason=refused.get("reason"),
+            reason=reason,
         )
-        log.warning(
-            "%s: dead letter %s: %s", self.station, refused.get("reason"), refused.get("error"), extra=fields
-        )
+        log.warning("%s: dead letter %s: %s", self.station, reason, error, extra=fields)
 
     async def _verify(self, records: Sequence[Record]) -> None:
         """Know where each partition starts, and make sure no record was skipped on the way to us.

@@ -19,7 +19,7 @@ Nothing here calls a model, reads a clock or touches Kafka or Redis.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import cast
 
 from models.limits import GuardSettings, SemanticSettings
 from models.semantic import (
@@ -206,15 +206,17 @@ def final_verdict(
     report: FallbackReport | None = None
     if kind is VerdictKind.FALLBACK:
         report = {"conclusion": None, "limitations": [FALLBACK_LIMITATION]}
-    judged: dict[str, Any] = {key: value for key, value in verdict.items() if key != "signature"}
-    judged.update(
-        verdict=kind,
-        violation_count=len(violations),
-        violations_truncated=len(violations) > guard.max_violations,
-        violations=violations[: guard.max_violations],
-        fallback_report=report,
+    final = verdict.copy()  # the guard's fields in their order; the signature is the final verdict's own
+    final.pop("signature", None)
+    final.update(
+        {
+            "verdict": kind,
+            "violation_count": len(violations),
+            "violations_truncated": len(violations) > guard.max_violations,
+            "violations": violations[: guard.max_violations],
+            "fallback_report": report,
+        }
     )
-    final = cast(Verdict, judged)
     if signer is not None:
         final["signature"] = signer.sign_verdict(final)
     return final

@@ -19,6 +19,7 @@ from typing import Any
 from models.semantic import ClaimJudgement, JudgeCase
 from models.vocab import ClaimLabel
 from streams import codec
+from streams.codec import JSONObject
 
 MAX_REASON_CHARS = 500
 """A reason longer than this is cut (with ``…``): it is shown to people and signed, never a page."""
@@ -34,7 +35,7 @@ class AnswerInvalid(ValueError):
     """The judge's answer is not a judgement of this case; the message says what is wrong with it."""
 
 
-def _field(entry: dict[str, Any], name: str, index: int) -> Any:
+def _field(entry: JSONObject, name: str, index: int) -> Any:
     if name not in entry:
         raise AnswerInvalid(f"claims[{index}] has no {name!r}")
     return entry[name]

@@ -14,13 +14,14 @@ claims still checks the actions' specifics).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Sequence
+from typing import Literal
 
 from models.semantic import CaseClaim, CaseEvidence, CitedProjection, JudgeCase
 from models.verdict import Report
 from models.vocab import EvidenceStatus
 from streams import codec
+from streams.codec import JSONObject
 from streams.trust.messages import judgement_digest
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -40,9 +41,9 @@ def language_of(texts: Sequence[str]) -> Literal["zh", "en"]:
     return "zh" if cjk and cjk * 10 >= cjk + latin else "en"
 
 
-def _projections(cited: Sequence[CitedProjection]) -> dict[str, dict[str, Any]]:
+def _projections(cited: Sequence[CitedProjection]) -> dict[str, JSONObject]:
     """Each cited tool call's projection, parsed (the guard's C already checked these bytes)."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, JSONObject] = {}
     for item in cited:
         parsed = codec.loads(item["projection"])
         if isinstance(parsed, dict):
@@ -57,7 +58,7 @@ def build_case(draft: Report, cited: Sequence[CitedProjection], *, prompt_versio
     evidence: list[CaseEvidence] = []
     refs: dict[tuple[str, str | None], str] = {}
 
-    def ref(tool_call_id: str, item: Mapping[str, Any] | None, projection: Mapping[str, Any]) -> str:
+    def ref(tool_call_id: str, item: JSONObject | None, projection: JSONObject) -> str:
         document_id = None if item is None else str(item.get("document_id"))
         key = (tool_call_id, document_id)
         if key not in refs:
