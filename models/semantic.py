@@ -39,7 +39,11 @@ class SemanticReviewEvent(TypedDict):
     mode: Annotated[Mode, Field(description="The guard's EC_SEMANTIC__MODE when it judged the draft.")]
     verdict: Annotated[
         Verdict,
-        Field(description="The guard's verdict (PASS): the final one unless the judge finds a claim."),
+        Field(
+            description="The guard's PASS verdict as it would be emitted, without its signature: a verdict "
+            "is signed only where it is final (the guard's in advise mode; the semantic station's in "
+            "enforce)."
+        ),
     ]
     report_claim: Annotated[
         ReportOutcome | None,
@@ -50,6 +54,16 @@ class SemanticReviewEvent(TypedDict):
         list[CitedProjection], Field(description="Each cited tool call's projection, first cited first.")
     ]
     source_timestamp: SourceTimestamp
+    signature: NotRequired[
+        Annotated[
+            VerdictSignature,
+            Field(
+                description="Signed by the guard's key under evidence-chain/handover/v1 (SPEC 4.4), never "
+                "a verdict's message; absent unsigned. The semantic station signs nothing for a hand-over "
+                "that does not verify."
+            ),
+        ]
+    ]
 
 
 class CaseEvidence(TypedDict):

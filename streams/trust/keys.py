@@ -35,13 +35,14 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from models.ledger import LedgerEntry
-from models.semantic import JudgementEvent
+from models.semantic import JudgementEvent, SemanticReviewEvent
 from models.verdict import ReportEvent, Verdict, VerdictSignature
 from streams.errors import ConfigurationError
 from streams.hashing import sha256_hex
 from streams.trust.messages import (
     FieldTypeError,
     entry_message,
+    handover_message,
     judgement_message,
     report_message,
     verdict_message,
@@ -104,6 +105,11 @@ class Signer:
     def sign_judgement(self, event: JudgementEvent) -> VerdictSignature:
         """A ``judgements`` event's ``signature`` field value, ``{"key_id", "value"}`` (SPEC 4.4)."""
         return {"key_id": self.key_id, "value": self.sign(judgement_message(event))}
+
+    def sign_handover(self, event: SemanticReviewEvent) -> VerdictSignature:
+        """A ``semantic-review`` hand-over's ``signature`` field value, ``{"key_id", "value"}`` (SPEC 4.4):
+        under its own message, so it never verifies as a verdict."""
+        return {"key_id": self.key_id, "value": self.sign(handover_message(event))}
 
 
 def _public_keys(keys: Iterable[str]) -> dict[str, Ed25519PublicKey]:
@@ -200,6 +206,11 @@ class TrustedKeys:
     def verify_judgement(self, event: JudgementEvent) -> str | None:
         """None when a ``judgements`` event's ``signature`` verifies under a trusted guard key (SPEC 4.4)."""
         return self._verify_object("guard", event.get("signature"), lambda: judgement_message(event))
+
+    def verify_handover(self, event: SemanticReviewEvent) -> str | None:
+        """None when a ``semantic-review`` hand-over's ``signature`` verifies under a trusted guard key
+        (SPEC 4.4)."""
+        return self._verify_object("guard", event.get("signature"), lambda: handover_message(event))
 
     def _verify_object(self, role: Role, signature: Any, message: Callable[[], bytes]) -> str | None:
         """A ``{"key_id", "value"}`` signature field (verdicts, reports)."""

@@ -1,4 +1,5 @@
-"""The bytes a signature covers (SPEC 3.7 for ledger entries, 4.1 for verdicts, 4.3 for reports). Pure.
+"""The bytes a signature covers (SPEC 3.7 for ledger entries, 4.1 for verdicts, 4.3 for reports, 4.4 for
+the semantic review's hand-overs and judgements). Pure.
 
 Each message is a run of netstrings, ``<byte length in decimal>:<UTF-8 bytes>,``, so no field can
 run into the next: ``24:evidence-chain/ledger/v1,2:r1,2:c1,5:READY,…``. A field that is absent or
@@ -15,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from models.ledger import LedgerEntry
-from models.semantic import JudgeCase, JudgementEvent
+from models.semantic import JudgeCase, JudgementEvent, SemanticReviewEvent
 from models.verdict import ReportEvent, Verdict
 from streams import codec
 from streams.hashing import sha256_hex
@@ -24,6 +25,10 @@ LEDGER_CONTEXT = "evidence-chain/ledger/v1"
 VERDICT_CONTEXT = "evidence-chain/verdict/v1"
 REPORT_CONTEXT = "evidence-chain/report/v1"
 JUDGEMENT_CONTEXT = "evidence-chain/judgement/v1"
+HANDOVER_CONTEXT = "evidence-chain/handover/v1"
+"""A hand-over to the semantic review (SPEC 4.4): what the guard passed on to be judged. Its own first
+field, so a hand-over's signature never verifies as a verdict's: a PASS the review may still reject is
+not a verdict."""
 
 ENTRY_SIGNED_FIELDS: tuple[str, ...] = (
     "run_id",
@@ -121,10 +126,18 @@ def verdict_message(verdict: Verdict) -> bytes:
     Raises:
         FieldTypeError: a signed field of the wrong type (``attempt`` a string, an item not an object...).
     """
+    return netstrings((VERDICT_CONTEXT, *_verdict_fields(verdict)))
+
+
+def _verdict_fields(verdict: Verdict) -> list[str | int | None]:
+    """A verdict's signed fields after the message's first (SPEC 4.1), in message order.
+
+    Raises:
+        FieldTypeError: a signed field of the wrong type.
+    """
     snapshot = _list("evidence_snapshot", verdict.get("evidence_snapshot"))
     violations = _list("violations", verdict.get("violations"))
     fields: list[str | int | None] = [
-        VERDICT_CONTEXT,
         _string("run_id", verdict.get("run_id")),
         _string("draft_id", verdict.get("draft_id")),
         _string("draft_sha256", verdict.get("draft_sha256")),
@@ -136,7 +149,7 @@ def verdict_message(verdict: Verdict) -> bytes:
     fields += _item_strings("evidence_snapshot", snapshot, ("tool_call_id", "projection_sha256"))
     fields.append(len(violations))
     fields += _item_strings("violations", violations, ("code", "path"))
-    return netstrings(fields)
+    return fields
 
 
 def _item_strings(name: str, items: list[Any], keys: tuple[str, ...]) -> list[str | None]:
@@ -153,6 +166,54 @@ def _item_strings(name: str, items: list[Any], keys: tuple[str, ...]) -> list[st
     return out
 
 
+def _json_sha256(value: Any) -> str:
+    """Lowercase hex SHA-256 of ``value`` as compact JSON in its own key order (how an event writes it);
+    the empty string for a value JSON cannot hold (never one a station built: a message that will not
+    verify)."""
+    try:
+        return sha256_hex(codec.dumps(value))
+    except codec.JSONEncodeError:
+        return ""
+
+
+def handover_message(event: SemanticReviewEvent) -> bytes:
+    """What a ``semantic-review`` hand-over's signature covers (SPEC 4.4): the mode, what the guard's claim
+    on the triple said, the ids the judgement will name, the verdict's ``event_id`` and every field its
+    own signature would cover, the SHA-256 of the draft's reviewed fields (compact JSON, as a report
+    hashes its report), and each projection's tool call and SHA-256 — everything the semantic station
+    acts on, so it signs nothing the guard did not hand it.
+
+    Raises:
+        FieldTypeError: a signed field of the wrong type (``verdict`` not an object included).
+    """
+    verdict = event.get("verdict")
+    if not isinstance(verdict, Mapping):
+        raise FieldTypeError(f"verdict must be an object, not {_kind(verdict)}")
+    projections = _list("projections", event.get("projections"))
+    fields: list[str | int | None] = [
+        HANDOVER_CONTEXT,
+        _string("mode", event.get("mode")),
+        _string("report_claim", event.get("report_claim")),
+        _string("run_id", event.get("run_id")),
+        _string("draft_id", event.get("draft_id")),
+        _integer("attempt", event.get("attempt")),
+        _string("verdict.event_id", verdict.get("event_id")),
+        *_verdict_fields(verdict),  # type: ignore[arg-type]  # read field by field
+        _json_sha256(event.get("draft")),
+        len(projections),
+    ]
+    for index, item in enumerate(projections):
+        if not isinstance(item, Mapping):
+            raise FieldTypeError(f"projections[{index}] must be an object, not {_kind(item)}")
+        text = _string(f"projections[{index}].projection", item.get("projection"))
+        try:
+            hashed = None if text is None else sha256_hex(text.encode("utf-8"))
+        except UnicodeEncodeError:
+            raise FieldTypeError(f"projections[{index}].projection is not Unicode text") from None
+        fields += (_string(f"projections[{index}].tool_call_id", item.get("tool_call_id")), hashed)
+    return netstrings(fields)
+
+
 def report_message(event: ReportEvent) -> bytes:
     """What a ``reports`` event's signature covers (SPEC 4.3): its ids, then the SHA-256 of ``report``
     as compact JSON in its own key order (how the event writes it), so the report's every byte counts.
@@ -163,10 +224,7 @@ def report_message(event: ReportEvent) -> bytes:
     Raises:
         FieldTypeError: a signed id of the wrong type (``attempt`` not an integer, an id not a string).
     """
-    try:
-        digest = sha256_hex(codec.dumps(event.get("report")))
-    except codec.JSONEncodeError:
-        digest = ""
+    digest = _json_sha256(event.get("report"))
     return netstrings(
         (
             REPORT_CONTEXT,
