@@ -160,12 +160,12 @@ contracts-check: install $(TOOLS_NODE_STAMP)
 QUIX_VENV := .local/bench/quix-venv
 QUIX_STAMP := $(QUIX_VENV)/.installed-stamp
 QUIX_SPEC := quixstreams>=3.28,<4
-STATION_DEPS := 'pydantic>=2.13,<3' 'pydantic-settings>=2.6,<3' 'orjson>=3.10,<4' 'redis>=5,<9'
+STATION_DEPS := 'pydantic>=2.13,<3' 'pydantic-settings>=2.6,<3' 'orjson>=3.10,<4' 'redis>=5,<9' 'text2num>=2.5,<4' 'confusable-homoglyphs>=3.2,<4'
 
 .PHONY: bench-quix-venv
 bench-quix-venv: $(QUIX_STAMP)
 
-$(QUIX_STAMP): pyproject.toml
+$(QUIX_STAMP): pyproject.toml Makefile
 	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) not found: install Python 3.11" >&2; exit 1; }
 	$(PYTHON) -m venv $(QUIX_VENV)
 	$(QUIX_VENV)/bin/python -m pip install --quiet '$(QUIX_SPEC)' $(STATION_DEPS)

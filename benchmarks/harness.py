@@ -9,6 +9,7 @@ given its prefix, group and Redis namespace in the environment.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 import os
 import re
@@ -16,6 +17,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Sequence
@@ -27,6 +29,7 @@ import orjson
 import redis.asyncio as aioredis
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.structs import TopicPartition
 
 from models.vocab import Topic
 from streams.kafka.admin import TOPIC_NAMES, ensure_topics
@@ -199,6 +202,83 @@ class Watcher:
             if callable(on_event):
                 on_event(len(self.events.timestamps))
         return self.events
+
+
+async def first_writes(settings: Settings, names: Sequence[Topic]) -> dict[Topic, int]:
+    """The create timestamp (epoch ms) of the earliest record in each of ``names`` that holds any.
+
+    Read after a run from each partition's first record batch only (the topics are the run's own, so
+    their first records are the first ones the pipeline wrote), not by reading the topics through.
+    """
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=settings.kafka_bootstrap,
+        group_id=None,
+        enable_auto_commit=False,
+        max_partition_fetch_bytes=1,  # one record batch per partition (a batch is always returned whole)
+        fetch_max_bytes=1,
+    )
+    await consumer.start()
+    try:
+        partitions = [
+            TopicPartition(settings.topic(t), p) for t in names for p in range(settings.topic_partitions)
+        ]
+        ends = await consumer.end_offsets(partitions)
+        starts = await consumer.beginning_offsets(partitions)
+        waiting = {tp for tp in partitions if ends[tp] > starts[tp]}
+        consumer.assign(list(waiting))
+        for tp in waiting:
+            consumer.seek(tp, starts[tp])
+        found: dict[str, int] = {}
+        deadline = time.monotonic() + 30
+        while waiting and time.monotonic() < deadline:
+            for tp, records in (await consumer.getmany(*waiting, timeout_ms=500)).items():
+                if records and tp in waiting:
+                    waiting.discard(tp)
+                    first = min(r.timestamp for r in records)
+                    found[tp.topic] = min(found.get(tp.topic, first), first)
+    finally:
+        await consumer.stop()
+    return {t: found[settings.topic(t)] for t in names if settings.topic(t) in found}
+
+
+class CpuTrace:
+    """A process's CPU sampled every ``interval`` seconds in a thread, against the wall clock, so the CPU
+    spent between two events' own timestamps (epoch ms) can be read afterwards (:meth:`between`)."""
+
+    def __init__(self, process: Process, interval: float = 0.02) -> None:
+        self.process = process
+        self.interval = interval
+        self.samples: list[tuple[float, float]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="cpu-trace", daemon=True)
+
+    def __enter__(self) -> CpuTrace:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            with contextlib.suppress(OSError, ValueError):
+                self.samples.append((time.time() * 1000, self.process.cpu_seconds()))
+            self._stop.wait(self.interval)
+
+    def at(self, epoch_ms: float) -> float:
+        """The process's CPU seconds at ``epoch_ms``, interpolated between the samples around it."""
+        i = bisect.bisect_left(self.samples, (epoch_ms, -1.0))
+        if i == 0:
+            return self.samples[0][1]
+        if i == len(self.samples):
+            return self.samples[-1][1]
+        (t0, c0), (t1, c1) = self.samples[i - 1], self.samples[i]
+        return c0 + (c1 - c0) * (epoch_ms - t0) / (t1 - t0) if t1 > t0 else c1
+
+    def between(self, first_ms: float, last_ms: float) -> float:
+        """CPU seconds the process spent from ``first_ms`` to ``last_ms`` (epoch ms)."""
+        return self.at(last_ms) - self.at(first_ms)
 
 
 @dataclass
