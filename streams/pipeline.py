@@ -99,7 +99,8 @@ from streams.stations.review import RULES_VERSION
 from streams.stations.semantic import SemanticPlan, final_verdict, judgement_event, semantic_violations
 from streams.stations.semantic import plan as semantic_plan
 from streams.stations.semantic.handoff import HANDOFF, cited_projections, handoff_event
-from streams.trust.keys import Signer, TrustedKeys, load_signer, load_trusted_keys
+from streams.stations.semantic.handoff import claimed as claimed_handoff
+from streams.trust.keys import Signer, TrustedKeys, load_signer, load_trusted_keys, own_and_trusted
 
 __all__ = [
     "OUTPUT_TOPIC",
@@ -152,6 +153,9 @@ class StationRules:
     guard: EvidenceGuard
     semantic: SemanticSettings = SemanticSettings()
     """The semantic review after the guard (SPEC 4.4): off by default."""
+    handover_keys: TrustedKeys | None = None
+    """The guard keys a hand-over must be signed by for the semantic station to act on it (the trusted
+    ones and the station's own, which is the guard's: SPEC 4.4); None: nothing is signed or checked."""
 
     @classmethod
     def from_settings(cls, settings: Settings) -> StationRules:
@@ -186,6 +190,7 @@ class StationRules:
             trusted=trusted,
             guard=EvidenceGuard(settings.guard, trusted=trusted, signer=signer),
             semantic=settings.semantic,
+            handover_keys=own_and_trusted(signer, trusted, "guard"),
         )
 
 
@@ -299,11 +304,15 @@ ClaimMany = Callable[[list[ReportClaim]], Awaitable[Sequence[str | None]]]
 
 
 async def resolve_reads(
-    pending: Sequence[tuple[PendingRead, Record]], read: ReadMany, claim: ClaimMany | None = None
+    pending: Sequence[tuple[PendingRead, Record]],
+    read: ReadMany,
+    claim: ClaimMany | None = None,
+    *,
+    signer: Signer | None = None,
 ) -> list[Outcome[Any]]:
     """The guard's read → judge → claim for planned drafts: every cited entry read at once, each draft
     judged, then, with ``claim``, every judged draft's claim on its report taken at once
-    (:func:`settle_claims`).
+    (:func:`settle_claims`; ``signer``, the guard's, signs a hand-over again over what its claim said).
 
     The one sequence the guard agent (a batch), ``verify --ledger`` and ``verify --redis`` (a draft
     at a time, no claim: they publish nothing) all run: at most the two Redis round trips of one
@@ -312,10 +321,12 @@ async def resolve_reads(
     keys = list(dict.fromkeys(key for step, _ in pending for key in step.keys))
     lookups = await read(keys) if keys else {}
     judged = [finish_read(step, lookups, record) for step, record in pending]
-    return judged if claim is None else await settle_claims(judged, claim)
+    return judged if claim is None else await settle_claims(judged, claim, signer=signer)
 
 
-async def settle_claims(outcomes: Sequence[Outcome[Any]], claim: ClaimMany) -> list[Outcome[Any]]:
+async def settle_claims(
+    outcomes: Sequence[Outcome[Any]], claim: ClaimMany, *, signer: Signer | None = None
+) -> list[Outcome[Any]]:
     """One report per draft (SPEC 4.3): each judged draft claims its ``(run_id, draft_id, attempt)``
     (write-once, the first draft judged owns it), in batch order, in one call; a draft that does not own
     its triple keeps its verdict (emitted as ever, the same bytes) and loses its report
@@ -335,15 +346,17 @@ async def settle_claims(outcomes: Sequence[Outcome[Any]], claim: ClaimMany) -> l
     held = await claim([made for _, made in claims])
     settled = list(outcomes)
     for (index, made), before in zip(claims, held, strict=True):
-        settled[index] = without_report(settled[index], claim_outcome(made, before))
+        settled[index] = without_report(settled[index], claim_outcome(made, before), signer)
     return settled
 
 
-def without_report(outcome: Outcome[Any], claimed: ReportOutcome) -> Outcome[Any]:
+def without_report(
+    outcome: Outcome[Any], claimed: ReportOutcome, signer: Signer | None = None
+) -> Outcome[Any]:
     """The guard's outcome after its claim: unchanged but for ``fields.report_claim`` when it owns its triple;
     else without its ``reports`` message (``report_event_id`` null). Its verdict and violations are never
-    touched."""
-    outputs = tuple(_with_claim(o, claimed) for o in outcome.outputs)
+    touched; a hand-over says what the claim said, signed again by ``signer``."""
+    outputs = tuple(_with_claim(o, claimed, signer) for o in outcome.outputs)
     judged = cast(GuardFigures, outcome.audit)  # settle_claims claims only for a draft the guard judged
     if claimed == ReportOutcome.OWNED:
         owned: GuardFigures = {**judged, "report_claim": claimed}
@@ -353,12 +366,12 @@ def without_report(outcome: Outcome[Any], claimed: ReportOutcome) -> Outcome[Any
     return replace(outcome, outputs=kept, audit=lost)
 
 
-def _with_claim(output: Output, claimed: ReportOutcome) -> Output:
+def _with_claim(output: Output, claimed: ReportOutcome, signer: Signer | None) -> Output:
     """A hand-over to the semantic review carries what the guard's claim said (its report is the
-    semantic station's to publish); any other output is unchanged."""
+    semantic station's to publish), signed over it; any other output is unchanged."""
     if output.topic != Topic.SEMANTIC_REVIEW:
         return output
-    return replace(output, value=codec.dumps({**codec.loads(output.value), "report_claim": claimed}))
+    return replace(output, value=codec.dumps(claimed_handoff(codec.loads(output.value), claimed, signer)))
 
 
 # --- postprocess ---------------------------------------------------------------------------------
@@ -673,6 +686,7 @@ def guard_station(record: Record, rules: StationRules) -> PendingRead:
                 cited_projections(verdict, {c: lookups[(run_id, c)] for c in plan.cited}),
                 mode=semantic,
                 event_id=event_id(HANDOFF, origin),
+                signer=guard.signer,
             )
             if semantic == "enforce":
                 outputs, report = [], None
@@ -717,7 +731,7 @@ def semantic_station(record: Record, rules: StationRules) -> Outcome[None] | Pen
     """``semantic-review`` → the judgement to find or ask for; finishing gives the ``judgements`` event
     and, in ``enforce`` mode, the draft's one verdict, its violations and its report (SPEC 4.4)."""
     try:
-        planned = semantic_plan(record.value, rules.semantic)
+        planned = semantic_plan(record.value, rules.semantic, rules.handover_keys)
     except RejectedInput as exc:
         return Outcome(
             station=Station.SEMANTIC,

@@ -30,6 +30,7 @@ from enum import StrEnum
 from typing import Any
 
 from models.ledger import LedgerEntry
+from models.semantic import SemanticReviewEvent
 from models.verdict import ReportEvent, Verdict
 from streams import codec
 from streams.hashing import sha256_hex
@@ -171,6 +172,19 @@ def check_report(
         why = trusted.verify_report(event)
         if why is not None:
             return SignedCheck(SignedFault.SIGNATURE, f"the report's signature: {why}")
+    return _HOLDS
+
+
+def check_handover(event: SemanticReviewEvent, trusted: TrustedKeys | None) -> SignedCheck:
+    """Whether the semantic station may act on a ``semantic-review`` hand-over (SPEC 4.4): with
+    ``trusted`` keys (the trusted guard keys and the station's own), only when a guard key signed it
+    under ``evidence-chain/handover/v1``. The station signs the final verdict, the report and the
+    judgement with the guard's key, so a hand-over it did not check would make it sign whatever a writer
+    of the topic hands it."""
+    if trusted is not None:
+        why = trusted.verify_handover(event)
+        if why is not None:
+            return SignedCheck(SignedFault.SIGNATURE, f"the hand-over's signature: {why}")
     return _HOLDS
 
 

@@ -336,6 +336,15 @@ def trusted_for(path: str | None) -> TrustedKeys | None:
     return None if not path else _cached_trusted(path, _stamp(path))
 
 
+def own_and_trusted(signer: Signer | None, trusted: TrustedKeys | None, role: Role) -> TrustedKeys | None:
+    """The keys a station that signs in ``role`` accepts its input from: the trusted keys and its own
+    public key in ``role``; None when it has neither (nothing is signed, nothing checked)."""
+    if signer is None:
+        return trusted
+    mine = TrustedKeys.from_hex(**{role: [signer.public_hex]})
+    return mine if trusted is None else trusted.merged(mine)
+
+
 def roles_signed_by(stations: Iterable[str]) -> tuple[Role, ...]:
     """The roles a process running ``stations`` signs in: ``ledger`` for the ledger agent, ``guard`` for
     the guard (its verdicts and reports) and the semantic review (the verdicts and judgements it signs with

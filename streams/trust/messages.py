@@ -198,7 +198,7 @@ def handover_message(event: SemanticReviewEvent) -> bytes:
         _string("draft_id", event.get("draft_id")),
         _integer("attempt", event.get("attempt")),
         _string("verdict.event_id", verdict.get("event_id")),
-        *_verdict_fields(verdict),  # type: ignore[arg-type]  # read field by field
+        *_verdict_fields(verdict),  # read field by field
         _json_sha256(event.get("draft")),
         len(projections),
     ]

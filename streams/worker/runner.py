@@ -212,7 +212,9 @@ class BatchRunner:
                     on_hold=self.on_hold,
                 )
 
-            judged = await resolve_reads([(step, records[j]) for j, step in reads], read, claim)
+            judged = await resolve_reads(
+                [(step, records[j]) for j, step in reads], read, claim, signer=self.rules.guard.signer
+            )
             for (j, _), outcome in zip(reads, judged, strict=True):
                 out[j] = outcome
         return [o for o in out if o is not None]

@@ -111,6 +111,12 @@ async def test_enforce_one_verdict_per_draft_signed_judgements_and_a_replay_with
     assert by_draft["d-root"]["verdict"] == "REJECT"
     for verdict in by_draft.values():
         assert trusted.verify_verdict(verdict) is None
+    # a signature only on a final verdict (the red team's S1): d-root's hand-over held a guard-signed PASS
+    # that a writer of `verdicts` replayed to the waiting client; now no hand-over's verdict verifies
+    for value in handed:
+        handover = codec.loads(value)
+        assert trusted.verify_handover(handover) is None
+        assert trusted.verify_verdict(handover["verdict"]) == "unsigned"
     for value in judgements:
         event = codec.loads(value)
         assert event["status"] == "JUDGED" and event["model"] == "fake-judge"

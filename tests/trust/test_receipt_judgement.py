@@ -137,3 +137,24 @@ def test_receipt_verify_shows_what_the_model_said_and_under_which_prompt(
     path.write_bytes(codec.dumps(tampered))
     assert main(["receipt", "verify", str(path), "--trusted-keys", keys]) == 1
     assert "FAIL judgement:" in capsys.readouterr().err
+
+
+def test_the_handover_of_a_rejected_draft_is_no_receipt_of_a_pass() -> None:
+    """The red team's S1 (``pD.py``): in enforce mode the review rejected the draft, yet its hand-over's
+    verdict, dropped into a receipt without the judgement, verified as "OK receipt of PASS". A hand-over
+    carries no signed verdict now: the receipt fails, and the genuine receipt is of the REJECT."""
+    settings = Settings(semantic=SemanticSettings(mode="enforce", judge_model="judge-m"))
+    rules = StationRules.with_keys(settings, GUARD, None)
+    entries = [signed(e, LEDGER) for e in golden_entries()]
+    record = Record("t.diagnosis-drafts", 0, 5, 1_700_000_000_005, b"run-g", draft("d-pass"))
+    step = run_station(Station.GUARD, record, rules)
+    assert isinstance(step, PendingRead)
+    guarded = finish_read(step, memory_ledger(entries).read_now(list(step.keys)), record)
+    (value,) = [o.value for o in guarded.outputs if o.topic == Topic.SEMANTIC_REVIEW]
+    handover = codec.loads(value)
+    assert handover["verdict"]["verdict"] == "PASS"
+    by_call = {e["tool_call_id"]: e for e in entries if e["run_id"] == "run-g"}
+    failures = verify_receipt(build_receipt(handover["verdict"], by_call, TRUSTED), TRUSTED)
+    assert failures and failures[0].startswith("verdict:"), failures
+    genuine = judged_receipt()  # the same draft, judged: its receipt is of the REJECT, and verifies
+    assert genuine["verdict"]["verdict"] == "REJECT" and verify_receipt(genuine, TRUSTED) == []

@@ -45,7 +45,8 @@ from streams.stations.review import escaped
 from streams.stations.semantic.answer import MAX_REASON_CHARS, AnswerInvalid, read_answer
 from streams.stations.semantic.case import build_case, case_chars, case_digest, language_of
 from streams.stations.semantic.prompt import PROMPT_VERSION, messages
-from streams.trust.keys import Signer
+from streams.trust.integrity import check_handover
+from streams.trust.keys import Signer, TrustedKeys
 
 __all__ = [
     "MAX_REASON_CHARS",
@@ -89,12 +90,14 @@ class SemanticPlan:
         return self.event["mode"] == "enforce"
 
 
-def plan(value: bytes, settings: SemanticSettings) -> SemanticPlan:
-    """A ``semantic-review`` value, read into its case.
+def plan(value: bytes, settings: SemanticSettings, keys: TrustedKeys | None = None) -> SemanticPlan:
+    """A ``semantic-review`` value, read into its case; with ``keys`` (the guard's, as
+    :func:`streams.trust.keys.own_and_trusted` gives them), only a hand-over a guard key signed.
 
     Raises:
         MalformedJson: the value is not a JSON object.
-        SchemaViolation: it is not a hand-over the guard writes (a field missing or of the wrong type).
+        SchemaViolation: it is not a hand-over the guard writes (a field missing or of the wrong type,
+            or, with ``keys``, not signed by one of them: the station signs nothing for it).
     """
     try:
         doc = codec.loads(value)
@@ -106,6 +109,9 @@ def plan(value: bytes, settings: SemanticSettings) -> SemanticPlan:
         checked = validate(SEMANTIC_REVIEW_ADAPTER, doc)
     except ContractError as exc:
         raise SchemaViolation(f"semantic-review value: {exc}") from None
+    held = check_handover(cast(SemanticReviewEvent, doc), keys)  # as carried: what the guard signed
+    if not held.holds:
+        raise SchemaViolation(f"semantic-review value: {held.detail}; nothing is judged or signed for it")
     case = build_case(checked["draft"], checked["projections"], prompt_version=PROMPT_VERSION)
     model = settings.judge_model
     return SemanticPlan(
@@ -194,13 +200,18 @@ def semantic_violations(planned: SemanticPlan, event: JudgementEvent) -> list[Vi
 def final_verdict(
     planned: SemanticPlan, event: JudgementEvent, guard: GuardSettings, *, signer: Signer | None
 ) -> Verdict:
-    """The draft's one verdict in ``enforce`` mode: the guard's (a PASS) as it was when the judge finds
-    nothing — the same bytes and signature as with the review off — else REJECT, or FALLBACK from
-    ``max_attempts``, with the judge's violations (the attempt is spent like any REJECT's)."""
+    """The draft's one verdict in ``enforce`` mode, signed here (the hand-over's is not: SPEC 4.4): the
+    guard's PASS as it was when the judge finds nothing — the same bytes and, signed with the guard's
+    key, the same signature as with the review off (Ed25519 signs deterministically) — else REJECT, or
+    FALLBACK from ``max_attempts``, with the judge's violations (the attempt is spent like any REJECT's)."""
     verdict = planned.event["verdict"]
     found = semantic_violations(planned, event)
     if not found:
-        return verdict
+        final = verdict.copy()
+        final.pop("signature", None)
+        if signer is not None:
+            final["signature"] = signer.sign_verdict(final)
+        return final
     kind = VerdictKind.REJECT if verdict["attempt"] < guard.max_attempts else VerdictKind.FALLBACK
     violations = list(verdict["violations"]) + found
     report: FallbackReport | None = None
