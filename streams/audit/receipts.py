@@ -10,7 +10,7 @@ lacks) and ``serve`` hands one out (:func:`receipt_parts`, :func:`receipt_judgem
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from models.ledger import LedgerEntry, as_stored
 from models.semantic import JudgementEvent
@@ -21,6 +21,7 @@ from streams.errors import ConfigurationError, RedisUnavailable, Refused, Unknow
 from streams.printable import printable
 from streams.settings import Settings
 from streams.trust import EntryFault, TrustedKeys, build_receipt, check_entry, check_verdict, trusted_for
+from streams.trust.integrity import judgement_for
 from streams.trust.receipt import Receipt, choose_verdict, receipt_keys
 
 
@@ -47,33 +48,38 @@ def receipt_parts(
         if not tool_calls and not guard:
             raise UnknownVerdict(f"run {printable(run_id)} is unknown to the audit store {store.where}")
     verdict = choose_verdict(verdicts, run_id, draft_id, attempt)
-    entries = {
-        e.tool_call_id: e.entry
-        for e in store.ledger_entries(run_id)
-        if check_entry(e.entry, None, (run_id, e.tool_call_id)).fault is not EntryFault.KEY
-    }
+    entries = _stored_entries(store, run_id)
     cited = [i.get("tool_call_id") for i in verdict.get("evidence_snapshot") or [] if isinstance(i, dict)]
     missing = [t for t in cited if isinstance(t, str) and t not in entries]  # a stored verdict: as carried
     return verdict, entries, missing
 
 
 def receipt_judgement(
-    store: AuditStore, verdict: Verdict, trusted: TrustedKeys | None = None
+    store: AuditStore,
+    verdict: Verdict,
+    trusted: TrustedKeys | None = None,
+    entries: Mapping[str, LedgerEntry] | None = None,
 ) -> JudgementEvent | None:
     """The semantic review's judgement of the verdict's draft (SPEC 4.4), as the audit store holds it:
-    the first whose ``verdict_event_id`` and ``draft_sha256`` are the verdict's (and, with ``trusted``
-    keys, that a trusted guard key signed); None for a draft the review did not judge."""
+    the one :func:`streams.trust.integrity.judgement_for` picks — it names the verdict, its digest is
+    that of its case, its evidence is what ``entries`` (by tool call; default: the store's) hold, and,
+    with ``trusted`` keys, a trusted guard key signed it; of copies, the original whatever their
+    ``origin``. None for a draft the review did not judge."""
     run_id, draft_id = verdict.get("run_id"), verdict.get("draft_id")
     if not isinstance(run_id, str) or not isinstance(draft_id, str):
         return None
-    for judgement in store.stored_judgements(run_id, draft_id):
-        if (
-            judgement.get("verdict_event_id") == verdict.get("event_id")
-            and judgement.get("draft_sha256") == verdict.get("draft_sha256")
-            and (trusted is None or trusted.verify_judgement(judgement) is None)
-        ):
-            return judgement
-    return None
+    if entries is None:
+        entries = _stored_entries(store, run_id)
+    return judgement_for(verdict, store.stored_judgements(run_id, draft_id), trusted, list(entries.values()))
+
+
+def _stored_entries(store: AuditStore, run_id: str) -> dict[str, LedgerEntry]:
+    """The run's stored entries by tool call id; one that is not its row's key's (SPEC 3.7) is left out."""
+    return {
+        e.tool_call_id: e.entry
+        for e in store.ledger_entries(run_id)
+        if check_entry(e.entry, None, (run_id, e.tool_call_id)).fault is not EntryFault.KEY
+    }
 
 
 async def _from_redis(
@@ -103,7 +109,7 @@ def write_receipt(settings: Settings, run_id: str, draft_id: str, attempt: int |
     trusted = trusted_for(settings.trusted_keys_file)
     try:
         verdict, entries, missing = receipt_parts(store, run_id, draft_id, attempt, trusted)
-        judgement = receipt_judgement(store, verdict, trusted)
+        judgement = receipt_judgement(store, verdict, trusted, entries)
     finally:
         store.close()
     if missing:

@@ -10,6 +10,10 @@
   out or shown (the client, the gateway, the MCP tools, ``serve``, ``inspect``): with trusted keys it
   holds only when signed by a trusted **guard** key; asked for a draft or a run, only when it is that
   draft's or that run's.
+- :func:`check_judgement` and :func:`judgement_for`, wherever a judgement of the semantic review is shown
+  or put in a receipt (``serve``, ``receipt RUN DRAFT``): it is the verdict's, signed (with trusted
+  keys), its digest is that of its case, and its evidence is the entries'; of copies, the original.
+- :func:`check_handover`, where the semantic station reads a hand-over, before it signs anything.
 - :func:`report_identity` and :func:`distinct_reports`: readers drop repeats of a report by its
   signed fields, never by ``event_id`` alone (it is not signed), and keep one report per
   ``(run_id, draft_id, attempt)``, the first (SPEC 4.3).
@@ -24,18 +28,19 @@ read without decoding) are hashed as they are.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 from models.ledger import LedgerEntry
-from models.semantic import SemanticReviewEvent
+from models.semantic import JudgementEvent, SemanticReviewEvent
 from models.verdict import ReportEvent, Verdict
 from streams import codec
 from streams.hashing import sha256_hex
+from streams.trust.judgement import judgement_failures, names_failures
 from streams.trust.keys import TrustedKeys
-from streams.trust.messages import FieldTypeError, report_message
+from streams.trust.messages import FieldTypeError, judgement_message, report_message
 
 
 class EntryFault(StrEnum):
@@ -127,6 +132,9 @@ class SignedFault(StrEnum):
     """It is not the one asked for: another draft's verdict, another run's report."""
     SIGNATURE = "signature"
     """With trusted keys: unsigned, not signed by a trusted guard key, or the signature does not verify."""
+    CONTENT = "content"
+    """A judgement whose unsigned parts do not hold with its signed ones: its case is not what its digest
+    covers, its evidence is not the entries', or the verdict does not follow from its labels."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +196,76 @@ def check_handover(event: SemanticReviewEvent, trusted: TrustedKeys | None) -> S
     return _HOLDS
 
 
+def check_judgement(
+    judgement: JudgementEvent,
+    verdict: Verdict,
+    trusted: TrustedKeys | None,
+    entries: Sequence[LedgerEntry] = (),
+) -> SignedCheck:
+    """Whether a ``judgements`` event may be shown beside ``verdict`` or put in its receipt (SPEC 4.4):
+    it names that verdict (run, draft, attempt, draft hash, verdict event id); with ``trusted``, a trusted
+    **guard** key signed it; its ``digest`` is that of its own model and ``case`` — the case is covered
+    by nothing else, so a signed judgement re-sent with the evidence it shows rewritten verifies and is
+    still not the judge's; each evidence item of a tool call ``entries`` hold is what that entry holds;
+    and the verdict's semantic violations are what its labels say. The same checks as a receipt's
+    (:func:`streams.trust.judgement.judgement_failures`), one answer."""
+    if not isinstance(judgement, Mapping):
+        return SignedCheck(SignedFault.KEY, "not a JSON object")
+    named = names_failures(judgement, verdict)
+    if named:
+        return SignedCheck(SignedFault.KEY, named[0].removeprefix("judgement: "))
+    failures = judgement_failures(judgement, verdict, entries, trusted, every_item=False)
+    if failures:
+        signed = trusted is not None and trusted.verify_judgement(judgement) is not None
+        fault = SignedFault.SIGNATURE if signed else SignedFault.CONTENT
+        return SignedCheck(fault, failures[0].removeprefix("judgement: "))
+    return _HOLDS
+
+
+def judgement_for(
+    verdict: Verdict,
+    judgements: Iterable[JudgementEvent],
+    trusted: TrustedKeys | None,
+    entries: Sequence[LedgerEntry] = (),
+) -> JudgementEvent | None:
+    """The judgement to show beside ``verdict`` or put in its receipt: of those that hold
+    (:func:`check_judgement`), the original — its ``event_id`` has its verdict's coordinates, as the
+    station writes both from one draft record — then the least by its signed message; never chosen by
+    ``event_id`` alone or ``origin`` (not signed: a copy may carry any). None when none holds."""
+    held = [j for j in judgements if check_judgement(j, verdict, trusted, entries).holds]
+    if not held:
+        return None
+    return min(held, key=lambda j: (not _judged_at(j, verdict), _judgement_identity(j)))
+
+
+def _judged_at(judgement: JudgementEvent, verdict: Verdict) -> bool:
+    """Whether a judgement's ``event_id`` has its verdict's coordinates (``semantic:<coordinates>``
+    beside ``guard:<coordinates>``, SPEC 4.4): the original, not a copy under another ``event_id``."""
+    return _same_coordinates(judgement.get("event_id"), verdict.get("event_id"))
+
+
+def _same_coordinates(event_id: object, other: object) -> bool:
+    """Whether two event ids name one record's coordinates (``<station>:<coordinates>``)."""
+    if not isinstance(event_id, str) or not isinstance(other, str):
+        return False
+    return ":" in event_id and event_id.split(":", 1)[1] == other.split(":", 1)[-1]
+
+
+def _judgement_identity(judgement: JudgementEvent) -> bytes:
+    """What makes two judgements the same: the signed message (an unsigned shape: its whole JSON)."""
+    try:
+        return judgement_message(judgement)
+    except FieldTypeError:
+        return b"unsigned-shape:" + _sorted_json(judgement)
+
+
+def _sorted_json(doc: Mapping[str, Any]) -> bytes:
+    try:
+        return codec.dumps_sorted(dict(doc))
+    except codec.JSONEncodeError:
+        return repr(sorted(doc.items(), key=lambda kv: str(kv[0]))).encode()
+
+
 def report_identity(event: ReportEvent) -> bytes:
     """What makes two ``reports`` events the same report: the signed message (SPEC 4.3: its ids, the
     verdict's event id, the draft's hash and the report's JSON), never ``event_id``, ``origin`` or
@@ -196,10 +274,7 @@ def report_identity(event: ReportEvent) -> bytes:
     try:
         return report_message(event)
     except FieldTypeError:
-        try:
-            return b"unsigned-shape:" + codec.dumps_sorted(dict(event))
-        except codec.JSONEncodeError:
-            return b"unsigned-shape:" + repr(sorted(event.items(), key=lambda kv: str(kv[0]))).encode()
+        return b"unsigned-shape:" + _sorted_json(event)
 
 
 def report_triple(event: ReportEvent) -> tuple[str, str, int] | None:
@@ -268,7 +343,4 @@ def _at_its_verdict(event: ReportEvent) -> bool:
     """Whether a report's ``event_id`` has its verdict's coordinates, as the guard writes both from one
     draft record (``publish:<coordinates>`` beside ``guard:<coordinates>``, SPEC 1): the original, not a
     copy re-sent under another ``event_id`` (which is not signed)."""
-    event_id, verdict_event_id = event.get("event_id"), event.get("verdict_event_id")
-    if not isinstance(event_id, str) or not isinstance(verdict_event_id, str):
-        return False
-    return ":" in event_id and event_id.split(":", 1)[1] == verdict_event_id.split(":", 1)[-1]
+    return _same_coordinates(event.get("event_id"), event.get("verdict_event_id"))

@@ -1,4 +1,5 @@
-"""Does a receipt's judgement hold (SPEC 4.4)? The semantic judge's answer, checked offline.
+"""Does a judgement hold (SPEC 4.4)? The semantic judge's answer, checked offline: in a receipt, and
+(through :func:`streams.trust.integrity.check_judgement`) wherever one is shown or put in a receipt.
 
 A receipt of a draft the semantic review judged carries its ``judgements`` event. It holds when:
 
@@ -60,20 +61,29 @@ def _shown_items(entries: Sequence[Any]) -> dict[tuple[str, str | None], str]:
 
 
 def judgement_failures(
-    judgement: Any, verdict: JSONObject, entries: Sequence[Any], trusted: TrustedKeys
+    judgement: Any,
+    verdict: JSONObject,
+    entries: Sequence[Any],
+    trusted: TrustedKeys | None,
+    *,
+    every_item: bool = True,
 ) -> list[str]:
-    """Every reason a receipt's judgement does not hold (empty: it does). One line each."""
+    """Every reason a judgement does not hold for ``verdict`` (empty: it does), one line each: its
+    signature (with ``trusted`` keys), the verdict it names, its digest against its own model and case,
+    its evidence against ``entries``, and the verdict's semantic violations against its labels.
+
+    ``every_item``: every evidence item of the case must be an item of one of ``entries`` (a receipt:
+    they are all the snapshot's); False: only those of a tool call ``entries`` hold are compared (a page
+    or a receipt being built, whose entries may not all be at hand yet).
+    """
     if not isinstance(judgement, Mapping):
         return ["judgement: not an object"]
     out: list[str] = []
-    why = trusted.verify_judgement(cast(JudgementEvent, judgement))  # unchecked: read field by field
-    if why is not None:
-        out.append(f"judgement: {why}")
-    for name in _SAME_AS_VERDICT:
-        if judgement.get(name) != verdict.get(name):
-            out.append(f"judgement: its {name} is not the verdict's")
-    if judgement.get("verdict_event_id") != verdict.get("event_id"):
-        out.append("judgement: it names another verdict (verdict_event_id)")
+    if trusted is not None:
+        why = trusted.verify_judgement(cast(JudgementEvent, judgement))  # unchecked: read field by field
+        if why is not None:
+            out.append(f"judgement: {why}")
+    out += names_failures(judgement, verdict)
     case, model = judgement.get("case"), judgement.get("model")
     if not isinstance(case, Mapping) or not isinstance(model, str):
         return [*out, "judgement: no case or model"]
@@ -84,14 +94,29 @@ def judgement_failures(
     if digest != judgement.get("digest"):
         out.append("judgement: its digest is not that of its model and case (what the judge was shown)")
     shown = _shown_items(entries)
+    calls = {tool_call_id for tool_call_id, _ in shown}
     for index, item in enumerate(case.get("evidence") or []):
         if not isinstance(item, Mapping):
             out.append(f"judgement: case.evidence[{index}] is not an object")
             continue
         key = (str(item.get("tool_call_id")), item.get("document_id"))
+        if not every_item and key[0] not in calls:
+            continue
         if key not in shown or shown[key] != item.get("text"):
             out.append(f"judgement: case.evidence[{index}] is not what the receipt's entries hold")
     out += _verdict_follows(judgement, verdict)
+    return out
+
+
+def names_failures(judgement: JSONObject, verdict: JSONObject) -> list[str]:
+    """Why a judgement is not ``verdict``'s: another run, draft, attempt, draft hash or verdict event id."""
+    out = [
+        f"judgement: its {name} is not the verdict's"
+        for name in _SAME_AS_VERDICT
+        if judgement.get(name) != verdict.get(name)
+    ]
+    if judgement.get("verdict_event_id") != verdict.get("event_id"):
+        out.append("judgement: it names another verdict (verdict_event_id)")
     return out
 
 

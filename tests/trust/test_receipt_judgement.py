@@ -19,7 +19,8 @@ from streams.cli import main
 from streams.messages import Record
 from streams.pipeline import PendingJudge, PendingRead, StationRules, finish_judge, finish_read, run_station
 from streams.settings import Settings
-from streams.trust import Signer, build_receipt
+from streams.trust import SignedFault, Signer, build_receipt
+from streams.trust.integrity import check_judgement, judgement_for
 from streams.trust.keys import TrustedKeys
 from streams.trust.receipt import verify_receipt
 from tests.stations.test_semantic import judged
@@ -158,3 +159,26 @@ def test_the_handover_of_a_rejected_draft_is_no_receipt_of_a_pass() -> None:
     assert failures and failures[0].startswith("verdict:"), failures
     genuine = judged_receipt()  # the same draft, judged: its receipt is of the REJECT, and verifies
     assert genuine["verdict"]["verdict"] == "REJECT" and verify_receipt(genuine, TRUSTED) == []
+
+
+def test_one_answer_for_does_this_judgement_hold_and_which_copy_is_shown() -> None:
+    """``check_judgement``: the page and the receipt builders ask what a receipt's verifier asks; and of
+    copies that all hold, ``judgement_for`` shows the original whatever their ``origin``."""
+    receipt = judged_receipt()
+    verdict, genuine, entries = receipt["verdict"], receipt["judgement"], receipt["entries"]
+    assert check_judgement(genuine, verdict, TRUSTED, entries).holds
+    assert check_judgement(genuine, verdict, None).holds
+    rewritten = copy.deepcopy(genuine)
+    rewritten["case"]["evidence"][0]["text"] = "an excerpt nobody stored"
+    for trusted in (TRUSTED, None):  # the signature holds; the case is not what the digest covers
+        held = check_judgement(rewritten, verdict, trusted)
+        assert held.fault is SignedFault.CONTENT and "digest" in held.detail
+    other = {**verdict, "event_id": "guard:t.diagnosis-drafts:0:6:1"}
+    assert check_judgement(genuine, other, TRUSTED).fault is SignedFault.KEY
+    unsigned = {k: v for k, v in genuine.items() if k != "signature"}
+    assert check_judgement(unsigned, verdict, TRUSTED).fault is SignedFault.SIGNATURE
+    assert check_judgement(unsigned, verdict, None).holds
+    copied = {**genuine, "event_id": "semantic:a-copy", "origin": None}
+    assert judgement_for(verdict, [copied, rewritten, genuine], TRUSTED, entries) is genuine
+    assert judgement_for(verdict, [copied], TRUSTED, entries) is copied  # the same signed judgement
+    assert judgement_for(verdict, [rewritten], TRUSTED, entries) is None

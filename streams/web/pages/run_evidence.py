@@ -41,6 +41,7 @@ from streams.audit.store import VERDICT_OUTCOMES, StoredEntry
 from streams.codec import JSONObject
 from streams.stations.review import claims, reviewed_texts
 from streams.trust import EntryFault, TrustedKeys, check_entry, check_verdict, distinct_reports
+from streams.trust.integrity import judgement_for
 
 
 class SignatureState(TypedDict):
@@ -675,7 +676,9 @@ def evidence_document(
     (``guard.review`` is ``enforce``), so the drafts' texts show their specifics. ``run_id``: the run the
     page is of; an entry or a report of another key is then not shown as this run's (SPEC 3.7, 4.3).
     ``judgements``: the semantic review's (:meth:`AuditStore.stored_judgements`), each shown beside the
-    verdict it names; with trusted keys only those a trusted guard key signed (SPEC 4.4)."""
+    verdict it names when it holds for it (:func:`streams.trust.integrity.judgement_for`: its digest is
+    that of its case, its evidence the entries', and with trusted keys a trusted guard key signed it;
+    SPEC 4.4), the original of copies whatever their ``origin``."""
     grouped = by_origin(records)
     conflicts = refused_writes(grouped)
     shown = {
@@ -700,10 +703,11 @@ def evidence_document(
     published: dict[str, ReportEvent] = {}
     for kept in distinct_reports(reports, trusted, run_id=run_id).reports:
         published.setdefault(str(kept.get("verdict_event_id")), kept)
-    said: dict[str, JudgementEvent] = {}
+    # SPEC 4.4: the judgement that holds for its verdict (judgement_for), never the first by origin
+    named: dict[str, list[JudgementEvent]] = {}
     for judgement in judgements:
-        if trusted is None or trusted.verify_judgement(judgement) is None:
-            said.setdefault(str(judgement.get("verdict_event_id")), judgement)
+        named.setdefault(str(judgement.get("verdict_event_id")), []).append(judgement)
+    cited = [s.entry for s in stored if s.tool_call_id in entries]
     attempts: dict[str, list[int]] = {}
     for verdict in verdicts:
         draft_id, attempt = verdict.get("draft_id"), verdict.get("attempt")
@@ -722,7 +726,7 @@ def evidence_document(
             trusted,
             report,
             review=review,
-            judgement=said.get(event) if judged is not None else None,
+            judgement=None if judged is None else judgement_for(judged, named.get(event, ()), trusted, cited),
         )
         if event in withheld and judged is None:  # SPEC 4.3: a verdict that does not hold is not shown
             view["withheld"] = withheld[event]

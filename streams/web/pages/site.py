@@ -244,7 +244,7 @@ def build_app(settings: Settings, allowed_hosts: Collection[str] = ()) -> web.Ap
         async def page() -> web.Response:
             def parts(store: AuditStore) -> tuple[Any, ...]:
                 verdict, entries, missing = receipt_parts(store, run_id, draft_id, attempt, trusted)
-                return verdict, entries, missing, receipt_judgement(store, verdict, trusted)
+                return verdict, entries, missing, receipt_judgement(store, verdict, trusted, entries)
 
             try:
                 verdict, entries, missing, judgement = await read(parts)
