@@ -168,6 +168,13 @@ class Settings(BaseSettings):
         description="Records buffered per agent before fetching pauses (records, not bytes: lower it "
         "for records of hundreds of KB).",
     )
+    consumer_fetch_bytes: int = Field(
+        1 << 20,
+        ge=1024,
+        description="Bytes the worker's consumer fetches per partition per request; a larger record "
+        "still comes whole (the broker returns a partition's first record batch whatever its size). "
+        "Small enough that one fetch carries every hop's partitions, not one input's backlog.",
+    )
     consumer_thread: bool = Field(
         False,
         description="Run Faust's Kafka consumer in a thread of its own (Faust's way); by default it runs on "

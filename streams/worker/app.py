@@ -131,7 +131,8 @@ def app_options(settings: Settings) -> dict[str, Any]:
         "processing_guarantee": "at_least_once",
         "producer_acks": -1,
         "producer_max_request_size": settings.topic_max_message_bytes + 64 * 1024,
-        "consumer_max_fetch_size": 2 * settings.topic_max_message_bytes,
+        # per partition: a backlog's 8 MB fetches of one input held every other hop's records back
+        "consumer_max_fetch_size": settings.consumer_fetch_bytes,
         "consumer_auto_offset_reset": "earliest",
         "consumer_metadata_max_age_ms": settings.kafka_metadata_max_age_ms,
         "producer_metadata_max_age_ms": settings.kafka_metadata_max_age_ms,
