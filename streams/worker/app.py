@@ -195,6 +195,9 @@ def create_app(
     @app.on_rebalance_complete.connect  # type: ignore[arg-type]
     async def assigned(sender: Any, *args: Any, **kwargs: Any) -> None:
         context.health.assigned = True
+        assignment = app.consumer.assignment()
+        for loop in context.loops.values():
+            loop.prefetch_committed(assignment)  # read before the first batches wait for them
 
     log.info(
         "evidence-chain agents: %s; topic prefix %r",
