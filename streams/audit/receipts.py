@@ -12,17 +12,71 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 
+from models.audit import VerdictRow
 from models.ledger import LedgerEntry, as_stored
 from models.semantic import JudgementEvent
 from models.verdict import Verdict
+from models.vocab import Station
 from streams.audit.factory import store_from_settings
-from streams.audit.store import AuditStore
+from streams.audit.store import AuditStore, DraftRead
 from streams.errors import ConfigurationError, RedisUnavailable, Refused, UnknownVerdict
 from streams.printable import printable
 from streams.settings import Settings
 from streams.trust import EntryFault, TrustedKeys, build_receipt, check_entry, check_verdict, trusted_for
 from streams.trust.integrity import judgement_for
 from streams.trust.receipt import Receipt, choose_verdict, receipt_keys
+
+OwnerRank = tuple[int, int, int, int, str] | tuple[int]
+"""How early a verdict stands for its ``(run_id, draft_id, attempt)``: less is earlier."""
+
+
+def owner_rank(verdict: Verdict, read: Mapping[str, DraftRead]) -> OwnerRank:
+    """Where a verdict stands among the verdicts of its triple (SPEC 4.3: the first draft judged under a
+    triple owns it), by nothing a writer of ``verdicts`` controls: the position at which the audit sink
+    read, from ``diagnosis-drafts``, the draft whose bytes the verdict's *signed* ``draft_sha256`` names
+    — the guard reads a run's drafts in that order (one partition, keyed by run), so it is the order its
+    claim followed; a verdict's own ``origin`` and ``event_id`` are not signed, and the ``verdicts``
+    topic's order is not the judging order (in enforce mode the semantic station's verdict comes after
+    the judge answered). Of verdicts of the same bytes, the one whose ``event_id`` names that position
+    (the original, not a copy re-sent under another id) comes first. A verdict whose draft the store does
+    not hold comes after every one whose draft it holds (``(1,)``: as stored among themselves)."""
+    at = read.get(str(verdict.get("draft_sha256")))
+    if at is None:
+        return (1,)
+    event_id = str(verdict.get("event_id"))
+    original = event_id.startswith(f"{Station.GUARD}:{at.topic}:{at.partition}:{at.offset}:")
+    return (0, at.partition, at.offset, 0 if original else 1, event_id)
+
+
+def owners_first(
+    rows: Sequence[VerdictRow],
+    verdicts: Sequence[Verdict],
+    read: Mapping[str, DraftRead],
+    trusted: TrustedKeys | None = None,
+) -> list[VerdictRow]:
+    """The run page's verdict rows with each triple's rows in :func:`owner_rank` order (the verdict of
+    each row by its event id, among those that hold), so its first row — the one the page shows as the
+    owner, with the receipt link, the others as conflicts — is the verdict :func:`receipt_parts` hands
+    out. Rows of other triples keep their places; a row without a stored verdict that holds comes last
+    among its triple's."""
+    held: dict[str, Verdict] = {}
+    for verdict in verdicts:
+        if check_verdict(verdict, trusted).holds:
+            held.setdefault(str(verdict.get("event_id")), verdict)
+    places: dict[tuple[object, object], list[int]] = {}
+    for index, row in enumerate(rows):
+        places.setdefault((row.get("draft_id"), row.get("attempt")), []).append(index)
+    out = list(rows)
+
+    def rank(row: VerdictRow) -> tuple[int, OwnerRank]:
+        verdict = held.get(str(row.get("event_id")))
+        return (1, (1,)) if verdict is None else (0, owner_rank(verdict, read))
+
+    for indexes in places.values():
+        if len(indexes) > 1:
+            for index, row in zip(indexes, sorted((rows[i] for i in indexes), key=rank), strict=True):
+                out[index] = row
+    return out
 
 
 def receipt_parts(
@@ -31,7 +85,8 @@ def receipt_parts(
     """(the verdict, the stored entries by tool call id, the snapshot's tool calls the store lacks).
 
     With ``trusted`` keys only verdicts a trusted guard key signed are chosen from (SPEC 4.3: nothing
-    that fails is handed out); a stored entry that is not its row's key's (SPEC 3.7) counts as lacking.
+    that fails is handed out); of an attempt's, the owner's (:func:`owner_rank`), never the first by an
+    unsigned ``origin``. A stored entry that is not its row's key's (SPEC 3.7) counts as lacking.
 
     Raises:
         UnknownVerdict: the run or the draft (or its attempt) is unknown to the store.
@@ -47,7 +102,8 @@ def receipt_parts(
         tool_calls, guard = store.run_trail(run_id)
         if not tool_calls and not guard:
             raise UnknownVerdict(f"run {printable(run_id)} is unknown to the audit store {store.where}")
-    verdict = choose_verdict(verdicts, run_id, draft_id, attempt)
+    read = store.drafts_read(run_id)
+    verdict = choose_verdict(sorted(verdicts, key=lambda v: owner_rank(v, read)), run_id, draft_id, attempt)
     entries = _stored_entries(store, run_id)
     cited = [i.get("tool_call_id") for i in verdict.get("evidence_snapshot") or [] if isinstance(i, dict)]
     missing = [t for t in cited if isinstance(t, str) and t not in entries]  # a stored verdict: as carried

@@ -80,6 +80,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ApplyStats",
     "AuditStore",
+    "DraftRead",
     "EventRow",
     "StoredEntry",
     "SummaryRow",
@@ -247,6 +248,16 @@ class StoredEntry:
     """Whether the topic later carried a different entry for the same key (not stored: the first wins)."""
     where: str
     """The ``ledger`` record it came from, ``topic[partition]@offset``."""
+
+
+@dataclass(frozen=True, slots=True)
+class DraftRead:
+    """Where the audit sink read a draft from ``diagnosis-drafts``: its own consumer record's position,
+    not anything the draft or a verdict says (the ``draft_record`` row of its SHA-256, the first stored)."""
+
+    topic: str
+    partition: int
+    offset: int
 
 
 def skipped(event_id: object, exc: Exception) -> None:
@@ -590,6 +601,23 @@ class AuditStore(ABC):
             fields = _json_or_text(row["fields"])
             out.append(cast(StationRecord, row | {"fields": fields if isinstance(fields, dict) else {}}))
         return out
+
+    def drafts_read(self, run_id: str) -> dict[str, DraftRead]:
+        """Where the sink read each of the run's stored drafts, by their SHA-256 (a verdict's signed
+        ``draft_sha256``): the first record of those bytes it stored."""
+        if not self._has_evidence():
+            return {}
+        rows = self._select(
+            "SELECT draft_sha256, origin_topic, origin_partition, origin_offset FROM draft_record "
+            "WHERE run_id = ?",
+            (run_id,),
+        )
+        return {
+            row["draft_sha256"]: DraftRead(
+                row["origin_topic"], int(row["origin_partition"]), int(row["origin_offset"])
+            )
+            for row in rows
+        }
 
     def stored_drafts(self, run_id: str) -> dict[str, bytes]:
         """The run's stored drafts by their SHA-256 (a verdict's ``draft_sha256``)."""

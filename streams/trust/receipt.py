@@ -84,9 +84,10 @@ def receipt_keys(trusted_keys_file: str | None, signing_key_file: str | None) ->
 
 def choose_verdict(verdicts: Sequence[Verdict], run_id: str, draft_id: str, attempt: int | None) -> Verdict:
     """The verdict a receipt is of: the one of ``attempt`` (default: the latest) among a draft's stored
-    verdicts, oldest first; of several for one attempt, the first: a draft is write-once per
+    verdicts, owner first; of several for one attempt, the first: a draft is write-once per
     ``(run_id, draft_id, attempt)`` where people read it, so a later, different draft with that triple
-    never replaces it.
+    never replaces it. The caller orders them by what no writer of the topics controls
+    (:func:`streams.audit.receipts.owner_rank`), never by their unsigned ``origin``.
 
     Raises:
         UnknownVerdict: no verdict of that draft, or none of that attempt (the message lists them).

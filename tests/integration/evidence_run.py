@@ -9,6 +9,7 @@ agent was shown the first entry. What comes out is what the ``audit``, ``ledger`
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,13 +63,14 @@ def _values(sink: FakeSink, topic: str) -> list[TopicValue]:
     return [TopicValue(topic, 0, i, m.value) for i, m in enumerate(sink.on(topic))]
 
 
-async def signed_run(keys_dir: Path) -> SignedRun:
+async def signed_run(keys_dir: Path, more_drafts: Sequence[bytes] = ()) -> SignedRun:
+    """The sample run, signed; ``more_drafts`` are judged after the sample's drafts."""
     signer, private, public = generate_key_pair(keys_dir, "ledger", "ledger")
     # one key signs the entries and the verdicts of this run: trusted in both roles
     public.write_text(f"{signer.trusted_line('ledger')}\n{signer.trusted_line('guard')}\n", encoding="utf-8")
     settings = Settings(topic_prefix="t.", signing_key_file=str(private), trusted_keys_file=str(public))
     sink, ledger = await run_chain(settings, [*sample_lines("raw-hits.jsonl"), conflicting_hit()])
-    drafts = sample_lines("drafts.jsonl")
+    drafts = [*sample_lines("drafts.jsonl"), *more_drafts]
     await handle(Station.GUARD, settings, sink, records("t.diagnosis-drafts", drafts), ledger)
     return SignedRun(
         settings=settings,

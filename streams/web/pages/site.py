@@ -35,7 +35,7 @@ from aiohttp import web
 
 from streams import codec
 from streams.audit.factory import store_from_settings
-from streams.audit.receipts import receipt_judgement, receipt_parts
+from streams.audit.receipts import owners_first, receipt_judgement, receipt_parts
 from streams.audit.store import AuditStore, describe
 from streams.errors import AuditStoreBusy, ConfigurationError, RequestRefused, UnknownVerdict
 from streams.settings import Settings
@@ -196,13 +196,16 @@ def build_app(settings: Settings, allowed_hosts: Collection[str] = ()) -> web.Ap
     async def show_run(request: web.Request, run_id: str) -> web.Response:
         async def page() -> web.Response:
             def everything(store: AuditStore) -> tuple[Any, ...]:
-                tool_calls, guard_rows = store.run_trail(run_id)
+                tool_calls, trail = store.run_trail(run_id)
+                verdicts = store.stored_verdicts(run_id)
+                # each triple's owner first, as its receipt (receipt_parts) has it: SPEC 4.3
+                guard_rows = owners_first(trail, verdicts, store.drafts_read(run_id), trusted)
                 evidence = evidence_document(
                     tool_calls,
                     guard_rows,
                     store.ledger_entries(run_id),
                     store.station_records(run_id),
-                    store.stored_verdicts(run_id),
+                    verdicts,
                     store.stored_drafts(run_id),
                     trusted,
                     settings.projection.max_excerpt_chars,
