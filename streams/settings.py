@@ -273,14 +273,23 @@ class Settings(BaseSettings):
     mcp_max_sessions_per_peer: int = Field(
         100,
         ge=1,
-        description="MCP sessions open at once from one client address over --http (then 503), so one "
-        "client cannot take them all.",
+        description="MCP sessions open at once from one client over --http, so one client cannot take "
+        "them all: all of loopback counts as one client, an IPv6 client by its /64. One more closes the "
+        "client's least recently used session that is not in use (see EC_MCP_SESSION_IN_USE_SECONDS), "
+        "or is answered 503 when every one is.",
     )
     mcp_unused_session_seconds: float = Field(
         30.0,
         gt=0,
         description="An MCP session whose client has asked nothing since initialize is closed after this "
         "long.",
+    )
+    mcp_session_in_use_seconds: float = Field(
+        30.0,
+        gt=0,
+        description="An MCP session with a request in flight, or one that asked something within this "
+        "long, is in use: a new session at a cap never closes it (it is answered 503 instead). A session "
+        "that asked nothing but initialize is never in use once its opening request is answered.",
     )
     mcp_session_idle_seconds: float = Field(
         1800.0, gt=0, description="An MCP session with no request in flight this long is closed."

@@ -2,7 +2,8 @@
 
 :mod:`streams.mcp.run` keeps one run's ids and which session is which run; :mod:`streams.mcp.server`
 builds the tools on the official MCP Python SDK over a started client; :mod:`streams.mcp.stdio` serves
-them on stdin/stdout, answering a line that is no JSON-RPC message with a JSON-RPC error. Over
+them on stdin/stdout, answering a line that is no JSON-RPC message with a JSON-RPC error (and a
+request whose id MCP does not allow, by the rule of :mod:`streams.mcp.messages` both transports ask). Over
 streamable HTTP they are served by the web room (:mod:`streams.web.mcp`, its sessions gated by
 :mod:`streams.web.mcp_sessions`), behind the doors every server has.
 """

@@ -42,7 +42,7 @@ from streams.kafka.producer import RECORD_OVERHEAD_BYTES
 from streams.mcp.run import STAMPED, McpRun, McpRuns
 from streams.retry import RetryPolicy, hold
 from streams.search.port import Filters
-from streams.search.request import SEARCH_BODY_BYTES, check_query
+from streams.search.request import SEARCH_BODY_BYTES, check_nesting, check_query
 from streams.settings import Settings
 from streams.stations.publish import PUBLISH
 
@@ -149,21 +149,40 @@ def _within_search_cap(run_id: str, query: str, filters: Filters | None) -> None
     ids, the query and the filters): what the gateway would refuse is not forwarded to py-rag here.
 
     Raises:
-        ToolError: the filters cannot be written as JSON, or the search is over the cap.
+        ToolError: the filters cannot be written as JSON, nest deeper than a search may, or the search
+            is over the cap.
     """
+    search = {"run_id": run_id, "tool_call_id": "", "query": query, "filters": filters}
     try:
-        size = len(codec.dumps({"run_id": run_id, "tool_call_id": "", "query": query, "filters": filters}))
-    except codec.JSONEncodeError as exc:
+        body = codec.dumps(search)
+        check_nesting(body, search)
+    except (codec.JSONEncodeError, SchemaViolation) as exc:
         raise ToolError(
-            f"no lookup was made: the filters cannot be written as JSON ({exc}). Call lookup_knowledge "
-            "again with filters of strings, numbers of at most 64 bits, lists and objects."
+            f"no lookup was made: the filters cannot be written as JSON or are nested too deep ({exc}). "
+            "Call lookup_knowledge again with flat filters of strings, numbers of at most 64 bits, lists "
+            "and objects."
         ) from exc
+    size = len(body)
     if size > SEARCH_BODY_BYTES:
         raise ToolError(
             f"no lookup was made: the query and filters are {size:,} bytes as JSON, over the "
             f"{SEARCH_BODY_BYTES:,} a search may carry (as POST /v1/search). Call lookup_knowledge again "
             "with fewer filters."
         )
+
+
+def _too_large(size: int, settings: Settings) -> str | None:
+    """Why a stamped draft of ``size`` bytes would be refused before it is judged, or None: over what
+    the ``diagnosis-drafts`` topic carries (as ``POST /v1/drafts``), or over what the guard reads at all
+    (``EC_GUARD__MAX_DRAFT_BYTES``: its verdict would be ``DRAFT_TOO_LARGE`` naming no run, and the run's
+    trail would show no such attempt)."""
+    topic = settings.topic_max_message_bytes - RECORD_OVERHEAD_BYTES
+    read = settings.guard.max_draft_bytes
+    if size > topic and topic <= read:
+        return f"the {topic:,} a draft may be (the diagnosis-drafts topic's, as POST /v1/drafts)"
+    if size > read:
+        return f"the {read:,} the evidence check reads (EC_GUARD__MAX_DRAFT_BYTES; above it, DRAFT_TOO_LARGE)"
+    return None
 
 
 def _text(*parts: str) -> CallToolResult:
@@ -235,13 +254,12 @@ class EvidenceTools:
                 "254 levels. Call check_diagnosis again with the corrected draft."
             ) from exc
         attempt = run.attempt
-        limit = self.client.settings.topic_max_message_bytes - RECORD_OVERHEAD_BYTES
-        if len(stamped) > limit:
+        too_large = _too_large(len(stamped), self.client.settings)
+        if too_large is not None:
             run.withdraw(attempt)
             raise ToolError(
                 f"the draft was not checked (no attempt counted): it is {len(stamped):,} bytes as JSON, over "
-                f"the {limit:,} a draft may be (the diagnosis-drafts topic's, as POST /v1/drafts). Call "
-                "check_diagnosis again with a shorter draft."
+                f"{too_large}. Call check_diagnosis again with a shorter draft."
             )
         try:
             reply = await self.client.check(stamped)

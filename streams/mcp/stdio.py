@@ -5,8 +5,11 @@ server's read stream, which the server drops: the host then waits for its own ti
 nobody will answer. :func:`run_stdio` serves the same transport, with every such line answered as
 JSON-RPC 2.0 says: ``-32700`` (parse error) for a line that is not JSON, ``-32600`` (invalid request)
 for JSON that is no request, notification or response, with the line's ``id`` when one can be read
-(else ``null``). The answer goes out through the transport's own writer, so it never interleaves with
-another reply. Over streamable HTTP the SDK answers such a body itself (400 with the same codes).
+(else ``null``), and ``-32600`` with ``id: null`` for a request whose id MCP does not allow (NaN, 1.5,
+``true``, ``null``, ``{}``: the SDK reads it as a notification, :mod:`streams.mcp.messages`). The answer
+goes out through the transport's own writer, so it never interleaves with another reply. Over
+streamable HTTP the SDK answers a body that is no message itself (400 with the same codes), and the
+session gate the request with an id MCP does not allow.
 """
 
 from __future__ import annotations
@@ -26,13 +29,12 @@ from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
 from pydantic import ValidationError
 
 from streams.client.repair import Language
+from streams.mcp.messages import RequestId, invalid_request_reply, is_invalid_request, request_id
 from streams.mcp.run import McpRuns
 from streams.mcp.server import build_server, started_client
 from streams.settings import Settings
 
 log = logging.getLogger(__name__)
-
-RequestId = int | str | None
 
 
 def malformed_reply(error: Exception) -> JSONRPCError:
@@ -54,22 +56,23 @@ def malformed_reply(error: Exception) -> JSONRPCError:
     )
 
 
-def _request_id(error: Exception) -> RequestId:
-    """The ``id`` of the object the transport refused, when it has one JSON-RPC allows (else None)."""
+def _request_id(error: Exception) -> RequestId | None:
+    """The ``id`` of the object the transport refused, when it has one MCP allows (else None)."""
     if not isinstance(error, ValidationError):
         return None
     for problem in error.errors():
         value = problem.get("input")
         if isinstance(value, Mapping):
-            found = value.get("id")
-            if isinstance(found, str) or (isinstance(found, int) and not isinstance(found, bool)):
+            found = request_id(value.get("id"))
+            if found is not None:
                 return found
     return None
 
 
 class AnsweringReads:
-    """The transport's read stream, less the lines it could not read: each of those is answered on the
-    transport's write stream (:func:`malformed_reply`) and never reaches the server."""
+    """The transport's read stream, less the lines it could not read and the requests whose id MCP does
+    not allow: each of those is answered on the transport's write stream (:func:`malformed_reply`,
+    :func:`~streams.mcp.messages.invalid_request_reply`) and never reaches the server."""
 
     def __init__(
         self, inner: ReadStream[SessionMessage | Exception], replies: WriteStream[SessionMessage]
@@ -86,9 +89,12 @@ class AnsweringReads:
     async def receive(self) -> SessionMessage | Exception:
         while True:
             item = await self._inner.receive()
-            if not isinstance(item, Exception):
+            if isinstance(item, Exception):
+                reply = malformed_reply(item)
+            elif is_invalid_request(item.message):
+                reply = invalid_request_reply()
+            else:
                 return item
-            reply = malformed_reply(item)
             log.info("mcp: answered a line that is no JSON-RPC message with %d", reply.error.code)
             await self._replies.send(SessionMessage(reply))
 

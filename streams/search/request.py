@@ -32,6 +32,23 @@ def check_query(query: object) -> str:
     return query
 
 
+def check_nesting(raw: bytes, search: object) -> None:
+    """Refuse a search (``raw``, parsed as ``search``) nested more than 64 arrays/objects deep, as every
+    record may be (SPEC 2): the filters are written again for py-rag, and orjson reads JSON 1,024 levels
+    deep but writes only about 254, so a deeper search would fail after it was taken.
+
+    The one rule for every door that takes filters (``POST /v1/search``, the MCP ``lookup_knowledge``).
+
+    Raises:
+        SchemaViolation: it is nested deeper.
+    """
+    if codec.nested_deeper_than(raw, search):
+        raise SchemaViolation(
+            f"filters: nested more than {codec.MAX_DEPTH} arrays/objects deep (with the search around "
+            "them), deeper than any record may be; flatten them"
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class SearchRequest:
     """One knowledge lookup: the tool call's ids and what to ask py-rag."""
@@ -50,7 +67,8 @@ def parse_search_request(raw: bytes) -> SearchRequest:
         MalformedJson: not strict JSON, or not an object.
         InvalidId: ``run_id`` or ``tool_call_id`` is not 1-128 characters of ``[A-Za-z0-9._-]``.
         SchemaViolation: ``query`` is not a non-empty string of at most 8,192 characters, ``filters``
-            not an object (or null), or ``mode`` not a non-empty string (or null).
+            not an object (or null) or the body nested more than 64 levels deep, or ``mode`` not a
+            non-empty string (or null).
     """
     try:
         doc = codec.loads(raw)
@@ -58,6 +76,7 @@ def parse_search_request(raw: bytes) -> SearchRequest:
         raise MalformedJson(f"the body is not JSON: {exc}") from exc
     if not isinstance(doc, dict):
         raise MalformedJson('the body must be a JSON object: {"run_id", "tool_call_id", "query", ...}')
+    check_nesting(raw, doc)
     run_id, tool_call_id = doc.get("run_id"), doc.get("tool_call_id")
     for name, value in (("run_id", run_id), ("tool_call_id", tool_call_id)):
         if not is_valid_id(value):

@@ -15,9 +15,9 @@ Runs (:class:`~streams.mcp.run.McpRuns`): over stdio one host session is one pro
 HTTP each MCP session (``Mcp-Session-Id``, the handshake protocols up to 2025-11-25) is a run of its
 own, with its own tool call ids and attempts; a request in no session (the stateless 2026-07-28
 protocol) is refused, so no two clients ever share a run, and the SDK's ``Client`` falls back to a
-session by itself (:mod:`streams.web.mcp_sessions`, which also caps sessions per client address and
-closes unused ones). With ``EC_MCP_RUN_ID`` every session runs under that id, each with tool call
-ids, draft ids and attempts of its own.
+session by itself (:mod:`streams.web.mcp_sessions`, which also caps sessions per client, makes room
+for a newcomer from the sessions not in use, and closes unused ones). With ``EC_MCP_RUN_ID`` every
+session runs under that id, each with tool call ids, draft ids and attempts of its own.
 """
 
 from __future__ import annotations
@@ -81,7 +81,8 @@ async def serve_http(settings: Settings, host: str, port: int, *, language: Lang
 def http_app(server: MCPServer[Any], host: str, token: bytes | None, settings: Settings) -> Doors:
     """The SDK's streamable-HTTP app of ``server`` at ``/mcp``, behind the gateway's doors (the SDK's
     own check set to the same rule behind them, :func:`sdk_security`) and the session gate (sessions
-    only, capped per client address, unused ones closed: :class:`~streams.web.mcp_sessions.SessionGate`)."""
+    only, capped per client with room made from those not in use, unused ones closed:
+    :class:`~streams.web.mcp_sessions.SessionGate`)."""
     from streams.web.asgi import Doors  # uvicorn loads only for this transport
     from streams.web.mcp_sessions import SessionGate, SessionLimits
 

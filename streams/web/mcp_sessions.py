@@ -1,7 +1,8 @@
-"""Who may open an MCP session over streamable HTTP, and how long one nobody uses stays open.
+"""Who may open an MCP session over streamable HTTP, which one gives way when they are many, and how long
+one nobody uses stays open.
 
 :class:`SessionGate` is ASGI middleware between the doors (:class:`streams.web.asgi.Doors`) and the
-SDK's streamable-HTTP app. It decides three things the SDK leaves open:
+SDK's streamable-HTTP app. It decides what the SDK leaves open:
 
 - **No session, no tool call.** Each MCP session is a run, with its own tool call ids and attempts
   (:class:`~streams.mcp.run.McpRuns`). A request in the stateless protocol (an ``MCP-Protocol-Version``
@@ -12,12 +13,28 @@ SDK's streamable-HTTP app. It decides three things the SDK leaves open:
   rejected draft would never fall back). It is refused with JSON-RPC ``-32022`` (unsupported
   protocol version) naming the handshake versions; the SDK's ``Client`` in its default ``auto`` mode
   then falls back to the handshake and gets a session of its own.
-- **Sessions per client address** (``EC_MCP_MAX_SESSIONS_PER_PEER``) besides the SDK's cap on all
-  (``EC_MCP_MAX_SESSIONS``): one more is answered 503 (``Retry-After``), so one local process opening
-  sessions in a loop cannot lock everyone else out (issue 38 M6).
+- **Sessions per client** (``EC_MCP_MAX_SESSIONS_PER_PEER``) besides all of them
+  (``EC_MCP_MAX_SESSIONS``). A client is its address, except that all of loopback is one client (any
+  local process picks its source address in 127/8: eleven addresses once held every session, the
+  red team's M1 after issue 38) and an IPv6 client is its /64 (a host is given a whole /64).
+- **Room is made, not refused** (the same M1). A new session at a cap closes a session that is not
+  in use: first one that asked nothing but ``initialize``, oldest first; then the one asked least
+  recently. At the cap per client it is one of that client's; at the cap in all, one of the client
+  holding the most sessions (and more than the newcomer's). A session is in use while a request of
+  it is in flight and for ``EC_MCP_SESSION_IN_USE_SECONDS`` after its client last asked something;
+  only when every candidate is in use is the newcomer answered 503 (``Retry-After``). So one process
+  opening sessions in a loop, or pinging each once, locks no one out for longer than that; a client
+  that keeps working is not closed for a newcomer.
 - **Unused sessions end quickly.** A session whose client has sent no request but ``initialize``
   (notifications do not count) is closed ``EC_MCP_UNUSED_SESSION_SECONDS`` after it opened; a used
-  one lives until the SDK's idle timeout (``EC_MCP_SESSION_IDLE_SECONDS``) or its client's DELETE.
+  one lives until the SDK's idle timeout (``EC_MCP_SESSION_IDLE_SECONDS``), its client's DELETE, or
+  a newcomer's need for room once it is no longer in use.
+- **A request is counted when it arrives** (the M2 of that review): a session is known from the moment
+  its id is sent (the opening request's answer head), and a request in it marks it used before the
+  SDK sees it, so a session that asked something is never closed as unused.
+- **A request whose id MCP does not allow** (NaN, 1.5, ``true``, ``null``, ``{}``), which the SDK would
+  take for a notification and answer 202 with nothing, is answered 400 with JSON-RPC ``-32600`` and
+  ``id: null`` (:mod:`streams.mcp.messages`, the rule stdio follows too).
 
 Which sessions are still open is the SDK's to know: the gate reads it from the session manager's
 table, the one place it touches the SDK's internals (:class:`_Sessions`).
@@ -27,21 +44,31 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import logging
 import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, NotRequired
+from typing import Any
 
+import pydantic_core
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
-from mcp_types import INTERNAL_ERROR, UNSUPPORTED_PROTOCOL_VERSION
+from mcp_types import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    JSONRPCMessage,
+    JSONRPCRequest,
+    jsonrpc_message_adapter,
+)
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
-from typing_extensions import TypedDict
+from pydantic import ValidationError
 
 from streams import codec
+from streams.mcp.messages import BAD_ID, is_invalid_request, request_id
 from streams.settings import Settings
 from streams.web.asgi import Message, Receive, Scope, Send
 
@@ -56,6 +83,10 @@ SESSIONS_ONLY = (
 )
 RETRY_AFTER_SECONDS = 5
 """``Retry-After`` of a refusal at a session cap."""
+LOOPBACK = "loopback"
+"""The one client every loopback address is counted as."""
+IPV6_CLIENT_PREFIX = 64
+"""An IPv6 client is counted by its network of this length (a host is given a whole /64)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +96,7 @@ class SessionLimits:
     max_sessions: int = 1000
     max_sessions_per_peer: int = 100
     unused_seconds: float = 30.0
+    in_use_seconds: float = 30.0
     idle_seconds: float = 1800.0
 
     @classmethod
@@ -73,17 +105,25 @@ class SessionLimits:
             max_sessions=settings.mcp_max_sessions,
             max_sessions_per_peer=settings.mcp_max_sessions_per_peer,
             unused_seconds=settings.mcp_unused_session_seconds,
+            in_use_seconds=settings.mcp_session_in_use_seconds,
             idle_seconds=settings.mcp_session_idle_seconds,
         )
 
 
 @dataclass(slots=True)
 class _Opened:
-    """A session the gate let open: who opened it, when, and whether its client has asked anything."""
+    """A session the gate let open: whose it is, when it opened, when its client last asked something,
+    whether it ever did, and how many of its requests are being served."""
 
     peer: str
     opened_at: float
+    asked_at: float
     used: bool = False
+    in_flight: int = 0
+
+    def in_use(self, since: float) -> bool:
+        """Whether it may not be closed for a newcomer (``since``: the start of the in-use window)."""
+        return self.in_flight > 0 or (self.used and self.asked_at > since)
 
 
 class _Sessions:
@@ -97,11 +137,30 @@ class _Sessions:
         return session_id in self._manager._server_instances  # noqa: SLF001 - see the class docstring
 
     async def close(self, session_id: str) -> None:
-        """End a session as its client's DELETE would: its transport refuses everything from now on
-        and the SDK forgets it when its server task ends."""
+        """End a session as its client's DELETE would, and have the SDK forget it at once (so its place
+        under the SDK's own cap is free for the newcomer it was closed for)."""
         transport = self._manager._server_instances.get(session_id)  # noqa: SLF001 - as above
-        if transport is not None and not transport.is_terminated:
-            await transport.terminate()
+        if transport is not None:
+            await self._manager._discard_session(session_id, transport)  # noqa: SLF001 - as above
+
+
+def peer_of(address: str | None) -> str:
+    """The client a session is counted against: :data:`LOOPBACK` for every loopback address (127/8,
+    ``::1``, ``::ffff:127.x.y.z``), an IPv6 address's /64, an IPv4 address itself; anything else (no
+    address, a Unix socket) as it is."""
+    if not address:
+        return "?"
+    try:
+        ip = ipaddress.ip_address(address.partition("%")[0])
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if ip.is_loopback:
+        return LOOPBACK
+    if isinstance(ip, ipaddress.IPv6Address):
+        return str(ipaddress.IPv6Network((ip, IPV6_CLIENT_PREFIX), strict=False))
+    return str(ip)
 
 
 def _header(scope: Scope, name: str) -> str | None:
@@ -114,15 +173,7 @@ def _header(scope: Scope, name: str) -> str | None:
 
 def _peer(scope: Scope) -> str:
     client = scope.get("client")
-    return str(client[0]) if client else "?"
-
-
-class JsonRpcError(TypedDict):
-    """A JSON-RPC 2.0 error object."""
-
-    code: int
-    message: str
-    data: NotRequired[object]
+    return peer_of(str(client[0]) if client else None)
 
 
 async def _json_rpc_error(
@@ -135,7 +186,7 @@ async def _json_rpc_error(
     data: Any = None,
     headers: tuple[tuple[bytes, bytes], ...] = (),
 ) -> None:
-    error: JsonRpcError = {"code": code, "message": message}
+    error: dict[str, Any] = {"code": code, "message": message}
     if data is not None:
         error["data"] = data
     body = codec.dumps({"jsonrpc": "2.0", "id": request_id, "error": error})
@@ -169,7 +220,9 @@ class SessionGate:
         self._sessions = _Sessions(manager)
         self._opened: dict[str, _Opened] = {}
         self._opening: Counter[str] = Counter()
-        """Per peer, the opening requests being served (their sessions are not in the table yet)."""
+        """Per peer, the opening requests being served whose session id has not been sent yet."""
+        self._made_room: Counter[str] = Counter()
+        """Per peer, the sessions closed for newcomers since the last log line."""
 
     # --- what is open -------------------------------------------------------------------------------
 
@@ -185,7 +238,7 @@ class SessionGate:
     async def close_unused(self) -> int:
         """Close every session unused for ``unused_seconds`` since it opened; how many were closed."""
         due = self.clock() - self.limits.unused_seconds
-        stale = [s for s, o in self._opened.items() if not o.used and o.opened_at <= due]
+        stale = [s for s, o in self._opened.items() if not o.used and not o.in_flight and o.opened_at <= due]
         for session_id in stale:
             self._opened.pop(session_id, None)
             await self._sessions.close(session_id)
@@ -201,8 +254,74 @@ class SessionGate:
             try:
                 await self.close_unused()
                 self._forget_ended()
+                self._log_made_room()
             except Exception:  # one session that would not close must not end the sweeping
                 log.exception("mcp: closing unused sessions failed; trying again in %.1fs", every)
+
+    def _log_made_room(self) -> None:
+        """One line per sweep for the sessions closed to make room (a flood would write one per request)."""
+        if self._made_room:
+            closed = ", ".join(f"{n} of {peer}" for peer, n in self._made_room.most_common())
+            log.info("mcp: closed sessions not in use to make room for new ones: %s", closed)
+            self._made_room.clear()
+
+    # --- making room --------------------------------------------------------------------------------
+
+    def _giving_way(self, peer: str, since: float) -> str | None:
+        """The session of ``peer`` a newcomer may close: one that asked nothing but ``initialize``
+        (oldest first), else the one asked least recently; never one in use. None: every one is."""
+        unused: tuple[float, str] | None = None
+        used: tuple[float, str] | None = None
+        for session_id, opened in self._opened.items():
+            if opened.peer != peer or opened.in_use(since):
+                continue
+            if not opened.used:
+                if unused is None or opened.opened_at < unused[0]:
+                    unused = (opened.opened_at, session_id)
+            elif used is None or opened.asked_at < used[0]:
+                used = (opened.asked_at, session_id)
+        found = unused or used
+        return found[1] if found is not None else None
+
+    def _make_room(self, peer: str) -> tuple[list[str], str | None]:
+        """The sessions to close so that one more of ``peer`` fits under both caps, or why it does not.
+
+        Decided without awaiting anything, so two newcomers never pick the same session or both take
+        the last place; the sessions picked leave the gate's count at once."""
+        self._forget_ended()
+        since = self.clock() - self.limits.in_use_seconds
+        held = Counter(o.peer for o in self._opened.values())
+        held.update(self._opening)
+        closing: list[str] = []
+
+        def close(session_id: str) -> None:
+            owner = self._opened.pop(session_id).peer
+            held[owner] -= 1
+            self._made_room[owner] += 1
+            closing.append(session_id)
+
+        in_use = f"each in use (a request in flight, or one in the last {self.limits.in_use_seconds:g}s)"
+        while held[peer] >= self.limits.max_sessions_per_peer:
+            victim = self._giving_way(peer, since)
+            if victim is None:
+                where = (
+                    "from this machine (all of loopback is one client)"
+                    if peer == LOOPBACK
+                    else ("from this client's address")
+                )
+                return closing, (
+                    f"{held[peer]} MCP sessions are open {where}, {in_use} (EC_MCP_MAX_SESSIONS_PER_PEER)"
+                )
+            close(victim)
+        while sum(held.values()) >= self.limits.max_sessions:
+            richer = [other for other, n in held.most_common() if n > held[peer]]
+            victim = next(
+                (found for other in [*richer, peer] if (found := self._giving_way(other, since))), None
+            )
+            if victim is None:
+                return closing, f"{sum(held.values())} MCP sessions are open, {in_use} (EC_MCP_MAX_SESSIONS)"
+            close(victim)
+        return closing, None
 
     # --- requests ----------------------------------------------------------------------------------
 
@@ -223,40 +342,41 @@ class SessionGate:
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
             await self._refuse_stateless(version, receive, send)
             return
+        message: JSONRPCMessage | None = None
+        if scope["method"] == "POST":
+            body = await _body(receive)
+            message = _message(body)
+            if message is not None and is_invalid_request(message):
+                await _json_rpc_error(send, 400, INVALID_REQUEST, BAD_ID)
+                return
+            receive = _replay(body, receive)
         session_id = _header(scope, MCP_SESSION_ID_HEADER)
         if session_id is None and scope["method"] == "POST":
             await self._open(scope, receive, send)
-            return
-        if session_id is not None:
-            receive = await self._in_session(session_id, scope, receive)
-        await self.app(scope, receive, send)
+        elif session_id is not None:
+            await self._in_session(session_id, message, scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
 
     async def _refuse_stateless(self, version: str, receive: Receive, send: Send) -> None:
         body = await _body(receive)
-        request_id = _request_id(body)
         versions = list(HANDSHAKE_PROTOCOL_VERSIONS)
         await _json_rpc_error(
             send,
             400,
             UNSUPPORTED_PROTOCOL_VERSION,
             SESSIONS_ONLY.format(versions=", ".join(versions)),
-            request_id=request_id,
+            request_id=_request_id(body),
             data={"supported": versions, "requested": version},
         )
 
     async def _open(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """A request in no session (an ``initialize``, or the SDK refuses it): admitted under the caps."""
+        """A request in no session (an ``initialize``, or the SDK refuses it): admitted under the caps,
+        room made for it when there is none; its session is known from the head of its answer on."""
         await self.close_unused()
         peer = _peer(scope)
-        total = self.open_sessions() + sum(self._opening.values())
-        mine = self.open_sessions(peer) + self._opening[peer]
-        refused = None
-        if mine >= self.limits.max_sessions_per_peer:
-            refused = f"{mine} MCP sessions are open from this address (EC_MCP_MAX_SESSIONS_PER_PEER)"
-        elif total >= self.limits.max_sessions:
-            refused = f"{total} MCP sessions are open (EC_MCP_MAX_SESSIONS)"
+        closing, refused = self._make_room(peer)
         if refused is not None:
-            await _body(receive)
             await _json_rpc_error(
                 send,
                 503,
@@ -265,42 +385,57 @@ class SessionGate:
                 headers=((b"retry-after", str(RETRY_AFTER_SECONDS).encode("ascii")),),
             )
             return
-        opened: list[str] = []
+        self._opening[peer] += 1  # counted before anything is awaited: a place taken
+        opened: list[_Opened] = []
 
         async def watch(message: Message) -> None:
-            if message["type"] == "http.response.start" and message["status"] < 400:
-                for key, value in message.get("headers", []):
-                    if key.lower() == MCP_SESSION_ID_HEADER.lower().encode("latin-1"):
-                        opened.append(bytes(value).decode("latin-1"))
+            if message["type"] == "http.response.start" and not opened:
+                session_id = _session_id(message)
+                if session_id is not None and message["status"] < 400 and self._sessions.is_open(session_id):
+                    now = self.clock()
+                    opened.append(_Opened(peer, now, now, in_flight=1))
+                    self._opened[session_id] = opened[0]
+                    self._opening[peer] -= 1
             await send(message)
 
-        self._opening[peer] += 1
         try:
+            for session_id in closing:
+                await self._sessions.close(session_id)
             await self.app(scope, receive, watch)
         finally:
-            self._opening[peer] -= 1
+            if opened:
+                opened[0].in_flight -= 1
+            else:
+                self._opening[peer] -= 1
             if self._opening[peer] <= 0:
-                del self._opening[peer]
-        for session_id in opened:
-            if self._sessions.is_open(session_id):
-                self._opened[session_id] = _Opened(peer, self.clock())
+                self._opening.pop(peer, None)
 
-    async def _in_session(self, session_id: str, scope: Scope, receive: Receive) -> Receive:
-        """Before a request in a session: an unused one past its time is closed (the SDK then answers
-        404 as for any ended session); a request that asks something marks it used."""
+    async def _in_session(
+        self, session_id: str, message: JSONRPCMessage | None, scope: Scope, receive: Receive, send: Send
+    ) -> None:
+        """A request in a session: an unused one past its time is closed (the SDK then answers 404 as
+        for any ended session); a request that asks something marks it used, and every request keeps it
+        in use while it is served."""
         opened = self._opened.get(session_id)
-        if opened is None or opened.used:
-            return receive
-        if opened.opened_at <= self.clock() - self.limits.unused_seconds:
+        if opened is None:
+            await self.app(scope, receive, send)
+            return
+        now = self.clock()
+        if not opened.used and not opened.in_flight and opened.opened_at <= now - self.limits.unused_seconds:
             self._opened.pop(session_id, None)
             await self._sessions.close(session_id)
-            return receive
-        if scope["method"] != "POST":
-            return receive
-        body = await _body(receive)
-        if _asks_something(body):
+            await self.app(scope, receive, send)
+            return
+        if _asks_something(message):
             opened.used = True
-        return _replay(body, receive)
+            opened.asked_at = now
+        opened.in_flight += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            opened.in_flight -= 1
+            if opened.used:
+                opened.asked_at = max(opened.asked_at, self.clock())
 
 
 async def _body(receive: Receive) -> bytes:
@@ -325,27 +460,31 @@ def _replay(body: bytes, receive: Receive) -> Receive:
     return replay
 
 
-def _parsed(body: bytes) -> Any:
+def _session_id(message: Message) -> str | None:
+    """The ``Mcp-Session-Id`` of an answer's head."""
+    wanted = MCP_SESSION_ID_HEADER.lower().encode("latin-1")
+    for key, value in message.get("headers", []):
+        if bytes(key).lower() == wanted:
+            return bytes(value).decode("latin-1")
+    return None
+
+
+def _message(body: bytes) -> JSONRPCMessage | None:
+    """The body as the SDK reads it (its parser, its models), or None when the SDK will refuse it itself."""
     try:
-        return codec.loads(body)
-    except codec.JSONDecodeError:
+        return jsonrpc_message_adapter.validate_python(pydantic_core.from_json(body), by_name=False)
+    except (ValueError, ValidationError):
         return None
 
 
-def _asks_something(body: bytes) -> bool:
-    """Whether the body is a JSON-RPC request (a method and an id) other than ``initialize``."""
-    message = _parsed(body)
-    return (
-        isinstance(message, dict)
-        and "id" in message
-        and isinstance(message.get("method"), str)
-        and message["method"] != "initialize"
-    )
+def _asks_something(message: JSONRPCMessage | None) -> bool:
+    """Whether the message is a JSON-RPC request (a method and an id) other than ``initialize``."""
+    return isinstance(message, JSONRPCRequest) and message.method != "initialize"
 
 
 def _request_id(body: bytes) -> object:
-    message = _parsed(body)
-    found = message.get("id") if isinstance(message, dict) else None
-    if isinstance(found, str) or (isinstance(found, int) and not isinstance(found, bool)):
-        return found
-    return None
+    try:
+        message = codec.loads(body)
+    except codec.JSONDecodeError:
+        return None
+    return request_id(message.get("id")) if isinstance(message, dict) else None

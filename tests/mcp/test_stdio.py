@@ -54,9 +54,10 @@ class Host:
             await anyio.sleep(0.01)
 
 
-async def answers(*lines: str) -> list[dict[str, Any]]:
-    """What the server writes for ``lines``, one JSON object per line: one answer per line."""
-    host = Host(lines, len(lines))
+async def answers(*lines: str, expected: int | None = None) -> list[dict[str, Any]]:
+    """What the server writes for ``lines``, one JSON object per line: one answer per line, or
+    ``expected`` answers in all."""
+    host = Host(lines, len(lines) if expected is None else expected)
     server = build_server(cast(EvidenceChainClient, None), McpRuns("run-1"))
     with anyio.fail_after(30):
         await run_stdio(server, cast(anyio.AsyncFile[str], host), anyio.wrap_file(host.out))
@@ -93,3 +94,25 @@ async def test_a_valid_request_for_no_method_is_answered_by_the_server_as_before
     initialized, refused = await answers(INITIALIZE, unknown)
     assert initialized["id"] == 70
     assert refused["id"] == 3 and refused["error"]["code"] == -32601
+
+
+@pytest.mark.parametrize(
+    "request_id", ["NaN", "Infinity", "-Infinity", "1.5", "1.0", "true", "null", "{}", "[]"]
+)
+async def test_a_request_whose_id_mcp_does_not_allow_gets_invalid_request_with_a_null_id(
+    request_id: str,
+) -> None:
+    # The SDK reads such a line as a notification, which nobody answers: the host waited for its own
+    # timeout (the red team's re-review of issue 38, L4).
+    line = f'{{"jsonrpc": "2.0", "id": {request_id}, "method": "ping"}}'
+    refused, initialized = await answers(line, INITIALIZE)
+    assert refused == {"jsonrpc": "2.0", "id": None, "error": refused["error"]}
+    assert refused["error"]["code"] == -32600 and "string or an integer" in refused["error"]["message"]
+    assert initialized["id"] == 70
+
+
+async def test_a_notification_is_still_not_answered() -> None:
+    initialized_note = codec.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).decode()
+    ping = codec.dumps({"jsonrpc": "2.0", "id": 4, "method": "ping"}).decode()
+    initialized, pong = await answers(INITIALIZE, initialized_note, ping, expected=2)
+    assert initialized["id"] == 70 and pong == {"jsonrpc": "2.0", "id": 4, "result": {}}

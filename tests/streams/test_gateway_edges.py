@@ -425,3 +425,29 @@ async def test_a_body_that_does_not_decode_is_400_with_no_traceback(
         r.getMessage() for r in caplog.records
     ]
     assert gateway.chain.bodies == []
+
+
+def nested(depth: int) -> bytes:
+    """``{"a":{"a":...1}}``, ``depth`` objects deep, as text (orjson writes only about 254 levels)."""
+    return b'{"a":' * depth + b"1" + b"}" * depth
+
+
+@pytest.mark.parametrize("depth", [63, 64, 254, 300, 1000])
+async def test_search_filters_nested_deeper_than_a_record_may_be_are_400_never_a_500(
+    start: Start, caplog: pytest.LogCaptureFixture, depth: int
+) -> None:
+    # The re-review's L1: orjson reads JSON 1,024 levels deep but writes only about 254, and the filters
+    # are written again for py-rag: 254 to 1,024 levels were a 500 with a traceback.
+    caplog.set_level(logging.DEBUG)
+    gateway = await start(pyrag_url="http://127.0.0.1:9/search", pyrag_attempts=1, pyrag_timeout_ms=200)
+    body = b'{"run_id":"r1","tool_call_id":"c1","query":"q","filters":' + nested(depth) + b"}"
+    answer = await gateway.raw(
+        head("POST", "/v1/search", *AUTH_LINES, f"Content-Length: {len(body)}", body=body)
+    )
+    if depth + 1 <= codec.MAX_DEPTH:  # the body is one level more: within a record's 64, asked
+        assert error_reason(answer, 502) == "SEARCH_UNAVAILABLE", answer[:300]
+    else:
+        assert error_reason(answer, 400) == "BAD_REQUEST", answer[:300]
+        assert b"nested more than 64" in answer
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
+    assert gateway.chain.bodies == []
