@@ -161,11 +161,7 @@ def check_verdict(
     trusted **guard** key signed it. Without trusted keys only the first is checked."""
     if draft_sha256 is not None and verdict.get("draft_sha256") != draft_sha256:
         return SignedCheck(SignedFault.KEY, "it judged other draft bytes than the ones asked for")
-    if trusted is not None:
-        why = trusted.verify_verdict(verdict)
-        if why is not None:
-            return SignedCheck(SignedFault.SIGNATURE, f"the verdict's signature: {why}")
-    return _HOLDS
+    return _HOLDS if trusted is None else _signature(trusted.verify_verdict(verdict), "verdict")
 
 
 def check_report(
@@ -176,11 +172,7 @@ def check_report(
     it over its ids and its report's exact JSON. Without trusted keys only the first is checked."""
     if run_id is not None and event.get("run_id") != run_id:
         return SignedCheck(SignedFault.KEY, "it is another run's report")
-    if trusted is not None:
-        why = trusted.verify_report(event)
-        if why is not None:
-            return SignedCheck(SignedFault.SIGNATURE, f"the report's signature: {why}")
-    return _HOLDS
+    return _HOLDS if trusted is None else _signature(trusted.verify_report(event), "report")
 
 
 def check_handover(event: SemanticReviewEvent, trusted: TrustedKeys | None) -> SignedCheck:
@@ -189,11 +181,12 @@ def check_handover(event: SemanticReviewEvent, trusted: TrustedKeys | None) -> S
     under ``evidence-chain/handover/v1``. The station signs the final verdict, the report and the
     judgement with the guard's key, so a hand-over it did not check would make it sign whatever a writer
     of the topic hands it."""
-    if trusted is not None:
-        why = trusted.verify_handover(event)
-        if why is not None:
-            return SignedCheck(SignedFault.SIGNATURE, f"the hand-over's signature: {why}")
-    return _HOLDS
+    return _HOLDS if trusted is None else _signature(trusted.verify_handover(event), "hand-over")
+
+
+def _signature(why: str | None, what: str) -> SignedCheck:
+    """Holds when the signature verified (``why`` None), else says so, naming ``what`` was signed."""
+    return _HOLDS if why is None else SignedCheck(SignedFault.SIGNATURE, f"the {what}'s signature: {why}")
 
 
 def check_judgement(
