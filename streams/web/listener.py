@@ -5,10 +5,11 @@ header-read timeout for a new connection, no cap on connections and no cap per p
 puts each accepted connection behind a :class:`_Connection` that counts it, answers 503 past
 ``max_connections`` (or ``max_connections_per_peer`` from one address) and closes it when its first
 request head is late. Its request handler answers a head aiohttp cannot parse (a header with a NUL or
-a folded line, a bad ``Content-Length``, an unknown ``Content-Encoding``, ...) in the server's own error
+a folded line, a bad ``Content-Length``, ...) in the server's own error
 shape (:class:`ErrorShape`) and logs one line without the head's bytes: a malformed ``Authorization``
-never puts a token in a log. A body that does not decode (:func:`streams.web.body.read_bounded`'s 400) is
-logged in one line too, never with a traceback.
+never puts a token in a log. aiohttp's own body decoder is off: a body is decoded where it is read
+(:func:`streams.web.body.read_bounded`, whose 400 for a body that does not decode is logged in one line
+too, never with a traceback).
 """
 
 from __future__ import annotations
@@ -287,6 +288,7 @@ async def listening(
         app,
         keepalive_timeout=limits.keepalive_timeout_seconds,
         shutdown_timeout=shutdown_timeout,
+        auto_decompress=False,  # a body is decoded where it is read, strictly (streams.web.body)
         **runner_options,
     )
     await runner.setup()

@@ -32,6 +32,9 @@ SDK's streamable-HTTP app. It decides what the SDK leaves open:
 - **A request is counted when it arrives** (the M2 of that review): a session is known from the moment
   its id is sent (the opening request's answer head), and a request in it marks it used before the
   SDK sees it, so a session that asked something is never closed as unused.
+- **A body in a content coding** is a JSON-RPC parse error (400): uvicorn decodes none, and a body
+  read as it is would be taken for another (``Content-Encoding: compress`` over plain JSON was read as
+  JSON, the red team's L3 after issue 38, as on the gateway).
 - **A request whose id MCP does not allow** (NaN, 1.5, ``true``, ``null``, ``{}``), which the SDK would
   take for a notification and answer 202 with nothing, is answered 400 with JSON-RPC ``-32600`` and
   ``id: null`` (:mod:`streams.mcp.messages`, the rule stdio follows too).
@@ -59,6 +62,7 @@ from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp_types import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
+    PARSE_ERROR,
     UNSUPPORTED_PROTOCOL_VERSION,
     JSONRPCMessage,
     JSONRPCRequest,
@@ -71,6 +75,7 @@ from streams import codec
 from streams.mcp.messages import BAD_ID, is_invalid_request, request_id
 from streams.settings import Settings
 from streams.web.asgi import Message, Receive, Scope, Send
+from streams.web.body import content_codings
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +88,11 @@ SESSIONS_ONLY = (
 )
 RETRY_AFTER_SECONDS = 5
 """``Retry-After`` of a refusal at a session cap."""
+CONTENT_ENCODING = "Content-Encoding"
+ENCODED = (
+    "Parse error: the body is sent in a content coding ({!r}), and this server reads bodies unencoded; "
+    "send it without Content-Encoding"
+)
 LOOPBACK = "loopback"
 """The one client every loopback address is counted as."""
 IPV6_CLIENT_PREFIX = 64
@@ -163,12 +173,14 @@ def peer_of(address: str | None) -> str:
     return str(ip)
 
 
-def _header(scope: Scope, name: str) -> str | None:
+def _headers(scope: Scope, name: str) -> list[str]:
     wanted = name.lower().encode("latin-1")
-    for key, value in scope.get("headers", []):
-        if key == wanted:
-            return bytes(value).decode("latin-1")
-    return None
+    return [bytes(value).decode("latin-1") for key, value in scope.get("headers", []) if key == wanted]
+
+
+def _header(scope: Scope, name: str) -> str | None:
+    found = _headers(scope, name)
+    return found[0] if found else None
 
 
 def _peer(scope: Scope) -> str:
@@ -344,6 +356,11 @@ class SessionGate:
             return
         message: JSONRPCMessage | None = None
         if scope["method"] == "POST":
+            codings = content_codings(_headers(scope, CONTENT_ENCODING))
+            if codings:  # uvicorn decodes no body: read as it is, it would be taken for another
+                await _body(receive)
+                await _json_rpc_error(send, 400, PARSE_ERROR, ENCODED.format(codings[0][:20]))
+                return
             body = await _body(receive)
             message = _message(body)
             if message is not None and is_invalid_request(message):

@@ -241,6 +241,21 @@ async def test_a_request_whose_id_mcp_does_not_allow_gets_invalid_request_over_h
         assert note.status_code == 202  # a notification is still one
 
 
+@pytest.mark.parametrize("encoding", ["compress", "gzip", "gzip, gzip", "x-anything"])
+async def test_a_plain_body_labelled_with_a_content_coding_is_a_parse_error_not_read_as_plain(
+    encoding: str,
+) -> None:
+    # The re-review's L3: an unknown coding over a plain body was read as if there were none.
+    async with mcp_http(McpRuns(None, per_session=True), Recorder()) as endpoint:
+        session = await opened(endpoint)
+        listing = {"jsonrpc": "2.0", "id": 6, "method": "tools/list"}
+        answer = await post(endpoint, listing, session=session, **{"Content-Encoding": encoding})
+        assert answer.status_code == 400, answer.text
+        assert json_rpc_error(answer)["code"] == -32700 and "unencoded" in answer.text
+        plain = await post(endpoint, listing, session=session, **{"Content-Encoding": "identity"})
+        assert plain.status_code == 200 and '"check_diagnosis"' in plain.text
+
+
 # --- L3 and L4: what is refused before it is judged spends nothing ---------------------------------------
 
 
