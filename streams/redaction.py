@@ -286,7 +286,8 @@ def check_redis_url(url: str) -> None:
 
 def redact_url(url: str) -> str:
     """A connection string as it may be printed: user info replaced by ``****``, every query value
-    (and every key/value word but host, port, dbname) by ``****``; never raises.
+    (and every key/value word but host, port, dbname) by ``****``, and in a URL's path every segment
+    that is not a plain word (``/v1/sk-KEY/search`` is shown ``/v1/****/search``); never raises.
 
     A string that cannot be cut safely (its "port" or "path" may be part of a password) is shown as
     ``<unparsable postgresql URL>``; a string that is no URL at all (a file path) as it is.
@@ -310,15 +311,16 @@ MIN_SECRET_CHARS = 3
 
 def redact_in(text: str, url: str) -> str:
     """``text`` with ``url`` shown as :func:`redact_url` shows it, and every secret part of ``url`` (user
-    info, query values, fragment; as written and percent-decoded) that still occurs masked; never raises.
+    info, query values, fragment, the path segments that are not plain words; as written and
+    percent-decoded) that still occurs masked; never raises.
 
     For a message a library wrote about ``url`` (aiohttp quotes the URL it could not use, yarl may
     normalize it first), so a password or ``api_key`` in ``EC_PYRAG_URL`` never reaches an answer,
     a tool error or a log.
     """
     shown = redact_url(url)
-    for form in sorted({url, url.rstrip("/"), _normalized(url)} - {""}, key=len, reverse=True):
-        text = text.replace(form, shown)
+    forms = sorted({url, url.rstrip("/"), _normalized(url)} - {""}, key=len, reverse=True)
+    text = re.sub("|".join(map(re.escape, forms)), lambda _: shown, text)  # one pass: never what it put
     for secret in sorted(_secret_parts(url), key=len, reverse=True):
         if len(secret) >= MIN_SECRET_CHARS:
             text = text.replace(secret, MASK)
@@ -334,9 +336,9 @@ def _normalized(url: str) -> str:
 
 
 def _secret_parts(url: str) -> set[str]:
-    """What of a URL may be secret: the user info (whole, user and password), every query value and the
-    fragment, each as written and percent-decoded. Cut by hand, never failing: a URL no parser takes
-    may still be quoted in a message."""
+    """What of a URL may be secret: the user info (whole, user and password), every query value, the
+    fragment and the path's segments that are no plain word, each as written and percent-decoded. Cut
+    by hand, never failing: a URL no parser takes may still be quoted in a message."""
     rest = url.split("://", 1)[1] if "://" in url else url
     netloc, _, after = rest.partition("/")
     for stop in "?#":
@@ -350,11 +352,40 @@ def _secret_parts(url: str) -> set[str]:
         parts |= {userinfo, user, password}
     path_query, _, fragment = after.partition("#")
     parts.add(fragment)
-    query = path_query.partition("?")[2]
+    path, _, query = path_query.partition("?")
+    parts |= _secret_path_parts(path)
     for part in query.replace(";", "&").split("&"):
         name, equals, value = part.partition("=")
         parts.add(value if equals else name)
     return {form for part in parts if part for form in (part, unquote(part))}
+
+
+_PLAIN_SEGMENT = re.compile(r"[a-z]{1,32}(?:[-_.][a-z]{1,32}){0,3}|v?[0-9]{1,3}")
+"""A path segment shown as it is: lower-case words joined by ``-``, ``_`` or ``.`` (``search``,
+``chat``, ``rag-search``, ``redis.sock``), or a short number or version (``0``, ``v1``). A key is
+random text: digits and capitals among its letters, or ``%``-escapes, almost always."""
+
+
+def _plain(segment: str) -> bool:
+    return _PLAIN_SEGMENT.fullmatch(segment) is not None
+
+
+def _shown_path(path: str) -> str:
+    """A URL's path as it may be printed: its shape (every ``/``), each segment that is a plain word
+    (:data:`_PLAIN_SEGMENT`) as it is, and every other one, ``;`` parameters included, as ``****``:
+    some APIs take their key in the path (``/v1/sk-KEY/search``, ``/search;api_key=KEY``)."""
+    return "/".join(segment if not segment or _plain(segment) else MASK for segment in path.split("/"))
+
+
+def _secret_path_parts(path: str) -> set[str]:
+    """The segments of a path :func:`_shown_path` masks, and their pieces (split at ``;``, ``=`` and
+    ``,``) that are no plain word themselves: ``search;api_key=KEY`` gives itself and ``KEY``."""
+    parts: set[str] = set()
+    for segment in path.split("/"):
+        if segment and not _plain(segment):
+            parts.add(segment)
+            parts |= {piece for piece in re.split(r"[;=,]", segment) if piece and not _plain(piece)}
+    return parts
 
 
 def _unparsable(url: str) -> str:
@@ -408,4 +439,4 @@ def _redact_generic(url: str) -> str:
     netloc = f"{MASK}@{hostport}" if at else hostport
     query = _masked_query(parts.query) if parts.query else ""
     fragment = f"#{MASK}" if parts.fragment else ""
-    return f"{parts.scheme}://{netloc}{parts.path}{query}{fragment}"
+    return f"{parts.scheme}://{netloc}{_shown_path(parts.path)}{query}{fragment}"

@@ -7,7 +7,7 @@ error, a timeout or a 5xx is tried again (``EC_PYRAG_ATTEMPTS`` tries, the backo
 filters and the bearer token go to ``EC_PYRAG_URL`` and nowhere else), or an answer larger than a
 raw-hits record may be (``EC_INPUT__MAX_MESSAGE_BYTES``), fails at once: asking again would get the
 same. aiohttp's errors are translated here, once. No message, error or log line shows the URL's
-secrets (a password in its user info, an ``api_key`` in its query): py-rag is named as
+secrets (a password in its user info, an ``api_key`` in its query, a key in its path): py-rag is named as
 :func:`~streams.redaction.redact_url` shows it, and what aiohttp says is passed through
 :func:`~streams.redaction.redact_in`.
 """

@@ -1,6 +1,7 @@
-"""No secret of ``EC_PYRAG_URL`` (a password in its user info, an ``api_key`` in its query) in any answer,
-tool error or log line (issue 38 L2): py-rag unreachable, failing, refusing or not a URL aiohttp takes,
-through ``POST /v1/search`` and through the MCP ``lookup_knowledge`` tool."""
+"""No secret of ``EC_PYRAG_URL`` (a password in its user info, an ``api_key`` in its query, a key in its
+path or in a path segment's ``;`` parameters) in any answer, tool error or log line (issue 38 L2, and
+the red team's L5 after it for the path): py-rag unreachable, failing, refusing or not a URL aiohttp
+takes, through ``POST /v1/search`` and through the MCP ``lookup_knowledge`` tool."""
 
 from __future__ import annotations
 
@@ -18,14 +19,16 @@ from mcp.types import TextContent
 from streams.client import EvidenceChainClient
 from streams.mcp.run import McpRuns
 from streams.mcp.server import build_server
-from streams.redaction import redact_in
+from streams.redaction import redact_in, redact_url
 from streams.settings import Settings
 from streams.web.gateway import create_gateway
 from tests.streams.test_gateway import FakeChain
 
 PASSWORD = "pa55-w0rd%40x"
 API_KEY = "K3Y-0123456789"
-SECRETS = (PASSWORD, "pa55-w0rd@x", API_KEY, "alice-user")
+PATH_KEY = "sk-APIKEY123"
+MATRIX_KEY = "M4TRIX-KEY-77"
+SECRETS = (PASSWORD, "pa55-w0rd@x", API_KEY, "alice-user", PATH_KEY, MATRIX_KEY)
 
 
 def free_port() -> int:
@@ -40,18 +43,27 @@ def with_secrets(base: str) -> str:
     return f"{scheme}://alice-user:{PASSWORD}@{rest}?api_key={API_KEY}&mode=x"
 
 
+def with_path_secrets(base: str) -> str:
+    """``base`` (``http://host:port/a/b``) with a key as a path segment and one in ``;`` parameters, as
+    some APIs take them (``/bad/sk-KEY/search``, ``/search;api_key=KEY``)."""
+    scheme, rest = base.split("://", 1)
+    netloc, _, path = rest.partition("/")
+    head, _, last = path.rpartition("/")
+    return f"{scheme}://{netloc}/{head}/{PATH_KEY}/{last};api_key={MATRIX_KEY}"
+
+
 @pytest.fixture
 async def failing_pyrag() -> AsyncIterator[dict[str, str]]:
     """py-rag URLs, each with secrets, that fail in a different way."""
 
     async def status(request: web.Request) -> web.Response:
-        code = int(request.match_info["code"])
+        code = int(request.match_info["code"].partition(";")[0])
         if 300 <= code < 400:
             raise web.HTTPTemporaryRedirect(str(request.url))
         return web.Response(status=code, text=f"py-rag says {code} for {request.url}")
 
     app = web.Application()
-    app.add_routes([web.post("/status/{code}", status)])
+    app.add_routes([web.post("/status/{code}", status), web.post("/status/{key}/{code}", status)])
     server = TestServer(app, host="127.0.0.1")
     await server.start_server(access_log=None)  # the stand-in's own log is py-rag's, not ours
     try:
@@ -62,6 +74,10 @@ async def failing_pyrag() -> AsyncIterator[dict[str, str]]:
             "307": with_secrets(str(server.make_url("/status/307"))),
             "bad host": with_secrets("http://exa mple.invalid:80/search"),
             "bad port": f"http://alice-user:{PASSWORD}@127.0.0.1:99999/search?api_key={API_KEY}",
+            "path unreachable": with_path_secrets(f"http://127.0.0.1:{free_port()}/v1/search"),
+            "path 500": with_path_secrets(str(server.make_url("/status/500"))),
+            "path 401": with_path_secrets(str(server.make_url("/status/401"))),
+            "path 307": with_path_secrets(str(server.make_url("/status/307"))),
         }
     finally:
         await server.close()
@@ -94,7 +110,54 @@ def test_redact_in_masks_the_url_as_written_and_its_secrets_wherever_they_are() 
     assert redact_in("a", "not a url") == "a"
 
 
-@pytest.mark.parametrize("failure", ["unreachable", "500", "401", "307", "bad host", "bad port"])
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        # the red team's L5: a key in a path segment, or in its ';' parameters, was shown as it is
+        ("http://127.0.0.1:18792/bad/sk-APIKEY123/search", "http://127.0.0.1:18792/bad/****/search"),
+        ("http://127.0.0.1:18792/bad/search;api_key=APIKEY123", "http://127.0.0.1:18792/bad/****"),
+        ("https://rag.example/t/0123abcdef0123abcdef/search", "https://rag.example/t/****/search"),
+        ("https://rag.example/Search", "https://rag.example/****"),  # a capital may be a key's
+        ("https://rag.example/%73k-key/search", "https://rag.example/****/search"),
+        # the words of an endpoint are kept, so the operator sees which one failed
+        ("http://127.0.0.1:8000/search", "http://127.0.0.1:8000/search"),
+        ("http://judge:11434/v1/chat/completions", "http://judge:11434/v1/chat/completions"),
+        ("https://rag.example/api/v2/rag-search/", "https://rag.example/api/v2/rag-search/"),
+        ("http://[::1]:8000/search_docs", "http://[::1]:8000/search_docs"),
+        ("redis://:s3cret@cache:6379/12", "redis://****@cache:6379/12"),
+        ("unix:///var/run/redis.sock", "unix:///var/run/redis.sock"),
+        ("http://h", "http://h"),
+    ],
+)
+def test_a_url_is_shown_with_every_path_segment_that_is_not_a_plain_word_masked(url: str, shown: str) -> None:
+    assert redact_url(url) == shown
+    said = f"Cannot connect to host {url}: refused"
+    assert redact_in(said, url) == f"Cannot connect to host {shown}: refused"
+
+
+def test_redact_in_masks_a_path_secret_wherever_a_library_quotes_it() -> None:
+    url = f"http://rag.example:8000/bad/{PATH_KEY}/search;api_key={MATRIX_KEY}"
+    said = f"404 for /bad/{PATH_KEY}/search;api_key={MATRIX_KEY}; key {MATRIX_KEY}, path {PATH_KEY}"
+    shown = redact_in(said, url)
+    no_secret_in(shown, "redact_in")
+    assert shown.startswith("404 for /bad/****/")  # the path's shape stays readable
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        "unreachable",
+        "500",
+        "401",
+        "307",
+        "bad host",
+        "bad port",
+        "path unreachable",
+        "path 500",
+        "path 401",
+        "path 307",
+    ],
+)
 async def test_v1_search_and_lookup_knowledge_never_show_the_urls_secrets(
     failing_pyrag: dict[str, str], caplog: pytest.LogCaptureFixture, failure: str
 ) -> None:

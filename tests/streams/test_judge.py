@@ -102,6 +102,34 @@ async def test_a_refusal_is_for_good() -> None:
         await runner.cleanup()
 
 
+async def test_a_key_in_the_judges_path_is_never_in_its_errors() -> None:
+    # The red team's L5 after issue 38: "the judge at http://…/bad/sk-APIKEY123/v1/chat/completions refused"
+    async def refuse(request: web.Request) -> web.Response:
+        return web.json_response({"error": f"no such model at {request.path}"}, status=400)
+
+    app = web.Application()
+    app.router.add_post("/bad/{key}/v1/chat/completions", refuse)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    for base, failure in (
+        (f"http://127.0.0.1:{port}/bad/sk-APIKEY123/v1", JudgeRefused),
+        ("http://127.0.0.1:9/bad/sk-APIKEY123/v1", JudgeUnavailable),  # nothing listens on port 9
+    ):
+        client = OpenAIChatJudge(SemanticSettings(judge_url=base, judge_model="m", timeout_seconds=2))
+        try:
+            with pytest.raises(failure) as raised:
+                await client.ask(MESSAGES, model="m")
+        finally:
+            await client.close()
+        said = str(raised.value)
+        assert "APIKEY123" not in said and "/bad/****/v1/chat/completions" in said, said
+        assert "APIKEY123" not in repr(client)
+    await runner.cleanup()
+
+
 def test_settings_that_cannot_work_stop_at_once(tmp_path: Path) -> None:
     with pytest.raises(ConfigurationError, match="JUDGE_URL"):
         OpenAIChatJudge(SemanticSettings(judge_model="m"))
