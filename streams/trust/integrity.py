@@ -225,6 +225,9 @@ def judgement_for(
     (:func:`check_judgement`), the original — its ``event_id`` has its verdict's coordinates, as the
     station writes both from one draft record — then the least by its signed message; never chosen by
     ``event_id`` alone or ``origin`` (not signed: a copy may carry any). None when none holds."""
+    snapshot = verdict.get("evidence_snapshot") or []
+    cited = {item.get("tool_call_id") for item in snapshot if isinstance(item, Mapping)}
+    entries = [e for e in entries if isinstance(e, Mapping) and e.get("tool_call_id") in cited]  # its own
     held = [j for j in judgements if check_judgement(j, verdict, trusted, entries).holds]
     if not held:
         return None

@@ -73,8 +73,9 @@ def judgement_failures(
     its evidence against ``entries``, and the verdict's semantic violations against its labels.
 
     ``every_item``: every evidence item of the case must be an item of one of ``entries`` (a receipt:
-    they are all the snapshot's); False: only those of a tool call ``entries`` hold are compared (a page
-    or a receipt being built, whose entries may not all be at hand yet).
+    they are all the snapshot's); False: an item of a tool call of the verdict's snapshot whose entry is
+    not among ``entries`` is not compared (a page or a receipt being built, whose entries may not all be
+    at hand yet); one of a tool call the verdict does not cite still fails.
     """
     if not isinstance(judgement, Mapping):
         return ["judgement: not an object"]
@@ -94,13 +95,20 @@ def judgement_failures(
     if digest != judgement.get("digest"):
         out.append("judgement: its digest is not that of its model and case (what the judge was shown)")
     shown = _shown_items(entries)
-    calls = {tool_call_id for tool_call_id, _ in shown}
+    # not at hand: a tool call of the verdict's snapshot whose entry the caller lacks (every_item False)
+    snapshot = verdict.get("evidence_snapshot")
+    cited = (
+        {str(i.get("tool_call_id")) for i in snapshot if isinstance(i, Mapping)}
+        if isinstance(snapshot, list)
+        else set()
+    )
+    absent = set() if every_item else cited - {tool_call_id for tool_call_id, _ in shown}
     for index, item in enumerate(case.get("evidence") or []):
         if not isinstance(item, Mapping):
             out.append(f"judgement: case.evidence[{index}] is not an object")
             continue
         key = (str(item.get("tool_call_id")), item.get("document_id"))
-        if not every_item and key[0] not in calls:
+        if key[0] in absent:
             continue
         if key not in shown or shown[key] != item.get("text"):
             out.append(f"judgement: case.evidence[{index}] is not what the receipt's entries hold")

@@ -22,6 +22,7 @@ from streams.settings import Settings
 from streams.trust import SignedFault, Signer, build_receipt
 from streams.trust.integrity import check_judgement, judgement_for
 from streams.trust.keys import TrustedKeys
+from streams.trust.messages import judgement_digest
 from streams.trust.receipt import verify_receipt
 from tests.stations.test_semantic import judged
 from tests.support import memory_ledger
@@ -178,6 +179,16 @@ def test_one_answer_for_does_this_judgement_hold_and_which_copy_is_shown() -> No
     unsigned = {k: v for k, v in genuine.items() if k != "signature"}
     assert check_judgement(unsigned, verdict, TRUSTED).fault is SignedFault.SIGNATURE
     assert check_judgement(unsigned, verdict, None).holds
+    # its digest made over the rewritten case (no key: nothing signed): the evidence is still checked
+    elsewhere = copy.deepcopy(genuine)
+    elsewhere["case"]["evidence"][0].update(tool_call_id="call_FORGED")
+    elsewhere["digest"] = judgement_digest(elsewhere["model"], elsewhere["case"])
+    assert check_judgement(elsewhere, verdict, None).fault is SignedFault.CONTENT  # not a call it cites
+    reworded = copy.deepcopy(genuine)
+    reworded["case"]["evidence"][0]["text"] = "an excerpt nobody stored"
+    reworded["digest"] = judgement_digest(reworded["model"], reworded["case"])
+    assert check_judgement(reworded, verdict, None).holds  # its entry is not at hand: not compared
+    assert check_judgement(reworded, verdict, None, entries).fault is SignedFault.CONTENT
     copied = {**genuine, "event_id": "semantic:a-copy", "origin": None}
     assert judgement_for(verdict, [copied, rewritten, genuine], TRUSTED, entries) is genuine
     assert judgement_for(verdict, [copied], TRUSTED, entries) is copied  # the same signed judgement
