@@ -230,7 +230,10 @@ class Settings(BaseSettings):
         1024, ge=1, description="Connections the gateway serves at once; one more is answered 503 and closed."
     )
     gateway_max_connections_per_peer: int = Field(
-        256, ge=1, description="Connections the gateway serves at once from one peer address (then 503)."
+        256,
+        ge=1,
+        description="Connections the gateway serves at once from one peer (then 503): all of loopback counts "
+        "as one peer, an IPv6 client by its /64.",
     )
     gateway_header_timeout_seconds: float = Field(
         10.0, gt=0, description="How long a new gateway connection may take to send its request head."

@@ -70,8 +70,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--max-connections-per-peer",
         type=int,
         default=MAX_CONNECTIONS_PER_PEER,
-        help="connections served at once from one address; more are answered 503 "
-        f"(default {MAX_CONNECTIONS_PER_PEER})",
+        help="connections served at once from one peer (all of loopback is one, an IPv6 client its /64); "
+        f"more are answered 503 (default {MAX_CONNECTIONS_PER_PEER})",
     )
     serve.add_argument(
         "--allow-host",

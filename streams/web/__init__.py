@@ -19,8 +19,10 @@ What they share:
   compares the token.
 - :mod:`streams.web.listener` — :class:`~streams.web.listener.Limits` and
   :func:`~streams.web.listener.listening`: a header-read timeout, a keepalive timeout, a connection cap
-  and a cap per peer address (both answered 503), request heads aiohttp cannot parse answered in the
+  and a cap per peer (both answered 503), request heads aiohttp cannot parse answered in the
   server's own error shape and logged without their bytes; ``serve_until_signal``.
+- :mod:`streams.web.peers` — which client a connection or an MCP session is counted against (all of
+  loopback is one, an IPv6 client its /64), for the listener's cap per peer and the session gate's.
 - :mod:`streams.web.asgi` — the same doors and limits for an ASGI app under uvicorn (the MCP server);
   imported on its own, so the aiohttp servers never load uvicorn.
 - :mod:`streams.web.body` — a body read within a size and a time, a client gone mid-body told apart.

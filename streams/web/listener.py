@@ -3,7 +3,9 @@
 aiohttp has a keepalive timeout (which also ends a later request head that never completes) but no
 header-read timeout for a new connection, no cap on connections and no cap per peer. :func:`listening`
 puts each accepted connection behind a :class:`_Connection` that counts it, answers 503 past
-``max_connections`` (or ``max_connections_per_peer`` from one address) and closes it when its first
+``max_connections`` (or ``max_connections_per_peer`` from one peer: all of loopback is one, since any
+local process may pick its source address in 127/8, and an IPv6 client is its /64,
+:func:`streams.web.peers.peer_of`) and closes it when its first
 request head is late. Its request handler answers a head aiohttp cannot parse (a header with a NUL or
 a folded line, a bad ``Content-Length``, ...) in the server's own error
 shape (:class:`ErrorShape`) and logs one line without the head's bytes: a malformed ``Authorization``
@@ -29,6 +31,7 @@ from aiohttp.web_request import BaseRequest
 
 from streams import codec
 from streams.errors import ConfigurationError
+from streams.web.peers import LOOPBACK, UNKNOWN, peer_of
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +44,8 @@ KEEPALIVE_TIMEOUT_SECONDS = 15.0
 MAX_CONNECTIONS = 100
 """Connections served at once; one more is answered 503 and closed."""
 MAX_CONNECTIONS_PER_PEER = 50
-"""Connections served at once from one peer address, so one client cannot take them all."""
+"""Connections served at once from one peer, so one client cannot take them all: all of loopback is one
+peer, an IPv6 client its /64 (:func:`streams.web.peers.peer_of`)."""
 REFUSED_LINGER_SECONDS = 1.0
 """How long a refused connection stays open to read the request it sent (closing a socket with
 unread data resets it, and the client could lose the 503 before reading it)."""
@@ -170,7 +174,8 @@ class _Gate:
         if self.connections >= self.limits.max_connections:
             return f"{self.connections} connections open (the cap)"
         if self.per_peer.get(peer, 0) >= self.limits.max_connections_per_peer:
-            return f"{self.per_peer[peer]} connections open from one peer (the cap per peer)"
+            where = "this machine (all of loopback is one peer)" if peer == LOOPBACK else "one peer"
+            return f"{self.per_peer[peer]} connections open from {where} (the cap per peer)"
         self.connections += 1
         self.per_peer[peer] = self.per_peer.get(peer, 0) + 1
         return None
@@ -206,8 +211,10 @@ def _no_handlers() -> asyncio.Protocol:
 
 
 def _peer(transport: asyncio.BaseTransport) -> str:
+    """The client a connection is counted against (:func:`streams.web.peers.peer_of`: all of loopback
+    is one, an IPv6 client its /64)."""
     name = transport.get_extra_info("peername")
-    return str(name[0]) if isinstance(name, tuple) and name else "?"
+    return peer_of(str(name[0]) if isinstance(name, tuple) and name else None)
 
 
 class _Connection(asyncio.Protocol):
@@ -218,7 +225,7 @@ class _Connection(asyncio.Protocol):
         self._handler: asyncio.Protocol | None = None
         self._transport: asyncio.Transport | None = None
         self._linger: asyncio.TimerHandle | None = None
-        self._peer = "?"
+        self._peer = UNKNOWN
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         gate, self._transport = self._gate, cast(asyncio.Transport, transport)

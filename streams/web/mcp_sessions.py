@@ -16,7 +16,8 @@ SDK's streamable-HTTP app. It decides what the SDK leaves open:
 - **Sessions per client** (``EC_MCP_MAX_SESSIONS_PER_PEER``) besides all of them
   (``EC_MCP_MAX_SESSIONS``). A client is its address, except that all of loopback is one client (any
   local process picks its source address in 127/8: eleven addresses once held every session, the
-  red team's M1 after issue 38) and an IPv6 client is its /64 (a host is given a whole /64).
+  red team's M1 after issue 38) and an IPv6 client is its /64 (a host is given a whole /64):
+  :func:`streams.web.peers.peer_of`, by which the listeners count connections per peer too.
 - **Room is made, not refused** (the same M1). A new session at a cap closes a session that is not
   in use: first one that asked nothing but ``initialize``, oldest first; then the one asked least
   recently. At the cap per client it is one of that client's; at the cap in all, one of the client
@@ -47,7 +48,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import logging
 import time
 from collections import Counter
@@ -76,6 +76,7 @@ from streams.mcp.messages import BAD_ID, is_invalid_request, request_id
 from streams.settings import Settings
 from streams.web.asgi import Message, Receive, Scope, Send
 from streams.web.body import content_codings
+from streams.web.peers import LOOPBACK, peer_of
 
 log = logging.getLogger(__name__)
 
@@ -93,10 +94,6 @@ ENCODED = (
     "Parse error: the body is sent in a content coding ({!r}), and this server reads bodies unencoded; "
     "send it without Content-Encoding"
 )
-LOOPBACK = "loopback"
-"""The one client every loopback address is counted as."""
-IPV6_CLIENT_PREFIX = 64
-"""An IPv6 client is counted by its network of this length (a host is given a whole /64)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,25 +149,6 @@ class _Sessions:
         transport = self._manager._server_instances.get(session_id)  # noqa: SLF001 - as above
         if transport is not None:
             await self._manager._discard_session(session_id, transport)  # noqa: SLF001 - as above
-
-
-def peer_of(address: str | None) -> str:
-    """The client a session is counted against: :data:`LOOPBACK` for every loopback address (127/8,
-    ``::1``, ``::ffff:127.x.y.z``), an IPv6 address's /64, an IPv4 address itself; anything else (no
-    address, a Unix socket) as it is."""
-    if not address:
-        return "?"
-    try:
-        ip = ipaddress.ip_address(address.partition("%")[0])
-    except ValueError:
-        return address
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    if ip.is_loopback:
-        return LOOPBACK
-    if isinstance(ip, ipaddress.IPv6Address):
-        return str(ipaddress.IPv6Network((ip, IPV6_CLIENT_PREFIX), strict=False))
-    return str(ip)
 
 
 def _headers(scope: Scope, name: str) -> list[str]:

@@ -22,7 +22,8 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from streams import codec
 from streams.web.asgi import Message
-from streams.web.mcp_sessions import LOOPBACK, SessionGate, SessionLimits, peer_of
+from streams.web.mcp_sessions import SessionGate, SessionLimits
+from streams.web.peers import LOOPBACK, peer_of
 from tests.support import MCP_INITIALIZE
 
 PING = {"jsonrpc": "2.0", "id": 2, "method": "ping"}

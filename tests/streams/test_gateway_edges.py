@@ -36,10 +36,10 @@ class Gateway:
         self.port = port
         self.chain = chain
 
-    async def raw(self, request: bytes) -> bytes:
-        """Send ``request`` as is; the answer (its head, and its body by ``Content-Length``), or what
-        came before the gateway closed the connection (at most 10 s)."""
-        reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
+    async def raw(self, request: bytes, *, source: str = "127.0.0.1") -> bytes:
+        """Send ``request`` as is, from the loopback address ``source``; the answer (its head, and its
+        body by ``Content-Length``), or what came before the gateway closed the connection (at most 10 s)."""
+        reader, writer = await asyncio.open_connection("127.0.0.1", self.port, local_addr=(source, 0))
         try:
             writer.write(request)
             await writer.drain()
@@ -357,6 +357,34 @@ async def test_connections_per_peer_are_capped_with_a_503_in_the_error_shape(sta
             writer.close()
     for _ in range(100):  # the gate counts a connection until the server sees it close
         answer = await gateway.raw(head("GET", "/livez", "Host: 127.0.0.1"))
+        if status_and_body(answer)[0] == 200:
+            break
+        await asyncio.sleep(0.05)
+    assert status_and_body(answer)[0] == 200
+
+
+async def test_all_of_loopback_is_one_peer_so_a_local_process_cannot_spread_over_127_8(
+    start: Start, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Any local process may bind any source address in 127/8: counted by exact address, each address
+    had a cap of its own and a few of them took every connection. All of loopback is one peer, as the
+    MCP session gate counts it (streams.web.peers)."""
+    gateway = await start(gateway_max_connections_per_peer=2)
+    held = [
+        await asyncio.open_connection("127.0.0.1", gateway.port, local_addr=(f"127.0.0.{n}", 0))
+        for n in (2, 3)
+    ]
+    try:
+        for source in ("127.0.0.4", "127.0.0.1", "127.1.2.3"):
+            with caplog.at_level(logging.WARNING, logger="streams.web.listener"):
+                answer = await gateway.raw(head("GET", "/livez", "Host: 127.0.0.1"), source=source)
+            assert error_reason(answer, 503) == "UNAVAILABLE", source
+    finally:
+        for _, writer in held:
+            writer.close()
+    assert "2 connections open from this machine (all of loopback is one peer)" in caplog.text
+    for _ in range(100):  # the gate counts a connection until the server sees it close
+        answer = await gateway.raw(head("GET", "/livez", "Host: 127.0.0.1"), source="127.0.0.5")
         if status_and_body(answer)[0] == 200:
             break
         await asyncio.sleep(0.05)
