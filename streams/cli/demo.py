@@ -36,7 +36,6 @@ from models.vocab import Station, Topic
 from streams import codec
 from streams.cli.audit import report_summary
 from streams.cli.display import cell, console, printable, redact_url
-from streams.cli.offline import read_lines
 from streams.cli.stream import publish_lines
 from streams.codec import JSONObject
 from streams.errors import ConfigurationError, EvidenceChainError
@@ -44,6 +43,7 @@ from streams.hashing import sha256_hex
 from streams.kafka.admin import ensure_topics
 from streams.kafka.ranges import read_topic
 from streams.messages import Record
+from streams.offline.lines import read_lines
 from streams.pipeline import Outcome, StationRules, run_station
 from streams.settings import Settings, get_settings
 

@@ -12,11 +12,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from models.vocab import Topic
 from streams import codec
-from streams.cli.lines import stdin_bytes
-from streams.cli.offline import read_lines
+from streams.cli.stdio import stdin_bytes
 from streams.errors import ConfigurationError
 from streams.kafka.admin import TOPIC_NAMES, ensure_topics, wait_for_topics
 from streams.kafka.config import kafka_errors, new_producer, started
+from streams.offline.lines import read_lines
 from streams.settings import Settings, get_settings, load_settings
 
 

@@ -11,9 +11,9 @@ import pytest
 from models.ids import is_valid_id
 from models.vocab import Station
 from streams import codec
-from streams.cli.lines import DRAIN_CHUNK_BYTES, Line, read_bounded_lines, top_level_strings
-from streams.cli.offline import pipe_bounded_line, pipe_keep_bytes, pipe_line, read_lines
 from streams.messages import Record
+from streams.offline.lines import DRAIN_CHUNK_BYTES, Line, read_bounded_lines, read_lines, top_level_strings
+from streams.offline.pipe import pipe_bounded_line, pipe_keep_bytes, pipe_line
 from streams.pipeline import Outcome, StationRules, run_station
 from streams.settings import Settings
 from tests.golden import GOLDEN

@@ -25,8 +25,8 @@ from mcp.types import CallToolResult, TextContent
 
 from models.vocab import Topic, VerdictKind
 from streams import codec
-from streams.cli.offline import pipe_line
 from streams.client import EvidenceChainClient
+from streams.offline.pipe import pipe_line
 from streams.pipeline import StationRules
 from streams.search import PyRagSearch, raw_hits_record
 from streams.settings import Settings

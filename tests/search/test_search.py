@@ -15,11 +15,11 @@ from models.schemas import topic_schema
 from models.vocab import Topic
 from streams import codec
 from streams.cli import build_parser
-from streams.cli.offline import pipe_line
 from streams.client import EvidenceChainClient
 from streams.errors import InvalidId, MalformedJson, SchemaViolation, SearchRefused, SearchUnavailable
 from streams.mcp.run import McpRun
 from streams.mcp.server import draft_input_schema, report_id
+from streams.offline.pipe import pipe_line
 from streams.pipeline import StationRules
 from streams.search import KnowledgeSearchPort, PyRagSearch, raw_hits_record
 from streams.search.request import MAX_QUERY_CHARS, check_query, parse_search_request

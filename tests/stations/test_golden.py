@@ -14,9 +14,9 @@ import pytest
 
 from models.limits import GuardSettings
 from streams import codec
-from streams.cli.offline import _OFFLINE_LOOKUP_OMITS
 from streams.hashing import sha256_hex
 from streams.ledger.memory import MemoryLedgerStore
+from streams.offline.pipe import _OFFLINE_LOOKUP_OMITS
 from streams.pipeline import process_lookup, process_raw_hits
 from tests.golden import GOLDEN, dead_letter_core, normalized_verdict
 from tests.stations.builders import rules

@@ -11,8 +11,8 @@ import pytest
 
 from models.ledger import LEDGER_ENTRY_FIELDS
 from streams import codec
-from streams.cli.offline import verdict_line
 from streams.ledger.memory import MemoryLedgerStore
+from streams.offline.verify import verdict_line
 from streams.pipeline import StationRules
 from streams.settings import Settings
 from streams.stations.ledger_view import LedgerKey, LedgerLookup

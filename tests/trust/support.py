@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from streams import codec
-from streams.cli.offline import load_ledger, verdict_line
+from streams.offline.verify import load_ledger, verdict_line
 from streams.pipeline import StationRules
 from streams.settings import Settings
 from streams.trust import Signer
@@ -34,12 +34,16 @@ def trust_file(tmp_path: Path, *, ledger: Sequence[Signer] = (), guard: Sequence
     return str(path)
 
 
+def _no_line_skipped(warning: str) -> None:
+    raise AssertionError(f"every entry given is a ledger entry, yet: {warning}")
+
+
 def verdicts(
     tmp_path: Path, entries: list[dict[str, Any]], drafts: list[bytes], **settings: Any
 ) -> list[dict[str, Any]]:
     ledger_path = tmp_path / "ledger.jsonl"
     ledger_path.write_bytes(b"".join(codec.dumps_line(e) for e in entries))
-    ledger = load_ledger(str(ledger_path))
+    ledger = load_ledger(str(ledger_path), warn=_no_line_skipped)
     rules = StationRules.from_settings(Settings(**settings))
     return [codec.loads(run_now(verdict_line(draft, rules, ledger.read_many))) for draft in drafts]
 

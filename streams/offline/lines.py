@@ -1,21 +1,27 @@
-"""Input lines of the JSON-lines commands: stdin that may be closed, lines read in bounded memory,
-and the ids of a line too long to keep.
+"""The lines of the offline commands (``pipe``, ``verify``): one record per input line, read as bytes in
+bounded memory, the ids of a line too long to keep, and exactly one output line per input line.
 
-``pipe`` keeps at most a fixed number of bytes of one line, whatever its length: once a line is
-longer, the rest of it is counted and dropped (read in chunks up to its ``\\n``), and only its first
-bytes remain to find its ids in (:func:`top_level_strings`), without parsing the whole of it.
+A line ends at ``\\n`` (a ``\\r`` before it is not part of it), and a final line without one still counts.
+``pipe`` keeps at most a fixed number of bytes of one line, whatever its length: once a line is longer,
+the rest of it is counted and dropped (read in chunks up to its ``\\n``), and only its first bytes remain
+to find its ids in (:func:`top_level_strings`), without parsing the whole of it.
+
+An input line whose stations give no output line of their own gets its dead letter
+(:func:`dead_letter_line`); anything unexpected is that line's ``INTERNAL_ERROR`` (:func:`one_line_each`).
 """
 
 from __future__ import annotations
 
 import re
-import sys
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, Any, TypeVar
 
+from models.events import Rejection
+from models.vocab import DeadLetterReason
 from streams import codec
-from streams.errors import ConfigurationError
+from streams.envelope import rejection
+from streams.pipeline import Outcome, internal_error
 
 DRAIN_CHUNK_BYTES = 64 * 1024
 """Bytes read at a time from the part of a line that is not kept."""
@@ -26,27 +32,15 @@ _MAX_NAME_TOKEN_BYTES = 256
 _MAX_VALUE_TOKEN_BYTES = 1024
 """A string value longer than this cannot be an id (128 characters, each at most a 6-byte escape)."""
 
-
-def stdin_bytes(usage: str) -> IO[bytes]:
-    """The binary stdin; ``usage`` shows how to give it (``evidence-chain pipe < FILE``).
-
-    Raises:
-        ConfigurationError: stdin is closed (``<&-``), so there is no input to read.
-    """
-    if sys.stdin is None:
-        raise ConfigurationError(f"no input: stdin is closed; give the JSON lines on stdin: {usage}")
-    return sys.stdin.buffer
+T = TypeVar("T")
 
 
-def stdout_bytes() -> IO[bytes]:
-    """The binary stdout.
-
-    Raises:
-        ConfigurationError: stdout is closed (``>&-``), so there is nowhere to write the output.
-    """
-    if sys.stdout is None:
-        raise ConfigurationError("no output: stdout is closed; redirect it to a file or /dev/null")
-    return sys.stdout.buffer
+def read_lines(stream: IO[bytes]) -> Iterator[bytes]:
+    """Lines as bytes without their line ending; a final line without ``\\n`` still counts."""
+    for line in stream:
+        if line.endswith(b"\n"):
+            line = line[:-2] if line.endswith(b"\r\n") else line[:-1]
+        yield line
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +60,7 @@ class Line:
 
 
 def read_bounded_lines(stream: IO[bytes], keep: int) -> Iterator[Line]:
-    """Lines as :func:`streams.cli.offline.read_lines` splits them, each held in at most ``keep`` bytes.
+    """Lines as :func:`read_lines` splits them, each held in at most ``keep`` bytes.
 
     A line of at most ``keep`` bytes is given whole; a longer one as its first ``keep`` bytes and
     its length, the rest read ``DRAIN_CHUNK_BYTES`` at a time and dropped.
@@ -183,3 +177,26 @@ def _string(token: bytes, limit: int) -> tuple[bool, str | None]:
     except codec.JSONDecodeError:
         return False, None
     return True, text if isinstance(text, str) else None
+
+
+def dead_letter_line(refused: Rejection) -> bytes:
+    """The output line of an input line the stations rejected: ``{"dead_letter": ...}``."""
+    return codec.dumps_line({"dead_letter": dict(refused)})
+
+
+def rejection_of(step: Any) -> Rejection:
+    """Why a station's step gave no output line: its rejection, else ``INTERNAL_ERROR`` (no result)."""
+    if isinstance(step, Outcome) and step.rejection is not None:
+        return step.rejection
+    return rejection(DeadLetterReason.INTERNAL_ERROR, "no result")
+
+
+def one_line_each(lines: Iterator[T], render: Callable[[T], bytes], out: IO[bytes]) -> None:
+    """Exactly one output line per input line: anything unexpected is that line's INTERNAL_ERROR."""
+    for line in lines:
+        try:
+            text = render(line)
+        except Exception as exc:  # noqa: BLE001 - per-line isolation: the rest of the input goes on
+            text = dead_letter_line(internal_error(exc))
+        out.write(text)
+    out.flush()
