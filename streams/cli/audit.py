@@ -6,7 +6,7 @@ with a password: a command line is visible to every user of the machine). ``insp
 ``audit-sink`` writes, and the Redis ledger for what each agent was shown (status and sha256) when
 Redis answers; without Redis it says so and shows the audit trail alone. Per draft it shows what was
 published on ``reports`` (SPEC 4.3): the report event of that verdict, or none (a REJECT, or a report
-the sink has not stored).
+the sink has not stored). The trail is :mod:`streams.audit.trail`'s; this module draws it.
 """
 
 from __future__ import annotations
@@ -18,9 +18,6 @@ import logging
 import logging.config
 import sys
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import cast
 
 from pydantic import SecretStr
@@ -28,20 +25,18 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
-from typing_extensions import TypedDict
 
-from models.audit import ToolCallRow, VerdictRow
+from models.audit import ToolCallRow
 from models.verdict import Report, ReportEvent
 from streams import codec
-from streams.audit.factory import require_backend, store_from_settings
+from streams.audit.factory import require_backend
 from streams.audit.sink import SinkProbes, SinkStats, run_sink
 from streams.audit.store import describe, is_dsn, target_of
-from streams.cli.display import cell, console, printable, redact_url
-from streams.errors import ConfigurationError, RedisUnavailable, Refused
-from streams.ledger.redis import RedisLedgerStore
+from streams.audit.trail import InspectedCall, InspectedDraft, RunTrail, read_trail
+from streams.cli.display import cell, console, printable
+from streams.errors import ConfigurationError
 from streams.observe.logs import logging_config
 from streams.settings import Settings, get_settings
-from streams.trust import EntryFault, check_entry, distinct_reports, trusted_for
 from streams.web.probes import serving
 
 _DB_HELP = (
@@ -49,16 +44,6 @@ _DB_HELP = (
     "prefer EC_AUDIT_DSN for a DSN with a password"
 )
 _VERDICT_STYLE = {"PASS": "green", "REJECT": "yellow", "FALLBACK": "red"}
-
-
-class ShownEntry(TypedDict):
-    """What ``inspect`` shows of a tool call's Redis entry (never its projection)."""
-
-    status: str | None
-    evidence_status: str | None
-    projection_sha256: str | None
-    failure_reason: str | None
-    event_id: str | None
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -139,17 +124,8 @@ def run_audit_sink(args: argparse.Namespace) -> int:
 def run_inspect(args: argparse.Namespace) -> int:
     """The ``inspect`` command: exit 1 when the audit database knows nothing of the run."""
     settings = settings_with_db(args.db)
-    tool_calls: list[ToolCallRow] = []
-    drafts: list[VerdictRow] = []
-    reports: list[ReportEvent] = []
-    if settings.audit_dsn is not None or Path(settings.audit_db).is_file():
-        store = store_from_settings(settings, readonly=True)
-        try:
-            tool_calls, drafts = store.run_trail(args.run_id)
-            reports = store.stored_reports(args.run_id)
-        finally:
-            store.close()
-    if not tool_calls and not drafts:
+    trail = read_trail(settings, args.run_id)
+    if trail is None:
         print(
             f"no audit records for run {printable(args.run_id)}; is the audit sink running "
             "(evidence-chain audit-sink)?",
@@ -157,101 +133,12 @@ def run_inspect(args: argparse.Namespace) -> int:
         )
         print(f"(audit database: {describe(settings)})", file=sys.stderr)
         return 1
-    entries, ledger_error = asyncio.run(
-        _ledger_entries(settings, args.run_id, [t["tool_call_id"] for t in tool_calls])
-    )
-    calls = [InspectedCall(row, entries.get(row["tool_call_id"])) for row in tool_calls]
-    # SPEC 4.3: only reports that hold (trusted keys: a trusted guard key signed them), each once by its
-    # signed fields and one per (run, draft, attempt) — a copy under a new event_id replaces nothing
-    published: dict[str | None, ReportEvent] = {}
-    trusted = trusted_for(settings.trusted_keys_file)
-    for kept in distinct_reports(reports, trusted, run_id=args.run_id).reports:
-        published.setdefault(kept.get("verdict_event_id"), kept)
-    # the verdict's event id is its guard audit record's: the report names it (verdict_event_id)
-    judged = [InspectedDraft(row, published.get(row["event_id"])) for row in drafts]
     if args.json:
-        doc = {
-            "run_id": args.run_id,
-            "tool_calls": [call.as_json() for call in calls],
-            "drafts": [draft.as_json() for draft in judged],
-            "ledger_error": ledger_error,
-        }
-        sys.stdout.buffer.write(codec.dumps_line(doc))
+        sys.stdout.buffer.write(codec.dumps_line(trail.as_json()))
         sys.stdout.flush()
         return 0
-    _render(console(), args.run_id, calls, judged, ledger_error)
+    _render(console(), trail)
     return 0
-
-
-def _in_run(row: Mapping[str, object], name: str, value: object) -> dict[str, object]:
-    """A row of the run's document: without its run id (the document's), then ``name``."""
-    return {k: v for k, v in row.items() if k != "run_id"} | {name: value}
-
-
-@dataclass(frozen=True, slots=True)
-class InspectedCall:
-    """A tool call of the run: its ``tool_invocation`` row and its Redis entry (None: not in Redis)."""
-
-    row: ToolCallRow
-    ledger_entry: ShownEntry | None
-
-    def as_json(self) -> dict[str, object]:
-        return _in_run(self.row, "ledger_entry", self.ledger_entry)
-
-
-@dataclass(frozen=True, slots=True)
-class InspectedDraft:
-    """A verdict of the run: its ``tool_invocation`` row and what it published (None: nothing)."""
-
-    row: VerdictRow
-    report: ReportEvent | None
-
-    def as_json(self) -> dict[str, object]:
-        return _in_run(self.row, "report", self.report)
-
-
-async def _ledger_entries(
-    settings: Settings, run_id: str, tool_call_ids: Sequence[str]
-) -> tuple[dict[str, ShownEntry | None], str | None]:
-    """The Redis entry of each tool call (None when absent), or why Redis could not be read."""
-    if not tool_call_ids:
-        return {}, None
-    store = RedisLedgerStore.from_settings(settings)
-    try:
-        lookups = await store.read_many([(run_id, t) for t in tool_call_ids])
-    except (RedisUnavailable, Refused) as exc:
-        where = redact_url(
-            settings.redis_url.get_secret_value()
-        )  # never the URL itself: it may hold a password
-        return {}, (
-            f"the Redis ledger at {where} could not be read ({type(exc).__name__}); "
-            "ledger status and sha256 are not shown (check EC_REDIS_URL, or `make up`)"
-        )
-    finally:
-        await store.close()
-    entries: dict[str, ShownEntry | None] = {}
-    for (_, tool_call_id), lookup in lookups.items():
-        entry = lookup.entry
-        if entry is None:
-            entries[tool_call_id] = None
-        elif check_entry(entry, None, (run_id, tool_call_id)).fault is EntryFault.KEY:
-            # SPEC 3.7: another key's entry under this key is no one's evidence; none of it is shown
-            entries[tool_call_id] = ShownEntry(
-                status="LEDGER_INTEGRITY",
-                evidence_status=None,
-                projection_sha256=None,
-                failure_reason=None,
-                event_id=None,
-            )
-        else:
-            entries[tool_call_id] = ShownEntry(
-                status=entry.get("status"),
-                evidence_status=entry.get("evidence_status"),
-                projection_sha256=entry.get("projection_sha256"),
-                failure_reason=entry.get("failure_reason"),
-                event_id=entry.get("event_id"),
-            )
-    return entries, None
 
 
 def _short(sha: object) -> str:
@@ -300,13 +187,8 @@ def _ledger_cells(inspected: InspectedCall, ledger_error: str | None) -> tuple[T
     return status, sha
 
 
-def _render(
-    console: Console,
-    run_id: str,
-    tool_calls: list[InspectedCall],
-    drafts: list[InspectedDraft],
-    ledger_error: str | None,
-) -> None:
+def _render(console: Console, trail: RunTrail) -> None:
+    run_id, tool_calls, drafts, ledger_error = trail.run_id, trail.calls, trail.drafts, trail.ledger_error
     console.print(
         Text(printable(f"run {run_id}: {len(tool_calls)} tool calls, {len(drafts)} drafts"), style="bold")
     )
