@@ -1,5 +1,18 @@
-"""``ledger rebuild``, ``ledger check`` and ``ledger export``: the Redis ledger against its durable record
-(and ``ledger rebuild-judgements``, :mod:`streams.cli.judgements`: the semantic review's records)."""
+"""``ledger rebuild``, ``ledger check``, ``ledger export`` and ``ledger rebuild-judgements``: the Redis
+ledger, and the semantic review's records beside it, against their durable record (SPEC 7).
+
+The work is the ledger room's (:mod:`streams.ledger.rebuild`, :mod:`streams.ledger.check`); these commands
+read the topics under a progress bar and print what came of it.
+
+``rebuild-judgements`` writes the semantic review's recorded judgements back from the ``judgements``
+topic: the semantic station looks a draft's judgement up by ``(run_id, digest)`` before it asks the
+judge, so a replay after a Redis loss judges from what was recorded and calls no model. With
+``--from-prefix`` it reads another prefix's topic: run it before a replay into a new ``EC_TOPIC_PREFIX``
+and ``EC_NS`` (SPEC 7) to carry the judgements along, as the chain carries the ledger — the digest names
+the model, the prompt version, the claims and the evidence, not where a draft was read, so the replayed
+drafts find them; a changed model or prompt asks anew. Only a judgement that holds is recorded (signed
+by a trusted guard key, with ``EC_TRUSTED_KEYS_FILE``; its digest that of its own model and case).
+"""
 
 from __future__ import annotations
 
@@ -15,16 +28,16 @@ from models.ids import is_valid_id
 from models.ledger import LedgerEntry
 from models.vocab import Topic
 from streams import codec
-from streams.cli import judgements
-from streams.cli.display import cell, console, redact_url
+from streams.cli.display import cell, console, printable, redact_url
 from streams.cli.progress import consume_with_progress
 from streams.errors import ConfigurationError, InfrastructureError, Refused
 from streams.kafka.ranges import Range
 from streams.ledger.check import CheckReport, Finding, TopicLedger, check_ledger
-from streams.ledger.events import entry_of, restorable
+from streams.ledger.rebuild import EntryRestore, JudgementRestore
 from streams.ledger.redis import RedisLedgerStore
 from streams.messages import Record
 from streams.settings import Settings, get_settings
+from streams.trust.keys import load_trusted_keys
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -56,34 +69,40 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     export = commands.add_parser("export", help="a run's entries as JSON lines (what verify --ledger reads)")
     export.add_argument("--run", required=True, metavar="RUN_ID")
     export.set_defaults(handler=run_export)
-    judgements.register(commands)  # the semantic review's records: the same index, rebuilt the same way
+    rebuild_judgements = commands.add_parser(
+        "rebuild-judgements",
+        help="restore the semantic review's recorded judgements from the judgements topic (idempotent)",
+        description="Reads the whole judgements topic (this prefix's, or --from-prefix's) and records each "
+        "judgement write-once in this namespace (EC_NS), under (run_id, digest): a replay then judges "
+        "from the record and calls no model. A judgement that does not hold (with EC_TRUSTED_KEYS_FILE: "
+        "not signed by a trusted guard key; its digest not that of its model and case) is not recorded.",
+    )
+    rebuild_judgements.add_argument(
+        "--from-prefix",
+        metavar="PREFIX",
+        help="read <PREFIX>judgements (a replay into a new prefix carries the old one's judgements)",
+    )
+    rebuild_judgements.set_defaults(handler=run_rebuild_judgements)
 
 
 async def rebuild(settings: Settings) -> tuple[Counter[str], bool]:
     """Write every entry of the ledger topic back, write-once; returns the counts and whether interrupted."""
     store = RedisLedgerStore.from_settings(settings)
-    ttl_ms = settings.ledger_ttl_seconds * 1000
-
-    async def handle(batch: list[Record]) -> Counter[str]:
-        counts: Counter[str] = Counter()
-        now_ms = int(time.time() * 1000)
-        entries: list[LedgerEntry] = []
-        for record in batch:
-            entry = entry_of(record.value)
-            if entry is None:
-                counts["malformed"] += 1
-                continue
-            entries.append(restorable(entry, record.timestamp, ttl_ms, now_ms))
-        for result in await store.write_many(entries, restore=True):
-            counts[result.outcome.lower()] += 1
-        return counts
-
+    restore = EntryRestore(store, ttl_ms=settings.ledger_ttl_seconds * 1000)
     try:
-        return await consume_with_progress(
-            settings, Range(Topic.LEDGER), f"rebuild from {settings.topic(Topic.LEDGER)}", handle
-        )
+        what = f"rebuild from {settings.topic(Topic.LEDGER)}"
+        return await consume_with_progress(settings, Range(Topic.LEDGER), what, restore)
     finally:
         await store.close()
+
+
+_REBUILT = {
+    "written": "restored (Redis had lost it)",
+    "duplicate": "Redis already held the same entry",
+    "conflict": "Redis holds a different entry for the key; left untouched",
+    "expired": "its lifetime is over; not restored",
+    "malformed": "not a ledger entry; skipped",
+}
 
 
 def run_rebuild(args: argparse.Namespace) -> int:
@@ -91,22 +110,26 @@ def run_rebuild(args: argparse.Namespace) -> int:
     settings = get_settings()
     counts, interrupted = asyncio.run(rebuild(settings))
     where = redact_url(settings.redis_url.get_secret_value())
-    table = Table(title=f"ledger rebuild into Redis {where} (namespace {settings.ns})")
+    title = f"ledger rebuild into Redis {where} (namespace {settings.ns})"
+    console().print(_outcomes(title, "entries", _REBUILT, counts))
+    return _finished(interrupted, "the entries read so far were restored")
+
+
+def _outcomes(title: str, unit: str, meaning: dict[str, str], counts: Counter[str]) -> Table:
+    """How many records came to each outcome of a rebuild, and what the outcome means."""
+    table = Table(title=title)
     table.add_column("outcome")
-    table.add_column("entries", justify="right")
+    table.add_column(unit, justify="right")
     table.add_column("meaning")
-    meaning = {
-        "written": "restored (Redis had lost it)",
-        "duplicate": "Redis already held the same entry",
-        "conflict": "Redis holds a different entry for the key; left untouched",
-        "expired": "its lifetime is over; not restored",
-        "malformed": "not a ledger entry; skipped",
-    }
     for outcome, text in meaning.items():
         table.add_row(outcome, str(counts.get(outcome, 0)), text)
-    console().print(table)
+    return table
+
+
+def _finished(interrupted: bool, done: str) -> int:
+    """A rebuild's exit code: 130, saying what was done, when Ctrl-C stopped it."""
     if interrupted:
-        print("interrupted: the entries read so far were restored; run it again to finish", file=sys.stderr)
+        print(f"interrupted: {done}; run it again to finish", file=sys.stderr)
         return 130
     return 0
 
@@ -216,3 +239,43 @@ def run_export(args: argparse.Namespace) -> int:
     out.flush()
     print(f"exported {len(entries)} entries of run {args.run}", file=sys.stderr)
     return 0
+
+
+async def rebuild_judgements(
+    settings: Settings, from_prefix: str | None = None
+) -> tuple[Counter[str], bool, list[str]]:
+    """Record every judgement of the topic that holds, write-once; returns the counts, whether interrupted,
+    and the first judgements refused (``topic[partition]@offset: why``)."""
+    source = settings if from_prefix is None else settings.model_copy(update={"topic_prefix": from_prefix})
+    trusted = load_trusted_keys(settings.trusted_keys_file) if settings.trusted_keys_file else None
+    store = RedisLedgerStore.from_settings(settings)
+    restore = JudgementRestore(store, trusted)
+    try:
+        what = f"judgements from {source.topic(Topic.JUDGEMENTS)}"
+        counts, interrupted = await consume_with_progress(source, Range(Topic.JUDGEMENTS), what, restore)
+    finally:
+        await store.close()
+    return counts, interrupted, restore.refused
+
+
+_JUDGEMENTS_REBUILT = {
+    "recorded": "recorded (Redis had none for its run and digest)",
+    "present": "Redis already held the same record",
+    "different": "Redis holds another record for the run and digest; left untouched",
+    "refused": "a judgement that does not hold (its signature or its digest); not recorded",
+    "skipped": "not a judged event (NOT_ASKED, or not a judgement); nothing to record",
+}
+
+
+def run_rebuild_judgements(args: argparse.Namespace) -> int:
+    """The ``ledger rebuild-judgements`` command."""
+    settings = get_settings()
+    counts, interrupted, refused = asyncio.run(rebuild_judgements(settings, args.from_prefix))
+    where = redact_url(settings.redis_url.get_secret_value())
+    title = f"judgements recorded into Redis {where} (namespace {settings.ns})"
+    console().print(_outcomes(title, "judgements", _JUDGEMENTS_REBUILT, counts))
+    for line in refused:
+        print(f"refused {printable(line)}", file=sys.stderr)
+    if counts["refused"] > len(refused):
+        print(f"refused … and {counts['refused'] - len(refused)} more", file=sys.stderr)
+    return _finished(interrupted, "the judgements read so far were recorded")

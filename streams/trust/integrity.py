@@ -13,6 +13,7 @@
 - :func:`check_judgement` and :func:`judgement_for`, wherever a judgement of the semantic review is shown
   or put in a receipt (``serve``, ``receipt RUN DRAFT``): it is the verdict's, signed (with trusted
   keys), its digest is that of its case, and its evidence is the entries'; of copies, the original.
+  ``ledger rebuild-judgements`` asks it too, without a verdict, before it records one for the station.
 - :func:`check_handover`, where the semantic station reads a hand-over, before it signs anything.
 - :func:`report_identity` and :func:`distinct_reports`: readers drop repeats of a report by its
   signed fields, never by ``event_id`` alone (it is not signed), and keep one report per
@@ -191,7 +192,7 @@ def _signature(why: str | None, what: str) -> SignedCheck:
 
 def check_judgement(
     judgement: JudgementEvent,
-    verdict: Verdict,
+    verdict: Verdict | None,
     trusted: TrustedKeys | None,
     entries: Sequence[LedgerEntry] = (),
 ) -> SignedCheck:
@@ -201,10 +202,14 @@ def check_judgement(
     by nothing else, so a signed judgement re-sent with the evidence it shows rewritten verifies and is
     still not the judge's; each evidence item of a tool call ``entries`` hold is what that entry holds;
     and the verdict's semantic violations are what its labels say. The same checks as a receipt's
-    (:func:`streams.trust.judgement.judgement_failures`), one answer."""
+    (:func:`streams.trust.judgement.judgement_failures`), one answer.
+
+    Without a ``verdict`` (``ledger rebuild-judgements``, which records a judgement for the semantic
+    station to judge from again), whether it holds on its own: the signature, the digest, and the
+    evidence of the tool calls ``entries`` hold."""
     if not isinstance(judgement, Mapping):
         return SignedCheck(SignedFault.KEY, "not a JSON object")
-    named = names_failures(judgement, verdict)
+    named = [] if verdict is None else names_failures(judgement, verdict)
     if named:
         return SignedCheck(SignedFault.KEY, named[0].removeprefix("judgement: "))
     failures = judgement_failures(judgement, verdict, entries, trusted, every_item=False)

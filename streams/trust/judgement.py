@@ -62,7 +62,7 @@ def _shown_items(entries: Sequence[Any]) -> dict[tuple[str, str | None], str]:
 
 def judgement_failures(
     judgement: Any,
-    verdict: JSONObject,
+    verdict: JSONObject | None,
     entries: Sequence[Any],
     trusted: TrustedKeys | None,
     *,
@@ -75,7 +75,9 @@ def judgement_failures(
     ``every_item``: every evidence item of the case must be an item of one of ``entries`` (a receipt:
     they are all the snapshot's); False: an item of a tool call of the verdict's snapshot whose entry is
     not among ``entries`` is not compared (a page or a receipt being built, whose entries may not all be
-    at hand yet); one of a tool call the verdict does not cite still fails.
+    at hand yet); one of a tool call the verdict does not cite still fails. Without a ``verdict`` (a
+    judgement read on its own, as a rebuild reads the topic) only what holds without one is asked: the
+    signature, the digest, and (``every_item`` False) the items of the tool calls ``entries`` hold.
     """
     if not isinstance(judgement, Mapping):
         return ["judgement: not an object"]
@@ -84,7 +86,8 @@ def judgement_failures(
         why = trusted.verify_judgement(cast(JudgementEvent, judgement))  # unchecked: read field by field
         if why is not None:
             out.append(f"judgement: {why}")
-    out += names_failures(judgement, verdict)
+    if verdict is not None:
+        out += names_failures(judgement, verdict)
     case, model = judgement.get("case"), judgement.get("model")
     if not isinstance(case, Mapping) or not isinstance(model, str):
         return [*out, "judgement: no case or model"]
@@ -95,15 +98,17 @@ def judgement_failures(
     if digest != judgement.get("digest"):
         out.append("judgement: its digest is not that of its model and case (what the judge was shown)")
     shown = _shown_items(entries)
-    # not at hand: a tool call of the verdict's snapshot whose entry the caller lacks (every_item False)
-    snapshot = verdict.get("evidence_snapshot")
+    items = case.get("evidence") or []
+    # not at hand: a tool call of the verdict's snapshot (without a verdict: any tool call) whose entry
+    # the caller lacks (every_item False)
+    snapshot = verdict.get("evidence_snapshot") if verdict is not None else items
     cited = (
         {str(i.get("tool_call_id")) for i in snapshot if isinstance(i, Mapping)}
         if isinstance(snapshot, list)
         else set()
     )
     absent = set() if every_item else cited - {tool_call_id for tool_call_id, _ in shown}
-    for index, item in enumerate(case.get("evidence") or []):
+    for index, item in enumerate(items):
         if not isinstance(item, Mapping):
             out.append(f"judgement: case.evidence[{index}] is not an object")
             continue
@@ -112,7 +117,8 @@ def judgement_failures(
             continue
         if key not in shown or shown[key] != item.get("text"):
             out.append(f"judgement: case.evidence[{index}] is not what the receipt's entries hold")
-    out += _verdict_follows(judgement, verdict)
+    if verdict is not None:
+        out += _verdict_follows(judgement, verdict)
     return out
 
 

@@ -39,6 +39,12 @@ def overclaiming(raw: bytes, draft_id: str, phrase: str) -> bytes:
     return codec.dumps(draft)
 
 
+def outcome_counts(table: str) -> dict[str, int]:
+    """A rebuild's printed table of outcomes: the count of each outcome."""
+    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in table.splitlines()]
+    return {row[0]: int(row[1]) for row in rows if len(row) == 3 and row[1].isdigit()}
+
+
 def by_topic_counts(values: list[bytes], field: str) -> Counter[str]:
     return Counter(codec.loads(v)[field] for v in values)
 
@@ -48,7 +54,7 @@ async def test_enforce_one_verdict_per_draft_signed_judgements_and_a_replay_with
 ) -> None:
     judge = FakeJudge(fail=2, rate_limited=1, retry_after=1, garbage=1, not_completion=1)
     runner, port = await serve(judge)
-    signer, private, _ = generate_key_pair(tmp_path, "guard", "guard")
+    signer, private, public = generate_key_pair(tmp_path, "guard", "guard")
     env = worker_env(
         unique_prefix,
         kafka_bootstrap,
@@ -179,7 +185,11 @@ async def test_enforce_one_verdict_per_draft_signed_judgements_and_a_replay_with
     assert "judging run" not in (tmp_path / "worker2.log").read_text()
 
     # Replay into a new prefix and namespace (SPEC 7), the judgements carried along from the old topic:
-    # the same judgements decide there, still with the judge stopped.
+    # the same judgements decide there, still with the judge stopped. A judgement on the topic that no
+    # trusted guard key signed (d-root's, relabelled all supported) is counted and named, never recorded.
+    rooted = next(codec.loads(j) for j in judgements if codec.loads(j)["draft_id"] == "d-root")
+    forged = {**rooted, "claims": [{**claim, "label": "supported"} for claim in rooted["claims"]]}
+    await publish(kafka_bootstrap, settings.topic("judgements"), [codec.dumps(forged)])
     prefix = f"{unique_prefix}r-"
     env2 = {**env, "EC_TOPIC_PREFIX": prefix, "EC_APP_ID": f"{prefix}app", "EC_NS": prefix.rstrip("-.")}
     settings2 = settings.model_copy(update={"topic_prefix": prefix})
@@ -188,12 +198,15 @@ async def test_enforce_one_verdict_per_draft_signed_judgements_and_a_replay_with
     carried = await asyncio.to_thread(
         subprocess.run,  # our own console script
         [CLI, "ledger", "rebuild-judgements", "--from-prefix", unique_prefix],
-        env=env2,
-        capture_output=True,
+        env={**env2, "EC_TRUSTED_KEYS_FILE": str(public)},  # the rebuild's, not the worker's: golden
+        capture_output=True,  # entries are unsigned
         timeout=60,
         check=False,
     )
     assert carried.returncode == 0, carried.stderr.decode()
+    counted = outcome_counts(carried.stdout.decode())
+    assert counted["refused"] == 1 and counted["different"] == 0, carried.stdout.decode()
+    assert f"refused {settings.topic('judgements')}[" in carried.stderr.decode()
     await publish(kafka_bootstrap, settings2.topic("diagnosis-drafts"), drafts)
     third = Worker(env2, tmp_path / "worker3.log").start()
     try:

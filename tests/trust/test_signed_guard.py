@@ -207,7 +207,7 @@ def test_unsigned_ledger_events_carry_no_signature_fields() -> None:
 
 
 def test_export_and_rebuild_keep_the_signature(keys: dict[str, tuple[Signer, Path, Path]]) -> None:
-    from streams.cli.ledger import entry_of
+    from streams.ledger.events import entry_of
     from streams.ledger.redis import from_hash, to_hash
 
     signer = keys["old"][0]
