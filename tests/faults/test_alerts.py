@@ -62,7 +62,10 @@ async def test_a_redis_outage_fires_the_held_batch_alert_and_recovery_resolves_i
     await run.prepare()
     await run.publish("raw-hits", records)
     port = free_port()
-    env = fault_env(run.prefix, run.kafka, run.redis, EC_WEB_ENABLED="true", EC_WEB_PORT=str(port))
+    # slowed to about 100 records/s, so most of the work is surely still to do when Redis dies (at full
+    # speed the worker can finish first: an idle worker holds no batch, and nothing fires)
+    slow = {"EC_BATCH_SIZE": "50", "EC_TEST_BATCH_DELAY": "0.5"}
+    env = fault_env(run.prefix, run.kafka, run.redis, EC_WEB_ENABLED="true", EC_WEB_PORT=str(port), **slow)
     worker = HookedWorker(env, tmp_path / "worker.log").start()
     prometheus = Prometheus(tmp_path / "prometheus", [f"127.0.0.1:{port}"], [RULES], job="evidence-chain")
     prometheus.start()
@@ -80,6 +83,7 @@ async def test_a_redis_outage_fires_the_held_batch_alert_and_recovery_resolves_i
         await wait_progress(run, keys, 0.3, worker)
         assert await alerts(prometheus) == [], "the alert is active before any outage"
 
+        assert await run.entries_found(keys) < 0.9 * len(keys), "the worker must still have work in flight"
         fault_redis.stop(kill=True)  # mid-stream: the ledger agent holds its batch
 
         async def firing() -> bool:
