@@ -107,12 +107,15 @@ def _env_file(path: str | None) -> dict[str, str]:
     return out
 
 
+def _demo_env(settings: Settings) -> dict[str, str]:
+    """What puts a process on this demo's topics and ledger namespace."""
+    return {"EC_TOPIC_PREFIX": settings.topic_prefix, "EC_APP_ID": settings.app_id, "EC_NS": settings.ns}
+
+
 def _start_worker(
     settings: Settings, log_path: Path, extra: dict[str, str] | None = None
 ) -> subprocess.Popen[bytes]:
-    env = dict(os.environ)
-    env.update(extra or {})
-    env.update(EC_TOPIC_PREFIX=settings.topic_prefix, EC_APP_ID=settings.app_id, EC_NS=settings.ns)
+    env = {**os.environ, **(extra or {}), **_demo_env(settings)}
     cli = Path(sys.executable).with_name("evidence-chain")
     with log_path.open("wb") as log:
         return subprocess.Popen(  # noqa: S603 - our own console script
@@ -147,41 +150,16 @@ async def _demo(
 ) -> DemoOutcome:
     rules = StationRules.without_keys(settings)
     expected_ledger = sum(1 for line in raw if _reaches_ledger(line, rules))
-    console.print(
-        Text.assemble(
-            "publishing ", str(len(raw)), " raw-hits records to ", (settings.topic(Topic.RAW_HITS), "bold")
-        )
-    )
-    await publish_lines(settings, settings.topic(Topic.RAW_HITS), iter(raw), len(raw))
-    ledger = await read_topic(
-        settings,
-        settings.topic(Topic.LEDGER),
-        until=lambda v: len(v) >= expected_ledger,
-        wait_seconds=wait_seconds,
-    )
+    await _publish(settings, Topic.RAW_HITS, raw, "raw-hits records", console)
+    ledger = await _read(settings, Topic.LEDGER, expected_ledger, wait_seconds)
     if len(ledger) < expected_ledger:
         raise EvidenceChainError(
             f"the ledger holds {len(ledger)} of {expected_ledger} entries after {wait_seconds}s"
         )
-    console.print(
-        Text.assemble(
-            "publishing ", str(len(drafts)), " drafts to ", (settings.topic(Topic.DIAGNOSIS_DRAFTS), "bold")
-        )
-    )
-    await publish_lines(settings, settings.topic(Topic.DIAGNOSIS_DRAFTS), iter(drafts), len(drafts))
-    verdicts = await read_topic(
-        settings,
-        settings.topic(Topic.VERDICTS),
-        until=lambda v: len(v) >= len(drafts),
-        wait_seconds=wait_seconds,
-    )
+    await _publish(settings, Topic.DIAGNOSIS_DRAFTS, drafts, "drafts", console)
+    verdicts = await _read(settings, Topic.VERDICTS, len(drafts), wait_seconds)
     publishing = sum(1 for v in verdicts if codec.loads(v).get("verdict") in ("PASS", "FALLBACK"))
-    reports = await read_topic(
-        settings,
-        settings.topic(Topic.REPORTS),
-        until=lambda v: len(v) >= publishing,
-        wait_seconds=wait_seconds,
-    )
+    reports = await _read(settings, Topic.REPORTS, publishing, wait_seconds)
     letters = await read_topic(settings, settings.topic(Topic.DEAD_LETTERS), until=lambda v: True, settle=2.0)
     order = {sha256_hex(draft): index for index, draft in enumerate(drafts)}
     parsed = sorted(
@@ -195,6 +173,20 @@ async def _demo(
         ),
         "dead_letters": [codec.loads(v) for v in letters],
     }
+
+
+async def _publish(settings: Settings, topic: Topic, lines: list[bytes], what: str, console: Console) -> None:
+    """Say what is published where, then publish it."""
+    where = (settings.topic(topic), "bold")
+    console.print(Text.assemble("publishing ", str(len(lines)), f" {what} to ", where))
+    await publish_lines(settings, settings.topic(topic), iter(lines), len(lines))
+
+
+async def _read(settings: Settings, topic: Topic, count: int, wait_seconds: float) -> list[bytes]:
+    """The topic's values once it holds ``count`` of them, or what it holds after ``wait_seconds``."""
+    return await read_topic(
+        settings, settings.topic(topic), until=lambda v: len(v) >= count, wait_seconds=wait_seconds
+    )
 
 
 def _reaches_ledger(line: bytes, rules: StationRules) -> bool:
@@ -259,9 +251,7 @@ def show(outcome: DemoOutcome, settings: Settings, console: Console) -> None:
             cell(letter["reason"]),
             cell(ids),
             cell(letter["station"]),
-            cell(
-                f"{topic}[{source['partition']}]@{source['offset']}"
-            ),
+            cell(f"{topic}[{source['partition']}]@{source['offset']}"),
             cell(letter["error"][:80]),
         )
     console.print(ledger, verdicts, reports, letters)
@@ -277,8 +267,7 @@ def _agent_loop(
     """
     if not AGENT_LOOP.is_file():
         raise ConfigurationError(f"{AGENT_LOOP} is missing: the agent loop runs from a checkout of the repo")
-    env = dict(os.environ)
-    env.update(EC_TOPIC_PREFIX=settings.topic_prefix, EC_APP_ID=settings.app_id, EC_NS=settings.ns)
+    env = {**os.environ, **_demo_env(settings)}
     argv = [sys.executable, "-m", module, "--timeout-ms", str(timeout_ms)]
     argv += ["--width", str(width)] if width else []
     sys.stdout.flush()
@@ -351,9 +340,7 @@ def _again(settings: Settings, raw: list[bytes], logs: Path) -> tuple[str, str]:
     if cli.is_relative_to(Path.cwd()):
         cli = cli.relative_to(Path.cwd())
     env = {
-        "EC_TOPIC_PREFIX": settings.topic_prefix,
-        "EC_APP_ID": settings.app_id,
-        "EC_NS": settings.ns,
+        **_demo_env(settings),
         "EC_AUDIT_DB": str(logs / f"{settings.topic_prefix}audit.db"),
         "EC_AUDIT_SINK_PORT": "0",
     }

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging.config
 import sys
 
-from streams.cli.runtime import freeze_start_up
-from streams.errors import ConfigurationError
+from streams.cli.runtime import check_port, freeze_start_up, run_on_loop, settings_with
 from streams.observe.logs import logging_config
-from streams.settings import Settings, get_settings, load_settings
 from streams.web.gateway import bearer_token, serve
 from streams.web.listener import serve_until_signal
 
@@ -36,31 +33,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     gateway.set_defaults(handler=run_gateway)
 
 
-def gateway_settings(host: str | None, port: int | None) -> Settings:
-    """The settings with ``--host`` / ``--port`` in place of ``EC_GATEWAY_HOST`` / ``_PORT``.
-
-    Raises:
-        ConfigurationError: a setting, or the port, cannot work.
-    """
-    if port is not None and not 0 <= port <= 65535:
-        raise ConfigurationError(f"--port must be from 0 to 65535, not {port}")
-    given = (("gateway_host", host), ("gateway_port", port))
-    overrides = {name: value for name, value in given if value is not None}
-    return load_settings(**overrides) if overrides else get_settings()
-
-
 def run_gateway(args: argparse.Namespace) -> int:
     """The ``gateway`` command: refuse an exposed address without a token, then serve until SIGINT/SIGTERM."""
-    settings = gateway_settings(args.host, args.port)
+    check_port(args.port)
+    settings = settings_with(gateway_host=args.host, gateway_port=args.port)
     bearer_token(settings, settings.gateway_host)  # before any connection or log line
     logging.config.dictConfig(logging_config(settings.log_format, args.loglevel))
     freeze_start_up()
-    if settings.event_loop == "uvloop":
-        import uvloop
-
-        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-            runner.run(serve_until_signal(lambda stop: serve(settings, stop)))
-    else:
-        asyncio.run(serve_until_signal(lambda stop: serve(settings, stop)))
+    run_on_loop(settings, serve_until_signal(lambda stop: serve(settings, stop)))
     print("gateway: stopped", file=sys.stderr)
     return 0

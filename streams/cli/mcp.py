@@ -9,14 +9,11 @@ over stdio: logs go to stderr.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging.config
 import sys
 
-from streams.cli.runtime import freeze_start_up
-from streams.errors import ConfigurationError
+from streams.cli.runtime import check_port, freeze_start_up, run_on_loop, settings_with
 from streams.observe.logs import logging_config
-from streams.settings import get_settings, load_settings
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -52,11 +49,8 @@ def run_mcp(args: argparse.Namespace) -> int:
     from streams.mcp.stdio import serve_stdio  # the SDK loads only for this command
     from streams.web.mcp import serve_http
 
-    if args.port is not None and not 0 <= args.port <= 65535:
-        raise ConfigurationError(f"--port must be from 0 to 65535, not {args.port}")
-    given = (("mcp_host", args.host), ("mcp_port", args.port))
-    overrides = {name: value for name, value in given if value is not None}
-    settings = load_settings(**overrides) if overrides else get_settings()
+    check_port(args.port)
+    settings = settings_with(mcp_host=args.host, mcp_port=args.port)
     logging.config.dictConfig(logging_config(settings.log_format, args.loglevel))
     freeze_start_up()
     if args.http:
@@ -64,13 +58,7 @@ def run_mcp(args: argparse.Namespace) -> int:
     else:
         serving = serve_stdio(settings, language=args.language)
     try:
-        if settings.event_loop == "uvloop":  # as the gateway: large records move with less CPU
-            import uvloop
-
-            with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-                runner.run(serving)
-        else:
-            asyncio.run(serving)
+        run_on_loop(settings, serving)  # as the gateway's
     except KeyboardInterrupt:
         pass
     print("mcp: stopped", file=sys.stderr)

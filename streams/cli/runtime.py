@@ -1,8 +1,47 @@
-"""Process set-up shared by the long-running commands (``worker``, ``gateway``)."""
+"""Process set-up shared by the long-running commands (``worker``, ``gateway``, ``mcp``, ``serve``): their
+settings with the options given, the event loop they run on, the garbage collector after start-up."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
+from collections.abc import Coroutine
+from typing import Any
+
+from streams.errors import ConfigurationError
+from streams.settings import Settings, get_settings, load_settings
+
+
+def check_port(port: int | None) -> None:
+    """Refuse a ``--port`` no socket can have (None: not given).
+
+    Raises:
+        ConfigurationError: the port is not from 0 to 65535.
+    """
+    if port is not None and not 0 <= port <= 65535:
+        raise ConfigurationError(f"--port must be from 0 to 65535, not {port}")
+
+
+def settings_with(**given: Any) -> Settings:
+    """The settings, with each option given (not None) in place of the environment's setting of its name.
+
+    Raises:
+        ConfigurationError: a setting cannot work.
+    """
+    overrides = {name: value for name, value in given.items() if value is not None}
+    return load_settings(**overrides) if overrides else get_settings()
+
+
+def run_on_loop(settings: Settings, main: Coroutine[Any, Any, Any]) -> None:
+    """Run ``main`` to its end on the event loop ``EC_EVENT_LOOP`` names: uvloop moves large records with
+    less CPU than asyncio's own."""
+    if settings.event_loop == "uvloop":
+        import uvloop
+
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+            runner.run(main)
+    else:
+        asyncio.run(main)
 
 
 def freeze_start_up() -> None:

@@ -15,7 +15,7 @@ import sys
 
 from streams.audit.factory import store_from_settings
 from streams.cli.audit import settings_with_db
-from streams.errors import ConfigurationError
+from streams.cli.runtime import check_port
 from streams.observe.logs import logging_config
 from streams.web.listener import (
     HEADER_TIMEOUT_SECONDS,
@@ -87,8 +87,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run_serve(args: argparse.Namespace) -> int:
     """The ``serve`` command: checks the database opens, then serves until SIGINT/SIGTERM."""
-    if not 0 <= args.port <= 65535:
-        raise ConfigurationError(f"--port must be from 0 to 65535, not {args.port}")
+    check_port(args.port)
     limits = Limits(
         header_timeout_seconds=args.header_timeout_seconds,
         keepalive_timeout_seconds=args.keepalive_timeout_seconds,

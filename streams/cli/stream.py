@@ -11,13 +11,13 @@ from typing import IO
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from models.vocab import Topic
-from streams import codec
+from streams.cli.runtime import freeze_start_up, settings_with
 from streams.cli.stdio import stdin_bytes
 from streams.errors import ConfigurationError
 from streams.kafka.admin import TOPIC_NAMES, ensure_topics, wait_for_topics
-from streams.kafka.config import kafka_errors, new_producer, started
+from streams.kafka.producer import produce_lines
 from streams.offline.lines import read_lines
-from streams.settings import Settings, get_settings, load_settings
+from streams.settings import Settings, get_settings
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -52,7 +52,7 @@ def run_topics(args: argparse.Namespace) -> int:
 
 def run_worker(args: argparse.Namespace) -> int:
     """The ``worker`` command: wait for Kafka and create the topics, then run the Faust worker."""
-    settings = load_settings(agents=args.agents) if args.agents else get_settings()
+    settings = settings_with(agents=args.agents or None)
     if settings.event_loop == "uvloop":  # before any loop exists, Faust's consumer thread's included
         import mode.loop
 
@@ -60,7 +60,6 @@ def run_worker(args: argparse.Namespace) -> int:
     asyncio.run(wait_for_topics(settings))
     from faust import Worker
 
-    from streams.cli.runtime import freeze_start_up
     from streams.observe.logs import logging_config
     from streams.worker.app import create_app
 
@@ -79,43 +78,24 @@ def run_worker(args: argparse.Namespace) -> int:
     return 0  # pragma: no cover
 
 
-def _key_of(line: bytes) -> bytes | None:
-    try:
-        doc = codec.loads(line)
-    except codec.JSONDecodeError:
-        return None
-    run_id = doc.get("run_id") if isinstance(doc, dict) else None
-    return run_id.encode("utf-8", "replace") if isinstance(run_id, str) else None
-
-
 async def publish_lines(
     settings: Settings, topic: str, lines: Iterator[bytes], total: int | None = None
 ) -> int:
-    """Produce each non-empty line as is (its exact bytes), keyed by its run_id; returns the count.
+    """:func:`streams.kafka.producer.produce_lines` under a progress bar on stderr (of ``total`` lines, when
+    known); returns the count.
 
     Raises:
         KafkaUnavailable: the broker cannot be reached or did not acknowledge.
     """
-    count = 0
     columns = (
         TextColumn("publish {task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeRemainingColumn(),
     )
-    async with started(new_producer(settings), f"publishing to {topic}") as producer:
-        with Progress(*columns, disable=not sys.stderr.isatty(), transient=True) as progress:
-            task = progress.add_task(topic, total=total)
-            with kafka_errors(f"publishing to {topic}"):
-                futures = []
-                for line in lines:
-                    if not line.strip():
-                        continue
-                    futures.append(await producer.send(topic, line, key=_key_of(line)))
-                    count += 1
-                    progress.advance(task)
-                await asyncio.gather(*futures)
-    return count
+    with Progress(*columns, disable=not sys.stderr.isatty(), transient=True) as progress:
+        task = progress.add_task(topic, total=total)
+        return await produce_lines(settings, topic, lines, on_sent=lambda: progress.advance(task))
 
 
 def run_publish(args: argparse.Namespace) -> int:

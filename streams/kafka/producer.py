@@ -1,17 +1,19 @@
-"""The agents' producer (:class:`KafkaSink`): a batch's messages as one record batch per topic partition."""
+"""The producers: the agents' (:class:`KafkaSink`: a batch's messages as one record batch per topic
+partition), and :func:`produce_lines`, which ``evidence-chain publish`` and ``demo`` send JSON lines with."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
 
 from aiokafka import AIOKafkaProducer
 from aiokafka.partitioner import DefaultPartitioner
 
 from models.vocab import Topic
+from streams import codec
 from streams.errors import KafkaUnavailable
-from streams.kafka.config import kafka_errors, new_producer
+from streams.kafka.config import kafka_errors, new_producer, started
 from streams.messages import Output
 from streams.settings import Settings
 
@@ -138,3 +140,41 @@ class KafkaSink:
             batch.append(key=message.key, value=message.value, timestamp=None, headers=list(message.headers))
             is not None
         )
+
+
+def _nothing() -> None:
+    return None
+
+
+def run_key(line: bytes) -> bytes | None:
+    """The record key of a JSON line: its ``run_id`` (so one run stays on one partition), None without one."""
+    try:
+        doc = codec.loads(line)
+    except codec.JSONDecodeError:
+        return None
+    run_id = doc.get("run_id") if isinstance(doc, dict) else None
+    return run_id.encode("utf-8", "replace") if isinstance(run_id, str) else None
+
+
+async def produce_lines(
+    settings: Settings, topic: str, lines: Iterable[bytes], on_sent: Callable[[], None] = _nothing
+) -> int:
+    """Produce each non-empty line as is (its exact bytes), keyed by its run_id (:func:`run_key`), to
+    ``topic`` (its whole name); ``on_sent`` after each one is handed over. Returns the count once the
+    broker acknowledged every one.
+
+    Raises:
+        KafkaUnavailable: the broker cannot be reached or did not acknowledge.
+    """
+    count = 0
+    async with started(new_producer(settings), f"publishing to {topic}") as producer:
+        with kafka_errors(f"publishing to {topic}"):
+            futures = []
+            for line in lines:
+                if not line.strip():
+                    continue
+                futures.append(await producer.send(topic, line, key=run_key(line)))
+                count += 1
+                on_sent()
+            await asyncio.gather(*futures)
+    return count

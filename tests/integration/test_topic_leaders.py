@@ -14,9 +14,9 @@ from collections.abc import AsyncIterator
 import pytest
 from aiokafka.admin import AIOKafkaAdminClient
 
-from streams.cli.stream import publish_lines
 from streams.kafka.admin import TOPIC_NAMES, ensure_topics
 from streams.kafka.config import new_producer, started
+from streams.kafka.producer import produce_lines
 from streams.settings import Settings
 
 
@@ -64,5 +64,5 @@ async def test_publishing_right_after_the_topics_are_created_logs_no_leader_retr
     caplog.set_level(logging.WARNING, logger="aiokafka")
     await ensure_topics(settings)
     lines = [b'{"run_id":"run-%d"}' % i for i in range(30)]
-    assert await publish_lines(settings, settings.topic("raw-hits"), iter(lines), len(lines)) == len(lines)
+    assert await produce_lines(settings, settings.topic("raw-hits"), lines) == len(lines)
     assert library_noise(caplog) == []
