@@ -257,6 +257,7 @@ bench: install up bench-quix-venv $(BENCH_STAMP)
 	$(VENV_PY) benchmarks/semantic.py --drafts 2000 --latency 0.3 --in-flight 16
 	$(VENV_PY) benchmarks/mcp_lookup.py
 	$(VENV_PY) benchmarks/trickle.py --rates 20,100,500
+	$(VENV_PY) benchmarks/stages.py --rate 600 --seconds 15 --write
 	$(VENV_PY) benchmarks/kafka_floor.py --write
 
 clean:
