@@ -312,6 +312,9 @@ def distinct_reports(
     kept: list[ReportEvent] = []
     refused: list[str] = []
     seen: dict[bytes, int] = {}
+    """Each kept report's identity: its place in ``kept``."""
+    lost: set[bytes] = set()
+    """The identities of reports not kept because another owns their triple: a copy is a conflict too."""
     owners: set[tuple[str, str, int]] = set()
     repeats = conflicts = 0
     for event in events:
@@ -329,13 +332,14 @@ def distinct_reports(
             if _at_its_verdict(event) and not _at_its_verdict(kept[at]):
                 kept[at] = event  # the copy came first (its origin is anyone's): show the original
             continue
-        seen[identity] = len(kept)
         triple = report_triple(event)
-        if triple is not None and triple in owners:
+        if identity in lost or (triple is not None and triple in owners):
+            lost.add(identity)
             conflicts += 1
             continue
         if triple is not None:
             owners.add(triple)
+        seen[identity] = len(kept)
         kept.append(event)
     return Published(kept, refused, repeats, conflicts)
 

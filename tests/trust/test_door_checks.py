@@ -139,6 +139,18 @@ def test_readers_drop_repeats_by_the_signed_fields_and_keep_the_first_report_of_
     unchecked = distinct_reports([first, resent, forged], None, run_id="run-A")
     assert [r["event_id"] for r in unchecked.reports] == [first["event_id"]]
     assert unchecked.conflicts == 1  # the unsigned copy with other words is another report of the triple
+    # a redelivered copy of a report that lost its triple is a conflict again, and takes no one's place
+    # (its identity once pointed at a slot of kept: an IndexError, or another draft's report dropped)
+    third_draft = report_event(
+        guard, draft_id="d2", draft_sha256="12" * 32, verdict_event_id="guard:t.diagnosis-drafts:0:10:1"
+    )
+    third_copy = {**third_draft, "event_id": "publish:t.diagnosis-drafts:0:98:5"}
+    kept = distinct_reports([first, second_draft, second_draft], trusted, run_id="run-A")
+    assert [r["event_id"] for r in kept.reports] == [first["event_id"]]
+    assert (kept.repeats, kept.conflicts) == (0, 2)
+    kept = distinct_reports([first, second_draft, third_copy, second_draft], trusted, run_id="run-A")
+    assert [r["event_id"] for r in kept.reports] == [first["event_id"], third_copy["event_id"]]
+    assert (kept.repeats, kept.conflicts) == (0, 2)
     # a report whose signed fields have the wrong types has no message: identified by its whole JSON
     odd = {**first, "attempt": "1"}
     assert report_identity(odd) != report_identity(first)
