@@ -18,7 +18,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, NotRequired
+from typing import Any, NotRequired, cast
 
 from aiokafka import AIOKafkaProducer
 from aiokafka.partitioner import DefaultPartitioner
@@ -29,7 +29,7 @@ from models.ledger import LedgerEntry, as_stored
 from models.verdict import ReportEvent, Verdict
 from models.vocab import LedgerOutcome, LedgerStatus, RecordStatus, Station, Topic
 from streams import codec
-from streams.client.readers import PartitionReader, ReaderPool, Waiter, read_key_from_start
+from streams.client.readers import PartitionReader, ReaderPool, Reply, Waiter, read_key_from_start
 from streams.codec import JSONObject
 from streams.errors import (
     CheckTimeout,
@@ -188,19 +188,92 @@ def check_integrity(entry: LedgerEntry, key: tuple[str, str], trusted: TrustedKe
         )
 
 
-def check_verdict_reply(verdict: Verdict, draft_sha256: str, trusted: TrustedKeys | None) -> None:
-    """Refuse to hand out a verdict that does not hold (SPEC 4.3): another draft's, or, with ``trusted``
-    keys, one not signed by a trusted guard key (:func:`streams.trust.integrity.check_verdict`).
+GRACE_SECONDS = 2.0
+"""How long a waiter that passed over a reply that does not hold still waits for one that does: the
+genuine reply follows a forged one by the workers' own latency."""
 
-    Raises:
-        VerdictIntegrityError: it does not hold; the draft's message names why.
-    """
-    held = check_verdict(verdict, trusted, draft_sha256=draft_sha256)
-    if not held.holds:
-        raise VerdictIntegrityError(
-            f"the verdict read for draft {draft_sha256[:12]}… does not hold ({held.detail}): something "
-            "other than the guard wrote it to the verdicts topic; do not act on it, report it"
-        )
+
+class PassedOver:
+    """A waiter's test that takes only a reply that holds, and remembers why it passed one over.
+
+    A reply that is the one asked for (same draft hash, same tool call) but does not hold — forged,
+    unsigned, another run's entry under this run's key — is not the answer: a writer to the topic must
+    not be able to answer first and so block the genuine reply that follows it (nor, over MCP, spend the
+    agent's attempts). It is logged and skipped; only when nothing that holds came does the caller say
+    so (an integrity error in place of a timeout)."""
+
+    def __init__(self, what: str, grace_seconds: float = GRACE_SECONDS) -> None:
+        self.what = what
+        self.grace_seconds = grace_seconds
+        self.detail: str | None = None
+        """Why the first reply passed over did not hold (None: none was)."""
+        self._passed = asyncio.Event()
+
+    async def reply(self, future: asyncio.Future[Reply]) -> Reply:
+        """The waiter's reply; once one was passed over, for at most ``grace_seconds`` more (a forged
+        reply is answered with an integrity error soon, not at the caller's whole timeout).
+
+        Raises:
+            TimeoutError: a reply was passed over and none that holds came within the grace.
+        """
+        passed = asyncio.ensure_future(self._passed.wait())
+        try:
+            await asyncio.wait((future, passed), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            passed.cancel()
+        if not future.done():
+            await asyncio.wait((future,), timeout=self.grace_seconds)
+            if not future.done():
+                raise TimeoutError
+        return future.result()
+
+    def over(self, test: Callable[[object], str | None | bool]) -> Callable[[object], bool]:
+        """``test`` answers False (not the reply asked for), None (it is, and it holds) or why it does
+        not hold."""
+
+        def match(value: object) -> bool:
+            found = test(value)
+            if found is False:
+                return False
+            if found is None:
+                return True
+            self._passed.set()
+            if self.detail is None:
+                log.warning(
+                    "passed over a %s that does not hold (%s); waiting for one that does", self.what, found
+                )
+            self.detail = self.detail or str(found)
+            return False
+
+        return match
+
+
+def _entry_of(
+    run_id: str, tool_call_id: str, trusted: TrustedKeys | None
+) -> Callable[[object], str | None | bool]:
+    """A ledger event's answer to :class:`PassedOver`: False unless it names ``tool_call_id``; then
+    None when it holds as ``(run_id, tool_call_id)``'s entry, else why not."""
+
+    def test(value: object) -> str | None | bool:
+        if not isinstance(value, dict) or value.get("tool_call_id") != tool_call_id:
+            return False
+        held = check_entry(stored_entry(value), trusted, (run_id, tool_call_id))
+        return None if held.holds else held.detail
+
+    return test
+
+
+def _verdict_of(digest: str, trusted: TrustedKeys | None) -> Callable[[object], str | None | bool]:
+    """A verdict's answer to :class:`PassedOver`: False unless it is the draft ``digest``'s; then None
+    when it holds, else why not."""
+
+    def test(value: object) -> str | None | bool:
+        if not isinstance(value, dict) or value.get("draft_sha256") != digest:
+            return False
+        held = check_verdict(cast(Verdict, value), trusted, draft_sha256=digest)
+        return None if held.holds else held.detail
+
+    return test
 
 
 def intended_entry(raw: bytes, rules: StationRules) -> WriteOnceFields:
@@ -294,6 +367,10 @@ class EvidenceChainClient:
             shown = await client.lookup(raw_hits_record)     # show shown.projection to the model
             verdict = await client.check(draft)              # PASS / REJECT / FALLBACK
     """
+
+    reply_grace_seconds: float = GRACE_SECONDS
+    """How long :meth:`lookup` and :meth:`check` still wait for a reply that holds once one that does not
+    (forged, unsigned, another run's) came first (:class:`PassedOver`)."""
 
     def __init__(
         self,
@@ -428,21 +505,25 @@ class EvidenceChainClient:
         timeout_s = (timeout_ms or self.timeout_ms) / 1000
         waiter: Waiter | None = None
         reader: PartitionReader | None = None
+        passed = PassedOver(f"ledger event for {run_id}/{tool_call_id}", self.reply_grace_seconds)
         try:
             async with asyncio.timeout(timeout_s):
                 partition = await self._partition_of(Topic.RAW_HITS, key)
                 reader = await self._readers.reader(self.settings.topic(Topic.LEDGER), partition)
-                waiter = reader.add(
-                    key, lambda v: isinstance(v, dict) and v.get("tool_call_id") == tool_call_id
-                )
+                waiter = reader.add(key, passed.over(_entry_of(run_id, tool_call_id, self.trusted)))
                 # Registered first, then asked: an entry written before the waiter is in Redis.
                 held = await self.entry(run_id, tool_call_id)
                 if held is not None:
                     outcome = await asyncio.to_thread(lookup_outcome, raw, self._rules, held.entry, None)
                     return LedgerReply(held.entry, from_ledger=True, outcome=outcome)
                 offset = await self._send(Topic.RAW_HITS, raw, key, partition)
-                reply = await waiter.future
+                reply = await passed.reply(waiter.future)
         except TimeoutError as exc:
+            if passed.detail is not None:
+                raise LedgerIntegrityError(
+                    f"the ledger event for {run_id}/{tool_call_id} does not hold ({passed.detail}), and none "
+                    "that holds followed: it was moved or forged; do not show it, report it"
+                ) from exc
             raise LookupTimeout(
                 f"no ledger entry for {run_id}/{tool_call_id} within {timeout_s * 1000:.0f} ms; "
                 "the workers may be behind or stopped — retrying the same record is safe"
@@ -450,10 +531,10 @@ class EvidenceChainClient:
         finally:
             if reader is not None and waiter is not None:
                 reader.discard(waiter)
-        # The topic's record key is the run; the entry must be this key's too (SPEC 3.7): another
-        # run's entry produced under this run's key is refused here, before anything else.
+        # The topic's record key is the run; the entry must be this key's too (SPEC 3.7): the waiter
+        # took only an entry that holds (another run's entry produced under this run's key, or a forged
+        # one, is passed over while the genuine one may still come).
         entry = stored_entry(reply.value)
-        check_integrity(entry, (run_id, tool_call_id), self.trusted)
         written_at = (self.settings.topic(Topic.RAW_HITS), partition, offset)
         outcome = await asyncio.to_thread(lookup_outcome, raw, self._rules, entry, written_at)
         return LedgerReply(entry, from_ledger=False, outcome=outcome)
@@ -518,14 +599,21 @@ class EvidenceChainClient:
         timeout_s = (timeout_ms or self.timeout_ms) / 1000
         waiter: Waiter | None = None
         reader: PartitionReader | None = None
+        passed = PassedOver(f"verdict for draft {digest[:12]}…", self.reply_grace_seconds)
         try:
             async with asyncio.timeout(timeout_s):
                 partition = await self._partition_of(Topic.DIAGNOSIS_DRAFTS, key)
                 reader = await self._readers.reader(self.settings.topic(Topic.VERDICTS), partition)
-                waiter = reader.add(key, lambda v: isinstance(v, dict) and v.get("draft_sha256") == digest)
+                waiter = reader.add(key, passed.over(_verdict_of(digest, self.trusted)))
                 await self._send(Topic.DIAGNOSIS_DRAFTS, raw, key, partition)
-                reply = await waiter.future
+                reply = await passed.reply(waiter.future)
         except TimeoutError as exc:
+            if passed.detail is not None:
+                raise VerdictIntegrityError(
+                    f"the verdict for draft {digest[:12]}… does not hold ({passed.detail}), and none that "
+                    "holds followed: something other than the guard wrote it to the verdicts topic; do not "
+                    "act on it, report it"
+                ) from exc
             raise CheckTimeout(
                 f"no verdict for draft {digest[:12]}… within {timeout_s * 1000:.0f} ms; the guard may be "
                 "behind or stopped — sending the same draft again is safe"
@@ -533,8 +621,7 @@ class EvidenceChainClient:
         finally:
             if reader is not None and waiter is not None:
                 reader.discard(waiter)
-        check_verdict_reply(reply.value, digest, self.trusted)
-        return VerdictReply(reply.raw, reply.value)
+        return VerdictReply(reply.raw, reply.value)  # the waiter took only a verdict that holds
 
     async def reports(
         self,

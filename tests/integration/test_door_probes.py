@@ -80,7 +80,7 @@ class Answers:
         return None
 
 
-Reply = Callable[[bytes], bytes]
+Reply = Callable[[bytes], bytes | list[bytes]]
 """What the forger produces on the reply topic for a request's bytes."""
 
 
@@ -91,6 +91,8 @@ class Forger(EvidenceChainClient):
 
     REPLY_TOPIC = {Topic.RAW_HITS: Topic.LEDGER, Topic.DIAGNOSIS_DRAFTS: Topic.VERDICTS}
 
+    reply_grace_seconds = 0.3  # a forged reply alone is refused this soon (the tests make many)
+
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings, search=Answers())
         self.replies: dict[Topic, Reply] = {}
@@ -100,7 +102,9 @@ class Forger(EvidenceChainClient):
         reply = self.replies.get(topic)
         if reply is not None:
             name = self.settings.topic(self.REPLY_TOPIC[topic])
-            await (await self.producer.send(name, reply(raw), key=key, partition=partition))
+            made = reply(raw)
+            for value in [made] if isinstance(made, bytes) else made:  # several: in this order
+                await (await self.producer.send(name, value, key=key, partition=partition))
         return offset
 
 
@@ -235,6 +239,14 @@ async def test_another_runs_entry_on_the_ledger_topic_is_refused_through_every_d
     )
     shown = await doors.client.lookup(record_for(RUN_B, "call-5"))
     assert shown.run_id == RUN_B and "B's own" in (shown.projection or "")
+    # A's entry first, B's own right behind it: the forged reply is passed over, not the answer (it
+    # must not block the genuine one, nor spend an MCP attempt)
+    doors.client.replies[Topic.RAW_HITS] = lambda raw: [
+        run_a_entry(raw),
+        codec.dumps(as_stored(entry_for(RUN_B, codec.loads(raw)["tool_call_id"], ledger, excerpt="B's own"))),
+    ]
+    shown = await doors.client.lookup(record_for(RUN_B, "call-6"))
+    assert shown.run_id == RUN_B and "B's own" in (shown.projection or "")
 
 
 # --- M2 ------------------------------------------------------------------------------------------------
@@ -286,6 +298,13 @@ async def test_a_verdict_no_guard_key_signed_is_refused_through_every_door(doors
     assert (await doors.client.check(DRAFT)).kind == "PASS"
     answer = await doors.http.post("/v1/drafts", json=DRAFT)
     assert answer.status == 200 and (await answer.json())["verdict"] == "PASS"
+    # an unsigned verdict written first does not block the guard's right behind it
+    doors.client.replies[Topic.DIAGNOSIS_DRAFTS] = lambda raw: [
+        verdict_for(raw, None),
+        verdict_for(raw, doors.keys.guard),
+    ]
+    shown = await doors.client.check(DRAFT)
+    assert shown.kind == "PASS" and b'"signature"' in shown.raw
 
 
 # --- M3 ------------------------------------------------------------------------------------------------
