@@ -63,8 +63,8 @@ class Settings(BaseSettings):
     kafka_metadata_max_age_ms: int = Field(
         5_000,
         ge=100,
-        description="How often every Kafka client refreshes its metadata: how soon it writes to a new "
-        "leader after a broker dies.",
+        description="How often each Kafka client that sends or reads refreshes its metadata: how soon it "
+        "writes to a new leader after a broker dies (Faust's own producer, which sends nothing: hourly).",
     )
 
     # Redis
