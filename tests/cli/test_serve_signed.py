@@ -106,6 +106,9 @@ def database(tmp_path: Path, run: SignedRun) -> str:
         else v
         for v in run.verdicts
     ]
+    # and an unsigned verdict of an attempt 7 that never was: it must not show as an attempt
+    phantom = forged_verdict | {"event_id": "guard:forged:0:2:1", "attempt": 7}
+    verdict_values.append(TopicValue("t.verdicts", 0, 99, codec.dumps(phantom)))
     report_values = [
         *run.reports,
         TopicValue("t.reports", 0, 10, codec.dumps(forged_report)),
@@ -163,6 +166,7 @@ async def test_the_run_page_shows_nothing_that_does_not_hold(database: str, run:
     view = by_event[overclaim["event_id"]]["evidence"]
     assert view["stored_verdict"] is False and view["report"] is None
     assert "unsigned" in view["withheld"]
+    assert 7 not in view.get("attempts", [])  # the phantom attempt's verdict does not hold
     assert view["signature"]["state"] == "not verified" and "unsigned" in view["signature"]["reason"]
     assert "verdict withheld" in page
     assert "receipt_href" not in by_event[overclaim["event_id"]]

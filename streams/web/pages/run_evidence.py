@@ -709,7 +709,7 @@ def evidence_document(
         named.setdefault(str(judgement.get("verdict_event_id")), []).append(judgement)
     cited = [s.entry for s in stored if s.tool_call_id in entries]
     attempts: dict[str, list[int]] = {}
-    for verdict in verdicts:
+    for verdict in by_event.values():  # the verdicts that hold: a forged one adds no attempt
         draft_id, attempt = verdict.get("draft_id"), verdict.get("attempt")
         if isinstance(draft_id, str) and isinstance(attempt, int):
             attempts.setdefault(draft_id, []).append(attempt)
