@@ -165,10 +165,11 @@ class AgentLoop:
         its round trips, behind the other agents' batches on the one loop: 150-360 ms of a backlog's
         fill, BENCHMARKS.md).
 
-        Safe because within one generation only this member commits these partitions, and this agent
-        commits a partition only once it knows where the partition starts: what the group had
-        committed when the generation began is what it has committed at the agent's first batch. A batch
-        of another generation reads them again (:meth:`_committed`).
+        Nearly always what the group has committed at the agent's first batch: within one generation
+        only this member commits these partitions, and this agent commits a partition only once it
+        knows where the partition starts. But a commit of the last generation retried into this one
+        can land after this read and before Faust's own, so a first batch that finds a gap reads again
+        (:meth:`_verify`). A batch of another generation reads them again too (:meth:`_committed`).
         """
         topic = self.config.input_topic
         mine = frozenset((tp.topic, tp.partition) for tp in assigned if tp.topic == topic)
@@ -179,11 +180,19 @@ class AgentLoop:
         reading.add_done_callback(_retrieved)  # a failure is read again, held, by _committed
         self._prefetched = (self.app.consumer_generation_id, mine, reading)
 
-    async def _committed(self, unknown: list[tuple[str, int]]) -> Committed:
-        """The group's committed offsets of ``unknown``: the ones read at the assignment when they are of
-        the tracker's generation and were read without error, else read now (held through an outage)."""
+    async def _committed(
+        self, unknown: list[tuple[str, int]], *, early_ok: bool = True
+    ) -> tuple[Committed, bool]:
+        """The group's committed offsets of ``unknown``, and whether they are the ones read at the
+        assignment (used when they are of the tracker's generation, were read without error and
+        ``early_ok``), else read now (held through an outage)."""
         early = self._prefetched
-        if early is not None and early[0] == self.tracker.generation and early[1].issuperset(unknown):
+        if (
+            early_ok
+            and early is not None
+            and early[0] == self.tracker.generation
+            and early[1].issuperset(unknown)
+        ):
             try:
                 found = await asyncio.shield(early[2])
             except Exception as exc:  # noqa: BLE001 - read again below, the way every read is held
@@ -193,7 +202,10 @@ class AgentLoop:
                     exc,
                 )
             else:
-                return {tp: found.get(tp) for tp in unknown}
+                return {tp: found.get(tp) for tp in unknown}, True
+        return await self._read_committed(unknown), False
+
+    async def _read_committed(self, unknown: list[tuple[str, int]]) -> Committed:
         return await hold(
             lambda: self.probe.committed(unknown),
             what=f"{self.station}: reading committed offsets",
@@ -448,9 +460,18 @@ class AgentLoop:
         positions = [((r.topic, r.partition), r.offset) for r in records]
         unknown = self.tracker.unknown(tp for tp, _ in positions)  # type: ignore[misc]
         if unknown:
-            committed = await self._committed(unknown)
+            committed, early = await self._committed(unknown)
             for tp in unknown:
                 self.tracker.start_at(tp, committed.get(tp))
+            gapped = sorted({gap.tp for gap in self.tracker.gaps(positions)} & set(unknown))  # type: ignore[arg-type]
+            if early and gapped:
+                # Read at the assignment, before Faust's own read: a commit of the last generation
+                # retried into this one (aiokafka builds each try with the generation of its moment;
+                # the broker does not ask who owns the partition) may have landed in between, and
+                # Faust then starts past what was read. Ask again before calling it a gap.
+                again, _ = await self._committed(gapped, early_ok=False)
+                for tp in gapped:
+                    self.tracker.restart_at(tp, again.get(tp))
         for gap in self.tracker.gaps(positions):  # type: ignore[arg-type]
             first: int | None = await hold(
                 functools.partial(self.probe.first_offset_from, gap.tp[0], gap.tp[1], gap.start),

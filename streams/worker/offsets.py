@@ -75,6 +75,14 @@ class OffsetTracker:
         self._taken.setdefault(tp, start)
         self._committed.setdefault(tp, start)  # nothing to commit until a record there is finished
 
+    def restart_at(self, tp: TP, committed: int | None) -> None:
+        """:meth:`start_at` again, in place of the first answer, for a partition of which nothing was
+        taken yet (the group's committed offset read again)."""
+        start = 0 if committed is None else committed
+        if self._taken.get(tp, start) != self._done.get(tp, start):
+            raise ValueError(f"{tp[0]}[{tp[1]}] has records in flight; its start cannot move")
+        self._done[tp] = self._taken[tp] = self._committed[tp] = start
+
     def gaps(self, records: Sequence[tuple[TP, int]]) -> list[Gap]:
         """The gaps a batch of ``(partition, offset)`` records (in delivery order) would leave.
 
