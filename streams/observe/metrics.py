@@ -199,6 +199,12 @@ class WorkerMetrics:
             ["source"],
             registry=r,
         )
+        self.judgement_records_invalid = Counter(
+            "evidence_chain_judgement_records_invalid",
+            "Values stored for a case's judgement (<ns>:judgement:*) that are not one: not JSON, another "
+            "digest or model, an answer that does not judge the case. Never taken: the judge is asked again.",
+            registry=r,
+        )
         self.loop_lag = Histogram(
             "evidence_chain_event_loop_lag_seconds",
             f"How much later than asked the event loop woke a probe sleeping {LOOP_PROBE_SECONDS:g}s.",
@@ -263,6 +269,10 @@ class WorkerMetrics:
     def judged(self, source: str) -> None:
         """One draft's judgement: ``recorded``, ``called`` or ``not_asked``."""
         self.judgements.labels(source).inc()
+
+    def judgement_record_invalid(self) -> None:
+        """A value stored for a case's judgement was not one (the judge is asked again)."""
+        self.judgement_records_invalid.inc()
 
     def committed(self, agent: Station) -> None:
         """One offset commit of ``agent`` went through."""

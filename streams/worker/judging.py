@@ -9,7 +9,10 @@ other runner, but split where the time goes:
   with none — then returns, so the agent takes its next batch while these calls are out. Calls of
   several batches overlap, within ``EC_SEMANTIC__MAX_IN_FLIGHT`` open at once and
   ``EC_SEMANTIC__CALLS_PER_SECOND``; a draft already being asked about (the same run and digest) shares
-  that call.
+  that call, and such a case is not looked up (a batch before may record it and drop the call while the
+  lookup is out, which would ask the model twice). A recorded value is read again from its raw answer
+  against the draft's own case (:func:`~streams.stations.semantic.held_record`); one that is not a
+  judgement of the case is logged, counted and asked about again as if nothing were recorded.
 - :meth:`JudgedBatch.delivered` (awaited by the loop only after the batch before it finished) waits for
   the batch's calls, records the new judgements write-once in one Redis round trip made durable
   (``SET NX GET``: a judgement recorded first by another worker wins, so both emit the same bytes),
@@ -45,13 +48,23 @@ from streams.observe.metrics import WorkerMetrics
 from streams.observe.tracing import Tracer
 from streams.pipeline import Outcome, PendingJudge, emissions, finish_judge, run_station
 from streams.retry import hold
-from streams.stations.semantic import AnswerInvalid, SemanticPlan, judge_messages, read
+from streams.stations.semantic import (
+    AnswerInvalid,
+    RecordInvalid,
+    SemanticPlan,
+    held_record,
+    judge_messages,
+    read,
+)
 from streams.worker.runner import BatchRunner, RunnerConfig, Sink, Started, wall_clock
 
 log = logging.getLogger(__name__)
 
 Key = tuple[str, str]
 """``(run_id, digest)``: where one case's judgement is recorded."""
+
+NOT_HELD_KEPT = 1024
+"""Stored values that were no judgement of their case, remembered so each is logged once."""
 
 
 class _Holds:
@@ -98,13 +111,20 @@ class SemanticRunner(BatchRunner):
         drafts of the batches in flight share it."""
         self._holds = _Holds(self)
         self._call_number = 0
+        self._not_held: dict[Key, bytes] = {}
+        """The last value found under each key that was no judgement of its case: logged and counted
+        once, however often it is read again (the key is write-once; at most :data:`NOT_HELD_KEPT`)."""
 
     async def start(self, records: Sequence[Record]) -> Started:
         """The hand-overs read, their recorded judgements looked up, a call started for each draft
         with none; returns without waiting for the calls (:meth:`JudgedBatch.delivered` does)."""
         steps = [run_station(Station.SEMANTIC, record, self.rules) for record in records]
-        asked = [(i, s) for i, s in enumerate(steps) if isinstance(s, PendingJudge) and s.plan.asked]
-        keys = list(dict.fromkeys(step.key for _, step in asked))
+        asked = [s for s in steps if isinstance(s, PendingJudge) and s.plan.asked]
+        plans = {step.key: step.plan for step in asked}  # one case per key: the digest names it
+        # a case being asked about shares that call and is not looked up: the batch before may record it
+        # and drop it from self.calls while this lookup is out, and the model would be asked twice
+        calls = {key: self.calls[key] for key in plans if key in self.calls}
+        keys = [key for key in plans if key not in calls]
         found: dict[Key, JudgementRecord] = {}
         if keys:
             store = self._store()
@@ -116,18 +136,44 @@ class SemanticRunner(BatchRunner):
                 on_hold=self.on_hold,
             )
             self.redis_seconds += time.monotonic() - began
-            found = {
-                key: codec.loads(reply) for key, reply in zip(keys, replies, strict=True) if reply is not None
-            }
-        calls: dict[Key, asyncio.Future[JudgementRecord]] = {}
-        for _, step in asked:
-            if step.key in found or step.key in calls:
+            for key, reply in zip(keys, replies, strict=True):
+                if reply is None:
+                    continue
+                held = self._held(key, plans[key], reply, then="asking the judge again")
+                if held is not None:
+                    found[key] = held
+        for key, planned in plans.items():
+            if key in found or key in calls:
                 continue
-            call = self.calls.get(step.key)
+            call = self.calls.get(key)
             if call is None:
-                call = self.calls[step.key] = asyncio.ensure_future(self._ask(step.plan))
-            calls[step.key] = call
+                call = self.calls[key] = asyncio.ensure_future(self._ask(planned))
+            calls[key] = call
         return JudgedBatch(self, list(records), steps, found, calls)
+
+    def _held(self, key: Key, planned: SemanticPlan, value: bytes, *, then: str) -> JudgementRecord | None:
+        """The judgement stored under ``key``, read again from its answer against ``planned``'s case; None
+        (logged at warning, counted) when it is not one — whatever it holds, it is this record's fault
+        alone, never the batch's."""
+        try:
+            return held_record(planned, value)
+        except Exception as exc:  # noqa: BLE001 - per-record isolation: a stored value never stops the worker
+            why = str(exc) if isinstance(exc, RecordInvalid) else f"{type(exc).__name__}: {exc}"
+        if self._not_held.get(key) == value:
+            return None  # told once already
+        if len(self._not_held) >= NOT_HELD_KEPT:
+            self._not_held.clear()
+        self._not_held[key] = value
+        run_id, digest = key
+        log.warning(
+            "semantic: the judgement recorded for run %s digest %s is not a judgement of its case (%s); %s",
+            run_id,
+            digest,
+            why,
+            then,
+        )
+        self.metrics.judgement_record_invalid()
+        return None
 
     async def _ask(self, planned: SemanticPlan) -> JudgementRecord:
         """The judge's answer about one case, read; asked again while it gives none (held, backoff,
@@ -224,8 +270,15 @@ class JudgedBatch(Started):
                 on_hold=runner.on_hold,
             )
             runner.redis_seconds += time.monotonic() - began
-            # the record as stored: another worker's judgement of the same case, recorded first, wins
-            recorded.update({key: codec.loads(value) for key, value in zip(called, stored, strict=True)})
+            # the record as stored: another worker's judgement of the same case, recorded first, wins;
+            # a stored value that is not one (written by no station) leaves this call's own answer
+            plans = {step.key: step.plan for step in self.steps if isinstance(step, PendingJudge)}
+            for (key, answered), (_, _, mine), value in zip(called.items(), items, stored, strict=True):
+                if value == mine:
+                    recorded[key] = answered
+                    continue
+                held = runner._held(key, plans[key], value, then="this call's answer decides the draft")
+                recorded[key] = answered if held is None else held
             for key, call in self.calls.items():  # recorded now: a later draft of the case looks it up
                 if runner.calls.get(key) is call:
                     del runner.calls[key]

@@ -27,7 +27,9 @@ from streams.settings import Settings
 from streams.stations.semantic import (
     PROMPT_VERSION,
     AnswerInvalid,
+    RecordInvalid,
     case_digest,
+    held_record,
     language_of,
     messages,
     read_answer,
@@ -292,6 +294,63 @@ def test_over_the_cap_the_judge_is_not_asked_and_the_draft_is_refused() -> None:
     verdict = codec.loads(outcome.outputs[1].value)
     assert event["status"] == "NOT_ASKED" and event["answer"] is None and event["claims"] == []
     assert [v["code"] for v in verdict["violations"]] == ["SEMANTIC_INPUT_TOO_LARGE"]
+
+
+# --- a recorded judgement read again (never taken at its word) --------------------------------------
+
+
+def test_a_genuine_record_reads_back_as_it_was_written() -> None:
+    step, _ = semantic_step(_rules())
+    kept = judged(step, {"conclusion.content": "unsupported"})
+    assert held_record(step.plan, codec.dumps(kept)) == kept
+
+
+def _forged_all_supported(step: PendingJudge) -> bytes:
+    """A record under the case's genuine digest whose labels say 'all supported' while its answer says
+    the conclusion is unsupported (the station used to sign a PASS from the labels)."""
+    kept = judged(step, {"conclusion.content": "unsupported"})
+    claims = [{**claim, "label": "supported"} for claim in kept["claims"]]
+    return codec.dumps({**kept, "claims": claims})
+
+
+def test_a_records_labels_are_read_again_from_its_answer() -> None:
+    step, record = semantic_step(_rules())
+    held = held_record(step.plan, _forged_all_supported(step))
+    assert [c["label"] for c in held["claims"]][-1] == "unsupported"
+    outcome = finish_judge(step, held, False, record)
+    verdict = codec.loads(next(o.value for o in outcome.outputs if o.topic == Topic.VERDICTS))
+    assert verdict["verdict"] == "REJECT"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        lambda s: b"not json",
+        lambda s: b"[1]",
+        lambda s: codec.dumps({"claims": []}),
+        lambda s: codec.dumps({**judged(s), "digest": "0" * 64}),
+        lambda s: codec.dumps({**judged(s), "model": "another-model"}),
+        lambda s: codec.dumps({k: v for k, v in judged(s).items() if k != "answer"}),
+        lambda s: codec.dumps({**judged(s), "answer": 3}),
+        lambda s: codec.dumps({**judged(s), "answer": '{"claims": []}'}),
+        lambda s: codec.dumps({**judged(s), "answer": "Sure, all supported."}),
+    ],
+    ids=[
+        "not-json",
+        "not-object",
+        "claims-only",
+        "digest",
+        "model",
+        "no-answer",
+        "answer-type",
+        "labels-none",
+        "prose",
+    ],
+)
+def test_a_stored_value_that_is_not_a_judgement_of_the_case_is_not_one(value: Any) -> None:
+    step, _ = semantic_step(_rules())
+    with pytest.raises(RecordInvalid):
+        held_record(step.plan, value(step))
 
 
 def test_a_report_the_guard_did_not_claim_is_not_published() -> None:

@@ -16,11 +16,11 @@ from streams import codec
 from streams.errors import JudgeUnavailable
 from streams.ledger.memory import MemoryLedgerStore
 from streams.messages import Record
-from streams.pipeline import StationRules
+from streams.pipeline import PendingJudge, StationRules, run_station
 from streams.settings import Settings
 from streams.worker.judging import SemanticRunner
 from streams.worker.runner import RunnerConfig
-from tests.stations.test_semantic import guard_outcome, overclaim
+from tests.stations.test_semantic import guard_outcome, judged, overclaim
 from tests.streams.conftest import FakeSink
 
 
@@ -196,3 +196,94 @@ async def test_a_judge_that_never_answers_stops_the_worker_rather_than_passing()
 
 def test_the_station_name_is_semantic() -> None:
     assert runner(ScriptedJudge(), MemoryLedgerStore(), FakeSink()).station == Station.SEMANTIC
+
+
+# --- a stored value is read again, never taken at its word ---------------------------------------------
+
+
+def _key_of(record: Record) -> tuple[str, str]:
+    step = run_station(Station.SEMANTIC, record, RULES)
+    assert isinstance(step, PendingJudge)
+    return step.key
+
+
+def _answered(record: Record, label: str) -> dict[str, Any]:
+    """A record of the case as the station writes it, its answer labelling the conclusion ``label``."""
+    step = run_station(Station.SEMANTIC, record, RULES)
+    assert isinstance(step, PendingJudge)
+    return judged(step, {"conclusion.content": label})
+
+
+def _corrupt(record: Record) -> bytes:
+    return b"\x00not json"
+
+
+def _claims_only(record: Record) -> bytes:
+    return codec.dumps({"claims": []})
+
+
+def _labels_over_answer(record: Record) -> bytes:
+    kept = _answered(record, "unsupported")
+    return codec.dumps({**kept, "claims": [{**c, "label": "supported"} for c in kept["claims"]]})
+
+
+def _other_model(record: Record) -> bytes:
+    return codec.dumps({**_answered(record, "supported"), "model": "another"})
+
+
+@pytest.mark.parametrize(
+    ("stored", "asked", "verdict"),
+    [
+        (_corrupt, True, "REJECT"),  # JSONDecodeError in start(): the worker's crash loop
+        (_claims_only, True, "REJECT"),  # KeyError in finish: a dead letter, no verdict in enforce
+        (_labels_over_answer, False, "REJECT"),  # a PASS signed from labels its answer does not give
+        (_other_model, True, "REJECT"),
+    ],
+    ids=["corrupt", "claims-only", "labels-over-answer", "other-model"],
+)
+async def test_a_stored_value_that_does_not_hold_is_never_taken_at_its_word(
+    stored: Any, asked: bool, verdict: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    (record,) = handed("the root cause is upstream")  # the judge: unsupported
+    run_id, digest = _key_of(record)
+    store, sink = MemoryLedgerStore(), FakeSink()
+    await store.record_judgements([(run_id, digest, stored(record))])
+    judge = ScriptedJudge()
+    semantic = runner(judge, store, sink)
+    with caplog.at_level("WARNING", logger="streams.worker.judging"):
+        outcomes = await semantic.run([record])
+    assert [o.rejection for o in outcomes] == [None]
+    assert [v["verdict"] for v in sink.values("t.verdicts")] == [verdict]
+    assert [x["code"] for x in sink.values("t.verdicts")[0]["violations"]] == ["CLAIM_SEMANTIC_UNSUPPORTED"]
+    assert (judge.calls == ["the root cause is upstream"]) == asked
+    warned = [r.getMessage() for r in caplog.records if "not a judgement of its case" in r.getMessage()]
+    assert (len(warned), all(digest in line for line in warned)) == ((1, True) if asked else (0, True))
+    counted = "evidence_chain_judgement_records_invalid_total 1.0" in semantic.metrics.render().decode()
+    assert counted == asked
+
+
+async def test_a_case_recorded_while_its_lookup_is_out_is_not_asked_twice() -> None:
+    """The batch before records its call and drops it from the calls out while this batch's lookup is
+    out (its GET answered before the record): the case is shared, never asked of the model again."""
+    gate = asyncio.Event()
+    gate.set()
+
+    class SlowLookup(MemoryLedgerStore):
+        async def recorded_judgements(self, keys: Sequence[tuple[str, str]]) -> list[bytes | None]:
+            found = await super().recorded_judgements(keys)  # read now, answered later
+            await gate.wait()
+            return found
+
+    judge, store, sink = ScriptedJudge(hold=True), SlowLookup(), FakeSink()
+    semantic = runner(judge, store, sink)
+    first = await semantic.start(handed("X: upstream 超时"))
+    gate.clear()
+    second_started = asyncio.ensure_future(semantic.start(handed("X: upstream 超时", start=1)))
+    await asyncio.sleep(0.01)
+    judge.release("X: upstream 超时")
+    await first.delivered()  # recorded, and dropped from the calls out
+    gate.set()
+    second = await second_started
+    await second.delivered()
+    assert judge.calls == ["X: upstream 超时"]
+    assert [v["verdict"] for v in sink.values("t.verdicts")] == ["PASS", "PASS"]

@@ -6,8 +6,9 @@ A pure station, in three steps the edge wires together:
 1. :func:`plan` reads a ``semantic-review`` value (a draft that passed A-D, handed over by the guard)
    into the judge's case (:mod:`.case`), its digest and whether it may be sent at all (the
    characters-per-draft cap);
-2. the edge finds the judgement recorded for ``(run_id, digest)`` or asks the judge
-   (:func:`.prompt.messages`, :func:`.answer.read_answer`) and records it, write-once;
+2. the edge finds the judgement recorded for ``(run_id, digest)`` (:func:`held_record`: read again
+   from its raw answer, never taken at its word) or asks the judge (:func:`.prompt.messages`,
+   :func:`.answer.read_answer`) and records it, write-once;
 3. :func:`judgement_event` and :func:`final_verdict` turn the recorded answer into the ``judgements``
    event and, in ``enforce`` mode, the draft's one verdict: the guard's PASS unchanged when every claim
    is supported (the same bytes as without the review), else a REJECT (or FALLBACK at the last attempt)
@@ -52,11 +53,13 @@ __all__ = [
     "MAX_REASON_CHARS",
     "PROMPT_VERSION",
     "AnswerInvalid",
+    "RecordInvalid",
     "SemanticPlan",
     "build_case",
     "case_chars",
     "case_digest",
     "final_verdict",
+    "held_record",
     "judgement_event",
     "language_of",
     "messages",
@@ -127,6 +130,45 @@ def plan(value: bytes, settings: SemanticSettings, keys: TrustedKeys | None = No
 def recording(planned: SemanticPlan, answer: str, claims: list[ClaimJudgement]) -> JudgementRecord:
     """What is kept for ``(run_id, digest)`` once the judge answered: a replay judges from it."""
     return {"digest": planned.digest, "model": planned.model, "answer": answer, "claims": claims}
+
+
+class RecordInvalid(ValueError):
+    """A value stored for a plan's ``(run_id, digest)`` is not a judgement of its case; the message says
+    why (the station asks the judge again, as if nothing were recorded)."""
+
+
+def held_record(planned: SemanticPlan, value: bytes) -> JudgementRecord:
+    """The judgement recorded for ``planned``'s ``(run_id, digest)``, rebuilt from what the judge said.
+
+    The station signs what a record says as the guard, so a stored value is never taken at its word: its
+    ``digest`` and ``model`` must be the plan's, and its labels are read again from its raw ``answer``
+    against the plan's own case (:func:`read_answer`), never copied from its ``claims`` — a record whose
+    labels say more than its answer, or that labels nothing, judges nothing. A genuine record gives the
+    same record (and so the same bytes downstream) as when it was written.
+
+    Raises:
+        RecordInvalid: not JSON, not an object, another digest or model, no answer, or an answer that
+            is not a judgement of this case.
+    """
+    try:
+        doc = codec.loads(value)
+    except codec.JSONDecodeError:
+        raise RecordInvalid("it is not JSON") from None
+    if not isinstance(doc, dict):
+        raise RecordInvalid("it is not a JSON object")
+    if doc.get("digest") != planned.digest:
+        raise RecordInvalid("its digest is not the case's")
+    if doc.get("model") != planned.model:
+        raise RecordInvalid("its model is not the judge's")
+    if "answer" not in doc:
+        raise RecordInvalid("it holds no answer")
+    answer = doc["answer"]
+    if not isinstance(answer, str):
+        raise RecordInvalid("its answer is not a string")
+    try:
+        return read(planned, answer)
+    except AnswerInvalid as exc:
+        raise RecordInvalid(f"its answer is not a judgement of the case: {exc}") from None
 
 
 def judgement_event(
