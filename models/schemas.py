@@ -129,7 +129,8 @@ TOPIC_VALUES: dict[Topic, TopicValue] = {
         "The semantic judge's answer about one handed-over draft (SPEC 4.4): what it was asked (case: "
         "the claims and the evidence each cites, in the prompt version's words), of which model, the "
         "digest of both, its raw answer and the label, evidence and reason it gave each claim "
-        "(NOT_ASKED: over the characters-per-draft cap, no call). A replay, a rebuild or an auditor "
+        "(NOT_ASKED: over the characters-per-draft cap, no call; or a case the judge declined, 400, "
+        "413 or 422). A replay, a rebuild or an auditor "
         "reads this and calls no model. event_id is 'semantic:' plus the draft record's coordinates; "
         "verdict_event_id names the draft's verdict. Signed when the guard signs (netstrings "
         f"evidence-chain/judgement/v1). {_KEY_OUT} {_ENVELOPE}",

@@ -111,11 +111,12 @@ class ClaimJudgement(TypedDict):
 
 
 class JudgementRecord(TypedDict):
-    """What is kept per (run_id, digest): the answer a replay judges from instead of calling the model."""
+    """What is kept per (run_id, digest): the answer a replay judges from instead of calling the model;
+    ``answer`` null (and no claims) when the judge declined the case (400, 413, 422: NOT_ASKED)."""
 
     digest: str
     model: str
-    answer: str
+    answer: str | None
     claims: list[ClaimJudgement]
 
 

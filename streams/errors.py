@@ -31,8 +31,12 @@
     ├── SearchRefused                  py-rag answered 4xx, or more than the raw-hits size cap: not retried
     ├── SearchUnavailable              retriable=True: py-rag unreachable, timed out or 5xx after the
     │                                  retries; nothing was produced
-    ├── JudgeRefused                   the semantic judge refused for good (4xx other than 408/429: a
-    │                                  token, a model name): the worker exits, nothing is published
+    ├── JudgeRefused                   the semantic judge refused for good (a redirect, 401, 403, 404 or
+    │                                  another 4xx but those below: a URL, a token, a model name): the
+    │                                  worker exits, nothing is published
+    ├── JudgeDeclined                  the semantic judge cannot judge this one case (400, 413, 422: over
+    │                                  the model's context, too large a body, an input it rejects): the
+    │                                  draft's judgement is NOT_ASKED, recorded like an answer
     ├── JudgeUnavailable               retriable=True: the semantic judge is down, slow, rate-limited
     │                                  (429, Retry-After honoured), failing (5xx) or answered something
     │                                  that is not a judgement: the draft is held and asked again
@@ -188,6 +192,17 @@ class SearchUnavailable(EvidenceChainError):
 
 class JudgeRefused(Refused):
     """The semantic judge refused a call in a way that asking again cannot fix (a token, a model name)."""
+
+
+class JudgeDeclined(EvidenceChainError):
+    """The semantic judge answered that it cannot judge this case (400, 413, 422): the prompt is over the
+    model's context, the body over a proxy's limit, or the input is one it rejects. Asking again gets the
+    same answer and the next draft may be judged, so it is neither held nor the worker's end: the draft's
+    judgement is ``NOT_ASKED`` (SPEC 4.4), recorded under ``(run_id, digest)`` like an answer."""
+
+    def __init__(self, message: str, *, status: int) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class JudgeUnavailable(EvidenceChainError):

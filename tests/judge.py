@@ -4,11 +4,13 @@ answers and switches for the ways a judge fails.
 ``POST /v1/chat/completions`` reads the case the station sent (the JSON document in the user message)
 and answers one label per claim: ``unsupported`` for a claim whose text holds a phrase of
 :attr:`FakeJudge.unsupported` (``the root cause is``, ``根因是``, ``OVERCLAIM``), ``contradicted`` for
-one holding a phrase of :attr:`FakeJudge.contradicted` (``REVERSED``), else ``supported``. The
-switches say what the next calls get instead: ``fail`` (that many 500s), ``rate_limited`` (that many
-429s with ``Retry-After: retry_after``), ``garbage`` (that many answers that are not JSON),
-``not_completion`` (that many bodies that are not chat completions); ``down`` answers 503 to every
-call while set; ``latency_seconds`` holds every answer that long. Every call is counted.
+one holding a phrase of :attr:`FakeJudge.contradicted` (``REVERSED``), else ``supported``; a case with a
+claim holding a phrase of :attr:`FakeJudge.declined` (``DECLINE``) is answered 400 as vLLM answers a
+prompt over the model's context (every time: it is the case, not the judge). The switches say what
+the next calls get instead: ``fail`` (that many 500s), ``rate_limited`` (that many 429s with
+``Retry-After: retry_after``), ``garbage`` (that many answers that are not JSON), ``not_completion``
+(that many bodies that are not chat completions); ``down`` answers 503 to every call while set;
+``latency_seconds`` holds every answer that long. Every call is counted.
 
 Run as a process (the fault tests and the benchmark): ``python -m tests.judge --port 8790
 [--latency 0.3]``; ``POST /control`` with a JSON object sets switches, ``GET /stats`` tells the counts.
@@ -30,6 +32,14 @@ from aiohttp import web
 GOLDEN_DRAFTS = Path(__file__).resolve().parent / "data" / "golden" / "guard" / "drafts.jsonl"
 UNSUPPORTED = ("the root cause is", "根因是", "OVERCLAIM")
 CONTRADICTED = ("REVERSED",)
+DECLINED = ("DECLINE",)
+TOO_LONG = {
+    "object": "error",
+    "message": "This model's maximum context length is 8192 tokens. However, you requested 9120 tokens.",
+    "type": "BadRequestError",
+    "code": 400,
+}
+"""What vLLM answers (400) for a prompt over the model's context."""
 SWITCHES = (
     "fail",
     "rate_limited",
@@ -48,6 +58,7 @@ class FakeJudge:
 
     unsupported: tuple[str, ...] = UNSUPPORTED
     contradicted: tuple[str, ...] = CONTRADICTED
+    declined: tuple[str, ...] = DECLINED
     latency_seconds: float = 0.0
     fail: int = 0
     rate_limited: int = 0
@@ -60,6 +71,8 @@ class FakeJudge:
     judgement asked again would show in its bytes."""
     calls: int = 0
     """Calls received (every try)."""
+    declines: int = 0
+    """Calls answered 400 (a case with a :attr:`declined` phrase)."""
     answered: int = 0
     """Calls answered with a judgement."""
     in_flight: int = 0
@@ -72,6 +85,12 @@ class FakeJudge:
         if any(phrase in text for phrase in self.unsupported):
             return "unsupported"
         return "supported"
+
+    def declines_case(self, body: dict[str, Any]) -> bool:
+        """Whether the case in the request's user message has a claim with a :attr:`declined` phrase."""
+        user = body["messages"][-1]["content"]
+        case = json.loads(user[user.index("{") :])
+        return any(phrase in claim["text"] for claim in case["claims"] for phrase in self.declined)
 
     def answer(self, body: dict[str, Any]) -> str:
         """The judgement of the case in the request's user message."""
@@ -91,7 +110,12 @@ class FakeJudge:
         return json.dumps({"claims": claims}, ensure_ascii=False)
 
     def stats(self) -> dict[str, Any]:
-        return {"calls": self.calls, "answered": self.answered, "most_in_flight": self.most_in_flight}
+        return {
+            "calls": self.calls,
+            "answered": self.answered,
+            "declines": self.declines,
+            "most_in_flight": self.most_in_flight,
+        }
 
 
 def distinct_drafts(
@@ -151,6 +175,9 @@ def create_app(judge: FakeJudge) -> web.Application:
             if judge.not_completion:
                 judge.not_completion -= 1
                 return web.json_response({"unexpected": True})
+            if judge.declines_case(body):
+                judge.declines += 1
+                return web.json_response(TOO_LONG, status=400)
             judge.answered += 1
             return web.json_response(completion(judge.answer(body)))
         finally:

@@ -249,7 +249,7 @@ async def rebuild_judgements(
     source = settings if from_prefix is None else settings.model_copy(update={"topic_prefix": from_prefix})
     trusted = load_trusted_keys(settings.trusted_keys_file) if settings.trusted_keys_file else None
     store = RedisLedgerStore.from_settings(settings)
-    restore = JudgementRestore(store, trusted)
+    restore = JudgementRestore(store, trusted, settings.semantic.max_chars_per_draft)
     try:
         what = f"judgements from {source.topic(Topic.JUDGEMENTS)}"
         counts, interrupted = await consume_with_progress(source, Range(Topic.JUDGEMENTS), what, restore)
@@ -263,7 +263,7 @@ _JUDGEMENTS_REBUILT = {
     "present": "Redis already held the same record",
     "different": "Redis holds another record for the run and digest; left untouched",
     "refused": "a judgement that does not hold (its signature or its digest); not recorded",
-    "skipped": "not a judged event (NOT_ASKED, or not a judgement); nothing to record",
+    "skipped": "nothing to record (NOT_ASKED over the characters cap, or not a judgement)",
 }
 
 

@@ -9,8 +9,13 @@ APIs), with aiohttp — the HTTP client the project already uses for py-rag.
 - a connection error, a timeout, 408, 429 (with its ``Retry-After``, in seconds or as an HTTP date),
   a 5xx, or a body that is not a chat completion → :class:`~streams.errors.JudgeUnavailable`: the
   station holds the draft and asks again;
+- 400, 413 or 422 → :class:`~streams.errors.JudgeDeclined`: the judge cannot judge this one case (the
+  prompt is over the model's context, as vLLM and hosted APIs answer; the body is over a proxy's limit;
+  the input is one it rejects, a moderation filter's 400): asking again gets the same answer, and the
+  next draft may be judged, so the station records the case as not asked (SPEC 4.4) and goes on;
 - a redirect (never followed: the drafts and the token go to the judge's URL and nowhere else), 401,
-  403, 404 or another 4xx → :class:`~streams.errors.JudgeRefused`: a setting is wrong, the worker exits.
+  403, 404 or another 4xx → :class:`~streams.errors.JudgeRefused`: a setting is wrong (the URL, the token,
+  the model), the worker exits.
 
 No message shows the URL's secrets or the token.
 """
@@ -28,13 +33,20 @@ import aiohttp
 
 from models.limits import SemanticSettings
 from streams import codec
-from streams.errors import ConfigurationError, JudgeRefused, JudgeUnavailable
+from streams.errors import ConfigurationError, JudgeDeclined, JudgeRefused, JudgeUnavailable
 from streams.redaction import redact_in, redact_url
 
 MAX_BODY_BYTES = 4 * 1024 * 1024
 """A chat completion larger than this is not read (no judgement of a capped draft needs one)."""
 
 READ_CHUNK_BYTES = 64 * 1024
+
+DECLINED = frozenset({400, 413, 422})
+"""What a judge answers about one case it cannot judge (over the model's context, a body too large, an
+input it rejects), not about the settings: the draft is not asked, the worker goes on."""
+
+SAID_CHARS = 200
+"""At most this much of a declining judge's error is quoted in the log (it says why: a context length)."""
 
 
 def completions_url(base: str) -> str:
@@ -121,6 +133,7 @@ class OpenAIChatJudge:
         self.timeout = aiohttp.ClientTimeout(total=settings.timeout_seconds)
         self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
         token = read_token(settings.judge_token_file)
+        self._token = token
         if token:
             self._headers["Authorization"] = f"Bearer {token}"
         self._session: aiohttp.ClientSession | None = None
@@ -152,6 +165,13 @@ class OpenAIChatJudge:
                         f"the judge at {self.shown} answered a redirect ({status}), which is not followed; "
                         "set EC_SEMANTIC__JUDGE_URL to the address the API answers at"
                     )
+                if status in DECLINED:
+                    said = await self._said(got)
+                    raise JudgeDeclined(
+                        f"the judge at {self.shown} cannot judge this case ({status}"
+                        f"{': ' + redact_in(said, self.url) if said else ''})",
+                        status=status,
+                    )
                 if status >= 400:
                     raise JudgeRefused(
                         f"the judge at {self.shown} refused the call ({status}); check "
@@ -167,6 +187,38 @@ class OpenAIChatJudge:
             raise JudgeUnavailable(
                 f"the judge at {self.shown} did not answer: {redact_in(described, self.url)}"
             ) from exc
+
+    async def _said(self, response: aiohttp.ClientResponse) -> str:
+        """What an error answer says, for the log: its ``error.message`` (the OpenAI shape), or ``error``
+        or ``message`` or ``detail`` when a string, else the text (of its first :data:`READ_CHUNK_BYTES`);
+        one line of at most :data:`SAID_CHARS` characters, "" when it cannot be read."""
+        chunks: list[bytes] = []
+        try:
+            async for chunk in response.content.iter_chunked(READ_CHUNK_BYTES):
+                chunks.append(chunk)
+                if sum(map(len, chunks)) >= READ_CHUNK_BYTES:
+                    break
+        except (aiohttp.ClientError, TimeoutError, OSError):
+            return ""
+        body = b"".join(chunks)[:READ_CHUNK_BYTES]
+        text = body.decode("utf-8", "replace")
+        try:
+            doc: Any = codec.loads(body)
+        except codec.JSONDecodeError:
+            doc = None
+        if isinstance(doc, dict):
+            error = doc.get("error")
+            if isinstance(error, dict) and isinstance(error.get("message"), str):
+                text = error["message"]
+            else:
+                text = next(
+                    (doc[name] for name in ("error", "message", "detail") if isinstance(doc.get(name), str)),
+                    text,
+                )
+        line = " ".join(text.split())
+        if self._token:  # a server that quotes the request's headers back never puts the token in a log
+            line = line.replace(self._token, "****")
+        return line if len(line) <= SAID_CHARS else f"{line[: SAID_CHARS - 1]}…"
 
     async def _read_bounded(self, response: aiohttp.ClientResponse) -> bytes:
         chunks: list[bytes] = []

@@ -20,7 +20,10 @@ class JudgePort(Protocol):
         Raises:
             JudgeUnavailable: no usable answer this time (down, timed out, 408, 429 with its
                 Retry-After, 5xx, a body that is not a chat completion): ask again later.
-            JudgeRefused: refused in a way asking again cannot fix (401, 403, 404, another 4xx).
+            JudgeDeclined: the judge cannot judge this case (400, 413, 422: over the model's context, too
+                large a body, an input it rejects); the next case may be judged.
+            JudgeRefused: refused in a way asking again cannot fix (a redirect, 401, 403, 404, another
+                4xx): a setting is wrong.
         """
         ...
 

@@ -8,7 +8,9 @@
   only from a judgement that holds (:func:`streams.trust.integrity.check_judgement`) — with trusted keys,
   signed by a trusted guard key (the signature covers the answer and every label); always, its digest that
   of its own model and case. Anyone who can write the topic could otherwise choose what the station says
-  of any case it can name.
+  of any case it can name. A ``NOT_ASKED`` event within the characters cap is a case the judge declined
+  (400, 413, 422): its record (no answer) is restored too, so a replay does not ask the judge again; one
+  over the cap has no record (the station never looks it up).
 
 No Kafka here: the caller reads the topic and hands each batch over (the commands read it under a
 progress bar, :mod:`streams.cli.progress`); each batch answers its counts by outcome.
@@ -29,6 +31,7 @@ from streams import codec
 from streams.ledger.events import entry_of, restorable
 from streams.ledger.store import LedgerStore
 from streams.messages import Record
+from streams.stations.semantic.case import case_chars
 from streams.trust.integrity import check_judgement
 from streams.trust.keys import TrustedKeys
 
@@ -74,6 +77,9 @@ class JudgementRestore:
     store: LedgerStore
     trusted: TrustedKeys | None
     """``EC_TRUSTED_KEYS_FILE``'s keys: with them only a judgement a trusted guard key signed is recorded."""
+    max_chars: int | None = None
+    """``EC_SEMANTIC__MAX_CHARS_PER_DRAFT``: a ``NOT_ASKED`` event whose case is within it is a case the
+    judge declined, and its record is restored; None: every ``NOT_ASKED`` event is skipped."""
     refused: list[str] = field(default_factory=list)
     """``topic[partition]@offset: why`` of the first :data:`REFUSED_SHOWN` judgements refused."""
 
@@ -81,7 +87,7 @@ class JudgementRestore:
         counts: Counter[str] = Counter()
         items: list[tuple[str, str, bytes]] = []
         for record in batch:
-            read = judged_record(record.value, self.trusted)
+            read = judged_record(record.value, self.trusted, self.max_chars)
             if isinstance(read, tuple):
                 items.append(read)
                 continue
@@ -98,22 +104,37 @@ class JudgementRestore:
         return counts
 
 
-def judged_record(value: bytes, trusted: TrustedKeys | None) -> tuple[str, str, bytes] | str | None:
-    """``(run_id, digest, record)`` of a judged ``judgements`` value that holds; why not (a phrase) for a
-    judged one that does not; None for anything else (not JSON, NOT_ASKED, not a judgement)."""
+def judged_record(
+    value: bytes, trusted: TrustedKeys | None, max_chars: int | None = None
+) -> tuple[str, str, bytes] | str | None:
+    """``(run_id, digest, record)`` of a judged ``judgements`` value that holds — or, with ``max_chars``,
+    of a ``NOT_ASKED`` one whose case is within it (the judge declined it: a record with no answer); why
+    not (a phrase) for one of those that does not hold; None for anything else (not JSON, over the cap,
+    not a judgement)."""
     try:
         event: Any = codec.loads(value)
     except codec.JSONDecodeError:
         return None
-    if not isinstance(event, dict) or event.get("status") != JudgementStatus.JUDGED:
+    if not isinstance(event, dict):
         return None
     run_id, digest = event.get("run_id"), event.get("digest")
-    if not isinstance(run_id, str) or not isinstance(digest, str) or not isinstance(event.get("answer"), str):
+    if not isinstance(run_id, str) or not isinstance(digest, str):
+        return None
+    if event.get("status") == JudgementStatus.NOT_ASKED:
+        if max_chars is None or event.get("answer") is not None or event.get("claims") != []:
+            return None
+        try:
+            within = case_chars(event["case"]) <= max_chars
+        except (KeyError, TypeError):
+            return None  # no case to count: nothing the station would look up
+        if not within:
+            return None
+    elif event.get("status") != JudgementStatus.JUDGED or not isinstance(event.get("answer"), str):
         return None
     held = check_judgement(cast(JudgementEvent, event), None, trusted)  # as carried: what was signed
     if not held.holds:
         return f"not recorded: {held.detail}"
-    # the record the station writes when it asks (stations.semantic.recording), from what holds
+    # the record the station writes when it asks (stations.semantic.recording, or .declined: no answer)
     record = {
         "digest": digest,
         "model": event["model"],  # a string: check_judgement computed the digest with it

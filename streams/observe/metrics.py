@@ -100,7 +100,7 @@ flight (the window full, or batch by batch with ``EC_BATCHES_IN_FLIGHT=1``). Ack
 the agent does other work cost it nothing."""
 
 
-JUDGE_OUTCOMES = ("answered", "unavailable", "refused")
+JUDGE_OUTCOMES = ("answered", "unavailable", "declined", "refused")
 """How a call to the semantic judge ended (``evidence_chain_judge_calls_total``)."""
 JUDGEMENT_SOURCES = ("recorded", "called", "not_asked")
 """Where a draft's judgement came from (``evidence_chain_judgements_total``)."""
@@ -179,7 +179,8 @@ class WorkerMetrics:
         self.judge_calls = Counter(
             "evidence_chain_judge_calls",
             "Calls to the semantic judge (SPEC 4.4), by outcome: answered (a judgement), unavailable (down, "
-            "slow, 429, 5xx or an answer that is not a judgement: asked again), refused (for good).",
+            "slow, 429, 5xx or an answer that is not a judgement: asked again), declined (400, 413, 422: it "
+            "cannot judge that case, which is not asked), refused (a setting is wrong: the worker exits).",
             ["outcome"],
             registry=r,
         )
@@ -262,7 +263,7 @@ class WorkerMetrics:
             self.review_refusals.inc()
 
     def judge_call(self, outcome: str, seconds: float) -> None:
-        """One call to the semantic judge ended: ``answered``, ``unavailable`` or ``refused``."""
+        """One call to the semantic judge ended: ``answered``, ``unavailable``, ``declined``, ``refused``."""
         self.judge_calls.labels(outcome).inc()
         self.judge_seconds.observe(seconds)
 

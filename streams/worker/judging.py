@@ -23,7 +23,10 @@ So calls finish out of order, but batches finish in order and the committer comm
 whose judgement is recorded and whose outputs the broker acknowledged. A judge that is down, slow,
 rate-limited or answering nonsense holds its draft (``streams.retry.hold``: backoff, ``Retry-After``
 honoured, at most ``EC_MAX_HOLD_SECONDS`` before the worker exits for a supervisor to restart it): a
-draft is never published unjudged and never dead-lettered for the judge's fault. The judgement is
+draft is never published unjudged and never dead-lettered for the judge's fault. A judge that answers it
+cannot judge a case (400, 413, 422: :class:`~streams.errors.JudgeDeclined`) neither holds nor stops the
+worker: the draft is not asked (``NOT_ASKED``, as over the characters cap) and that is recorded like an
+answer. The judgement is
 recorded before anything is produced, so a worker killed after producing reads the record when the
 draft comes again and repeats the same bytes.
 """
@@ -39,7 +42,7 @@ from typing import Any
 from models.semantic import JudgementRecord
 from models.vocab import Station
 from streams import codec
-from streams.errors import JudgeRefused, JudgeUnavailable
+from streams.errors import JudgeDeclined, JudgeRefused, JudgeUnavailable
 from streams.judge.pacing import Pacing
 from streams.judge.port import JudgePort
 from streams.ledger.store import LedgerStore
@@ -52,6 +55,7 @@ from streams.stations.semantic import (
     AnswerInvalid,
     RecordInvalid,
     SemanticPlan,
+    declined,
     held_record,
     judge_messages,
     read,
@@ -179,6 +183,8 @@ class SemanticRunner(BatchRunner):
         """The judge's answer about one case, read; asked again while it gives none (held, backoff,
         ``Retry-After`` honoured).
 
+        A judge that declines the case (400, 413, 422) gives :func:`declined`'s record: not asked.
+
         Raises:
             HoldExpired: no usable answer for longer than ``EC_MAX_HOLD_SECONDS`` (the worker exits).
             JudgeRefused: the judge refused for good (the worker exits).
@@ -202,6 +208,17 @@ class SemanticRunner(BatchRunner):
                 except JudgeUnavailable:
                     self.metrics.judge_call("unavailable", time.monotonic() - began)
                     raise
+                except JudgeDeclined as exc:
+                    self.metrics.judge_call("declined", time.monotonic() - began)
+                    handed = planned.event
+                    log.warning(
+                        "semantic: run %s draft %r attempt %d is not asked: %s",
+                        handed["run_id"],
+                        handed["draft_id"],
+                        handed["attempt"],
+                        exc,
+                    )
+                    return declined(planned)
                 except JudgeRefused:
                     self.metrics.judge_call("refused", time.monotonic() - began)
                     raise

@@ -75,6 +75,7 @@ async def test_enforce_one_verdict_per_draft_signed_judgements_and_a_replay_with
         *golden,
         overclaiming(passing, "d-root", "the root cause is"),
         overclaiming(passing, "d-reversed", "REVERSED"),
+        overclaiming(passing, "d-declined", "DECLINE"),  # the judge answers 400: over its model's context
     ]
     await publish(kafka_bootstrap, settings.topic("diagnosis-drafts"), drafts)
     trusted = TrustedKeys.from_hex(guard=[signer.public_hex])
@@ -115,6 +116,12 @@ async def test_enforce_one_verdict_per_draft_signed_judgements_and_a_replay_with
     ]
     assert [x["code"] for x in by_draft["d-reversed"]["violations"]] == ["CLAIM_SEMANTIC_CONTRADICTED"]
     assert by_draft["d-root"]["verdict"] == "REJECT"
+    # a case the judge cannot judge (400) gets its final verdict, as over the characters cap; the worker
+    # goes on (it used to exit at once, and again on every restart: the partition stalled)
+    assert [(x["code"], x["path"]) for x in by_draft["d-declined"]["violations"]] == [
+        ("SEMANTIC_INPUT_TOO_LARGE", "")
+    ]
+    assert by_draft["d-declined"]["verdict"] == "REJECT" and judge.declines == 1
     for verdict in by_draft.values():
         assert trusted.verify_verdict(verdict) is None
     # a signature only on a final verdict (the red team's S1): d-root's hand-over held a guard-signed PASS
@@ -125,7 +132,8 @@ async def test_enforce_one_verdict_per_draft_signed_judgements_and_a_replay_with
         assert trusted.verify_verdict(handover["verdict"]) == "unsigned"
     for value in judgements:
         event = codec.loads(value)
-        assert event["status"] == "JUDGED" and event["model"] == "fake-judge"
+        status = "NOT_ASKED" if event["draft_id"] == "d-declined" else "JUDGED"
+        assert event["status"] == status and event["model"] == "fake-judge"
         assert trusted.verify_judgement(event) is None
     # reports: one per PASS or FALLBACK, none for the semantic REJECTs
     published = {codec.loads(r)["draft_id"] for r in reports}
@@ -133,7 +141,7 @@ async def test_enforce_one_verdict_per_draft_signed_judgements_and_a_replay_with
     # the failing judge was asked again, never taken at its word
     assert judge.fail == judge.rate_limited == judge.garbage == judge.not_completion == 0
     calls = judge.calls
-    assert judge.answered == len(handed)
+    assert judge.answered == len(handed) - judge.declines
 
     # The audit sink keeps the judgements (schema version 5): a receipt of a judged draft carries its own,
     # and the judgement holds offline (the golden entries are unsigned: only the judgement is checked here).

@@ -29,6 +29,7 @@ from streams.stations.semantic import (
     AnswerInvalid,
     RecordInvalid,
     case_digest,
+    declined,
     held_record,
     language_of,
     messages,
@@ -294,6 +295,40 @@ def test_over_the_cap_the_judge_is_not_asked_and_the_draft_is_refused() -> None:
     verdict = codec.loads(outcome.outputs[1].value)
     assert event["status"] == "NOT_ASKED" and event["answer"] is None and event["claims"] == []
     assert [v["code"] for v in verdict["violations"]] == ["SEMANTIC_INPUT_TOO_LARGE"]
+    assert "more than the semantic judge is sent (10)" in verdict["violations"][0]["message"]
+
+
+@pytest.mark.parametrize(("attempt", "kind"), [(1, "REJECT"), (2, "FALLBACK")])
+def test_a_case_the_judge_declines_is_not_asked_and_spends_the_attempt(attempt: int, kind: str) -> None:
+    """A judge that answers 400/413/422 (over its model's context, a body too large, an input it rejects)
+    cannot judge the case: the draft gets its final verdict as over the cap — never left without one,
+    never published unjudged — and the judgement holds for it as a receipt's verifier checks it."""
+    from streams.trust.judgement import judgement_failures
+
+    raw = codec.dumps({**codec.loads(draft("d-pass")), "attempt": attempt})
+    signer = Signer.from_private_key(Ed25519PrivateKey.generate())
+    rules = StationRules.with_keys(_settings(), signer, None)
+    step, record = semantic_step(rules, raw)
+    assert step.plan.asked  # within the cap: the judge was asked, and declined
+    outcome = finish_judge(step, declined(step.plan), True, record)
+    assert outcome.rejection is None
+    event = codec.loads(outcome.outputs[0].value)
+    verdict = codec.loads(next(o.value for o in outcome.outputs if o.topic == Topic.VERDICTS))
+    assert event["status"] == "NOT_ASKED" and event["answer"] is None and event["claims"] == []
+    assert verdict["verdict"] == kind
+    (violation,) = verdict["violations"]
+    assert (violation["code"], violation["path"]) == ("SEMANTIC_INPUT_TOO_LARGE", "")
+    assert (
+        "cannot judge" in violation["message"]
+        and "more than the semantic judge is sent" not in violation["message"]
+    )
+    assert (Topic.REPORTS in topics(outcome)) == (kind == "FALLBACK")
+    trusted = TrustedKeys.from_hex(guard=[signer.public_hex])
+    assert trusted.verify_verdict(verdict) is None
+    assert judgement_failures(event, verdict, golden_entries(), trusted, every_item=False) == []
+    # the same record, the same bytes: a replay reads it instead of asking
+    again = finish_judge(step, declined(step.plan), False, record)
+    assert [o.value for o in again.outputs] == [o.value for o in outcome.outputs]
 
 
 # --- a recorded judgement read again (never taken at its word) --------------------------------------
@@ -303,6 +338,7 @@ def test_a_genuine_record_reads_back_as_it_was_written() -> None:
     step, _ = semantic_step(_rules())
     kept = judged(step, {"conclusion.content": "unsupported"})
     assert held_record(step.plan, codec.dumps(kept)) == kept
+    assert held_record(step.plan, codec.dumps(declined(step.plan))) == declined(step.plan)
 
 
 def _forged_all_supported(step: PendingJudge) -> bytes:

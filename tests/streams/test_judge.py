@@ -12,7 +12,7 @@ import pytest
 from aiohttp import web
 
 from models.limits import SemanticSettings
-from streams.errors import ConfigurationError, JudgeRefused, JudgeUnavailable
+from streams.errors import ConfigurationError, JudgeDeclined, JudgeRefused, JudgeUnavailable
 from streams.judge.openai import OpenAIChatJudge, completions_url, retry_after
 from streams.judge.pacing import Pacing
 from tests.judge import FakeJudge, serve
@@ -82,24 +82,81 @@ async def test_a_slow_judge_times_out_as_unavailable(fake: tuple[FakeJudge, Open
         await client.ask(MESSAGES, model="m")
 
 
-async def test_a_refusal_is_for_good() -> None:
-    async def refuse(request: web.Request) -> web.Response:
-        return web.json_response({"error": "bad token"}, status=401)
+async def answering(
+    status: int, body: Any, headers: dict[str, str] | None = None
+) -> tuple[web.AppRunner, int]:
+    """A judge that answers every call ``status`` with ``body`` (JSON, or text when a string)."""
+
+    async def answer(request: web.Request) -> web.Response:
+        if isinstance(body, str):
+            return web.Response(text=body, status=status, headers=headers)
+        return web.json_response(body, status=status, headers=headers)
 
     app = web.Application()
-    app.router.add_post("/v1/chat/completions", refuse)
+    app.router.add_post("/v1/chat/completions", answer)
     runner = web.AppRunner(app)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    return runner, site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("status", "headers"),
+    [(401, None), (403, None), (404, None), (405, None), (302, {"Location": "http://elsewhere/"})],
+)
+async def test_a_refusal_is_for_good(status: int, headers: dict[str, str] | None) -> None:
+    """A setting is wrong (the token, the model, the URL): the worker exits for the operator to fix it."""
+    runner, port = await answering(status, {"error": "bad token"}, headers)
     client = OpenAIChatJudge(SemanticSettings(judge_url=f"http://127.0.0.1:{port}/v1", judge_model="m"))
     try:
-        with pytest.raises(JudgeRefused, match="401"):
+        with pytest.raises(JudgeRefused, match=str(status)):
             await client.ask(MESSAGES, model="m")
     finally:
         await client.close()
         await runner.cleanup()
+
+
+VLLM_TOO_LONG = {
+    "object": "error",
+    "message": "This model's maximum context length is 8192 tokens. However, you requested 9120 tokens.",
+    "type": "BadRequestError",
+    "code": 400,
+}
+OPENAI_TOO_LONG = {
+    "error": {
+        "message": "This model's maximum context length is 8192 tokens.",
+        "code": "context_length_exceeded",
+    }
+}
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "said"),
+    [
+        (400, VLLM_TOO_LONG, "maximum context length is 8192 tokens. However"),
+        (400, OPENAI_TOO_LONG, "maximum context length is 8192 tokens."),
+        (413, "<html><body>413 Request Entity Too Large</body></html>", "413 Request Entity Too Large"),
+        (422, {"detail": "input rejected"}, "input rejected"),
+        (400, {"error": "x" * 1000}, "x" * 150),
+    ],
+    ids=["vllm-context", "openai-context", "proxy-413", "422", "long"],
+)
+async def test_a_case_the_judge_cannot_judge_is_declined_not_a_setting(
+    status: int, body: Any, said: str
+) -> None:
+    """400 (over the model's context, a moderation filter), 413 (a proxy's body limit), 422 (an input it
+    rejects) are about the case, not the settings: declined, and what the judge said is quoted, bounded."""
+    runner, port = await answering(status, body)
+    client = OpenAIChatJudge(SemanticSettings(judge_url=f"http://127.0.0.1:{port}/v1", judge_model="m"))
+    try:
+        with pytest.raises(JudgeDeclined) as raised:
+            await client.ask(MESSAGES, model="m")
+    finally:
+        await client.close()
+        await runner.cleanup()
+    assert raised.value.status == status and not isinstance(raised.value, (JudgeRefused, JudgeUnavailable))
+    assert said in str(raised.value) and len(str(raised.value)) < 400
 
 
 async def test_a_key_in_the_judges_path_is_never_in_its_errors() -> None:
@@ -107,15 +164,20 @@ async def test_a_key_in_the_judges_path_is_never_in_its_errors() -> None:
     async def refuse(request: web.Request) -> web.Response:
         return web.json_response({"error": f"no such model at {request.path}"}, status=400)
 
+    async def gone(request: web.Request) -> web.Response:
+        return web.json_response({"error": f"no such model at {request.path}"}, status=404)
+
     app = web.Application()
     app.router.add_post("/bad/{key}/v1/chat/completions", refuse)
+    app.router.add_post("/gone/{key}/v1/chat/completions", gone)
     runner = web.AppRunner(app)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
     port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     for base, failure in (
-        (f"http://127.0.0.1:{port}/bad/sk-APIKEY123/v1", JudgeRefused),
+        (f"http://127.0.0.1:{port}/bad/sk-APIKEY123/v1", JudgeDeclined),  # 400: and it quotes the path
+        (f"http://127.0.0.1:{port}/gone/sk-APIKEY123/v1", JudgeRefused),
         ("http://127.0.0.1:9/bad/sk-APIKEY123/v1", JudgeUnavailable),  # nothing listens on port 9
     ):
         client = OpenAIChatJudge(SemanticSettings(judge_url=base, judge_model="m", timeout_seconds=2))
@@ -125,7 +187,7 @@ async def test_a_key_in_the_judges_path_is_never_in_its_errors() -> None:
         finally:
             await client.close()
         said = str(raised.value)
-        assert "APIKEY123" not in said and "/bad/****/v1/chat/completions" in said, said
+        assert "APIKEY123" not in said and "/****/v1/chat/completions" in said, said
         assert "APIKEY123" not in repr(client)
     await runner.cleanup()
 

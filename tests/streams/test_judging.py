@@ -13,7 +13,7 @@ import pytest
 from models.limits import SemanticSettings
 from models.vocab import Station, Topic
 from streams import codec
-from streams.errors import JudgeUnavailable
+from streams.errors import JudgeDeclined, JudgeUnavailable
 from streams.ledger.memory import MemoryLedgerStore
 from streams.messages import Record
 from streams.pipeline import PendingJudge, StationRules, run_station
@@ -27,10 +27,12 @@ from tests.streams.conftest import FakeSink
 class ScriptedJudge:
     """Answers each call when the test says so (``release``), or at once; ``fail`` calls fail first."""
 
-    def __init__(self, *, hold: bool = False, fail: int = 0, garbage: int = 0) -> None:
+    def __init__(self, *, hold: bool = False, fail: int = 0, garbage: int = 0, decline: str = "") -> None:
         self.hold = hold
         self.fail = fail
         self.garbage = garbage
+        self.decline = decline
+        """A conclusion holding this is declined (400: over the model's context), every time."""
         self.calls: list[str] = []
         self.open = 0
         self.most_open = 0
@@ -52,6 +54,8 @@ class ScriptedJudge:
             if self.garbage:
                 self.garbage -= 1
                 return "I think it is fine."
+            if self.decline and self.decline in conclusion:
+                raise JudgeDeclined("the judge cannot judge this case (400: context length)", status=400)
             if self.hold:
                 await self.gates.setdefault(conclusion, asyncio.Event()).wait()
             label = "unsupported" if "root cause" in conclusion else "supported"
@@ -196,6 +200,45 @@ async def test_a_judge_that_never_answers_stops_the_worker_rather_than_passing()
 
 def test_the_station_name_is_semantic() -> None:
     assert runner(ScriptedJudge(), MemoryLedgerStore(), FakeSink()).station == Station.SEMANTIC
+
+
+# --- a case the judge declines (400, 413, 422): not asked, recorded, the worker goes on -----------------
+
+
+async def test_a_declined_case_gets_its_final_verdict_is_recorded_and_replays_without_a_call() -> None:
+    judge = ScriptedJudge(decline="TOO LONG")
+    store, sink = MemoryLedgerStore(), FakeSink()
+    semantic = runner(judge, store, sink)
+    batch = handed("TOO LONG for the model", "upstream 超时配置过短")
+    outcomes = await semantic.run(batch)
+    assert [o.rejection for o in outcomes] == [None, None]  # never a dead letter, the worker goes on
+    verdicts = sink.values("t.verdicts")
+    assert [v["verdict"] for v in verdicts] == ["REJECT", "PASS"]
+    assert [x["code"] for x in verdicts[0]["violations"]] == ["SEMANTIC_INPUT_TOO_LARGE"]
+    assert [j["status"] for j in sink.values("t.judgements")] == ["NOT_ASKED", "JUDGED"]
+    assert 'evidence_chain_judge_calls_total{outcome="declined"} 1.0' in semantic.metrics.render().decode()
+    (kept,) = await store.recorded_judgements([(o.run_id, o.audit["digest"]) for o in outcomes[:1]])
+    assert kept is not None and codec.loads(kept)["answer"] is None  # recorded like an answer
+    # a replay: the record decides, byte for byte, and the judge is not asked again
+    again_judge, again = ScriptedJudge(fail=10**6), FakeSink()
+    await runner(again_judge, store, again).run(batch)
+    assert again_judge.calls == []
+    assert [m for m in again.messages if m.topic != "t.audit"] == [
+        m for m in sink.messages if m.topic != "t.audit"
+    ]
+
+
+async def test_a_refusal_for_good_still_stops_the_worker() -> None:
+    from streams.errors import JudgeRefused
+
+    class Refusing(ScriptedJudge):
+        async def ask(self, messages: Sequence[dict[str, str]], *, model: str) -> str:
+            raise JudgeRefused("the judge refused the call (401)")
+
+    sink = FakeSink()
+    with pytest.raises(JudgeRefused):
+        await runner(Refusing(), MemoryLedgerStore(), sink).run(handed("upstream 超时配置过短"))
+    assert sink.messages == []
 
 
 # --- a stored value is read again, never taken at its word ---------------------------------------------

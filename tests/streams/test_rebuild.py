@@ -10,6 +10,7 @@ and case.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -22,7 +23,7 @@ from streams.ledger.memory import MemoryLedgerStore
 from streams.ledger.rebuild import REFUSED_SHOWN, EntryRestore, JudgementRestore
 from streams.messages import Record
 from streams.pipeline import PendingJudge, PendingRead, StationRules, finish_judge, run_station
-from streams.stations.semantic import case_digest
+from streams.stations.semantic import case_digest, declined
 from streams.trust import Signer
 from streams.trust.keys import TrustedKeys
 from tests.stations.test_semantic import _settings, guard_record, handed, judged
@@ -36,16 +37,21 @@ def _record(value: bytes, offset: int = 0, topic: str = "t.judgements") -> Recor
     return Record(topic, 0, offset, NOW_MS, b"run-g", value)
 
 
-def judgement(signer: Signer | None, labels: dict[str, str] | None = None) -> tuple[dict[str, Any], bytes]:
+def judgement(
+    signer: Signer | None,
+    labels: dict[str, str] | None = None,
+    keep: Callable[[PendingJudge], JudgementRecord] | None = None,
+) -> tuple[dict[str, Any], bytes]:
     """A ``judgements`` event of golden draft d-pass as the semantic station writes it (signed by
-    ``signer`` as the guard, or not), and the record the station keeps for it."""
+    ``signer`` as the guard, or not), and the record the station keeps for it: the judge's answer with
+    ``labels``, or what ``keep`` says (a case the judge declined)."""
     rules = StationRules.with_keys(_settings(), signer, None)
     guard_step = run_station(Station.GUARD, guard_record(draft("d-pass")), rules)
     assert isinstance(guard_step, PendingRead)
     outcome = guard_step.finish(lookups_from(memory_ledger(golden_entries()), guard_step.keys))
     step = run_station(Station.SEMANTIC, handed(outcome), rules)
     assert isinstance(step, PendingJudge)
-    kept: JudgementRecord = judged(step, labels)
+    kept: JudgementRecord = judged(step, labels) if keep is None else keep(step)
     done = finish_judge(step, kept, True, handed(outcome))
     (value,) = [o.value for o in done.outputs if o.topic == Topic.JUDGEMENTS]
     return codec.loads(value), codec.dumps(kept)
@@ -58,10 +64,10 @@ def guard() -> tuple[Signer, TrustedKeys]:
 
 
 def rebuild(
-    store: MemoryLedgerStore, trusted: TrustedKeys | None, *values: bytes
+    store: MemoryLedgerStore, trusted: TrustedKeys | None, *values: bytes, max_chars: int | None = None
 ) -> tuple[Counter[str], list[str]]:
     """One batch of ``judgements`` values through the rebuild: its counts, and the refusals it names."""
-    restore = JudgementRestore(store, trusted)
+    restore = JudgementRestore(store, trusted, max_chars)
     counts = run_now(restore([_record(value, offset) for offset, value in enumerate(values)]))
     return counts, restore.refused
 
@@ -165,3 +171,22 @@ def test_entries_are_restored_with_the_lifetime_they_have_left() -> None:
     assert run_now(restore(batch)) == Counter(written=1, expired=1, malformed=1)
     assert store.entries[(live["run_id"], live["tool_call_id"])]["expires_at"] == NOW_MS + 60_000
     assert run_now(restore(batch[:1])) == Counter(duplicate=1)
+
+
+def test_a_case_the_judge_declined_is_restored_so_a_replay_does_not_ask_again(
+    guard: tuple[Signer, TrustedKeys],
+) -> None:
+    """A NOT_ASKED event within the characters cap is a case the judge declined (400, 413, 422): its
+    record (no answer) is restored, as the station kept it; over the cap there is none to restore (the
+    station never looks such a case up), and one that does not hold is refused like a judged one."""
+    signer, trusted = guard
+    event, kept = judgement(signer, keep=lambda step: declined(step.plan))
+    chars = sum(len(c["text"]) for c in event["case"]["claims"])
+    store = MemoryLedgerStore()
+    assert rebuild(store, trusted, codec.dumps(event), max_chars=chars - 1) == (Counter(skipped=1), [])
+    assert rebuild(store, trusted, codec.dumps(event)) == (Counter(skipped=1), [])  # no cap given
+    assert recorded(store, event) is None
+    counts, refused = rebuild(store, trusted, codec.dumps(_unsigned(event)), max_chars=48_000)
+    assert counts == Counter(refused=1) and recorded(store, event) is None
+    assert rebuild(store, trusted, codec.dumps(event), max_chars=48_000) == (Counter(recorded=1), [])
+    assert recorded(store, event) == kept  # the very bytes the station records when the judge declines

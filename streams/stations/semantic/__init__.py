@@ -8,7 +8,8 @@ A pure station, in three steps the edge wires together:
    characters-per-draft cap);
 2. the edge finds the judgement recorded for ``(run_id, digest)`` (:func:`held_record`: read again
    from its raw answer, never taken at its word) or asks the judge (:func:`.prompt.messages`,
-   :func:`.answer.read_answer`) and records it, write-once;
+   :func:`.answer.read_answer`; :func:`declined` when the judge cannot judge the case) and records it,
+   write-once;
 3. :func:`judgement_event` and :func:`final_verdict` turn the recorded answer into the ``judgements``
    event and, in ``enforce`` mode, the draft's one verdict: the guard's PASS unchanged when every claim
    is supported (the same bytes as without the review), else a REJECT (or FALLBACK at the last attempt)
@@ -58,6 +59,7 @@ __all__ = [
     "build_case",
     "case_chars",
     "case_digest",
+    "declined",
     "final_verdict",
     "held_record",
     "judgement_event",
@@ -132,6 +134,14 @@ def recording(planned: SemanticPlan, answer: str, claims: list[ClaimJudgement]) 
     return {"digest": planned.digest, "model": planned.model, "answer": answer, "claims": claims}
 
 
+def declined(planned: SemanticPlan) -> JudgementRecord:
+    """What is kept for ``(run_id, digest)`` when the judge answered that it cannot judge the case (400,
+    413, 422: over its model's context, too large a body, an input it rejects): no answer, no labels —
+    the draft's judgement is ``NOT_ASKED``, as over the characters cap, and a replay reads it from the
+    record instead of asking again (the judge's refusal is not a function of the case, so it is kept)."""
+    return {"digest": planned.digest, "model": planned.model, "answer": None, "claims": []}
+
+
 class RecordInvalid(ValueError):
     """A value stored for a plan's ``(run_id, digest)`` is not a judgement of its case; the message says
     why (the station asks the judge again, as if nothing were recorded)."""
@@ -144,7 +154,8 @@ def held_record(planned: SemanticPlan, value: bytes) -> JudgementRecord:
     ``digest`` and ``model`` must be the plan's, and its labels are read again from its raw ``answer``
     against the plan's own case (:func:`read_answer`), never copied from its ``claims`` — a record whose
     labels say more than its answer, or that labels nothing, judges nothing. A genuine record gives the
-    same record (and so the same bytes downstream) as when it was written.
+    same record (and so the same bytes downstream) as when it was written. ``answer`` null is a case the
+    judge declined (:func:`declined`).
 
     Raises:
         RecordInvalid: not JSON, not an object, another digest or model, no answer, or an answer that
@@ -163,6 +174,8 @@ def held_record(planned: SemanticPlan, value: bytes) -> JudgementRecord:
     if "answer" not in doc:
         raise RecordInvalid("it holds no answer")
     answer = doc["answer"]
+    if answer is None:
+        return declined(planned)
     if not isinstance(answer, str):
         raise RecordInvalid("its answer is not a string")
     try:
@@ -182,6 +195,8 @@ def judgement_event(
     and its labels (none when the draft was over the cap and not asked), signed when the guard signs."""
     handed = planned.event
     verdict = handed["verdict"]
+    if recorded is not None and recorded["answer"] is None:
+        recorded = None  # the judge declined the case: not asked, as over the cap
     status = JudgementStatus.NOT_ASKED if recorded is None else JudgementStatus.JUDGED
     event: JudgementEvent = {
         "event_id": event_id,
@@ -208,15 +223,25 @@ def judgement_event(
 
 def semantic_violations(planned: SemanticPlan, event: JudgementEvent) -> list[Violation]:
     """The violations a judgement gives: one per claim labelled unsupported or contradicted, in the
-    case's order; one ``SEMANTIC_INPUT_TOO_LARGE`` when the draft was not asked."""
+    case's order; one ``SEMANTIC_INPUT_TOO_LARGE`` when the draft was not asked — over the cap, or (within
+    it) declined by the judge, which its message says; both derived from the plan, so a replay repeats
+    the bytes."""
     if event["status"] == JudgementStatus.NOT_ASKED:
+        if planned.asked:
+            said = (
+                f"the semantic judge cannot judge the claims and the evidence they cite ({planned.chars} "
+                "characters: more than its model takes, or an input it rejects)"
+            )
+        else:
+            said = (
+                f"the claims and the evidence they cite hold {planned.chars} characters, more than the "
+                f"semantic judge is sent ({planned.max_chars})"
+            )
         return [
             {
                 "code": ViolationCode.SEMANTIC_INPUT_TOO_LARGE,
                 "path": "",
-                "message": f"the claims and the evidence they cite hold {planned.chars} characters, more "
-                f"than the semantic judge is sent ({planned.max_chars}); cite fewer documents "
-                "(document_ids) or shorter texts",
+                "message": f"{said}; cite fewer documents (document_ids) or shorter texts",
             }
         ]
     out: list[Violation] = []
