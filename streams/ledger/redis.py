@@ -452,12 +452,15 @@ class RedisLedgerStore:
 
     async def _set_once(self, items: Sequence[tuple[str, str | bytes]], what: str, durable: str) -> list[Any]:
         """``SET <key> <value> NX GET PX <ledger TTL>`` of each item, in one pipeline ended by the
-        durability wait; what each key held before (None: this write took it), in order.
+        durability wait; what each key held before (None: this write took it), in order. No items: no
+        round trip.
 
         Raises:
             RedisUnavailable: the writes are not known to be durable (``durable`` names them).
             RedisRefused: the user may not write those keys (``what`` says what was written, and by whom).
         """
+        if not items:
+            return []
         await self._prepare_durability()
         with redis_errors(what, ns=self.ns):
             async with self.client.pipeline(transaction=False) as pipe:
@@ -479,18 +482,13 @@ class RedisLedgerStore:
                 taken answers its own owner: the same outcome).
             RedisRefused: the user may not write ``<ns>:report:*`` (the guard's user, ``ec-guard``).
         """
-        if not claims:
-            return []
-        what = (
-            f"claiming the reports of {len(claims)} drafts in {self.ns}:report:* (the guard logs in as "
-            "ec-guard, the one user that may write them; ec-reader may not)"
-        )
         replies = await self._set_once(
             [
                 (report_claim_key(self.ns, claim.run_id, claim.draft_id, claim.attempt), claim.owner)
                 for claim in claims
             ],
-            what,
+            f"claiming the reports of {len(claims)} drafts in {self.ns}:report:* (the guard logs in as "
+            "ec-guard, the one user that may write them; ec-reader may not)",
             "the report claims",
         )
         return [
@@ -524,15 +522,10 @@ class RedisLedgerStore:
             RedisUnavailable: not known to be durable; retry them all (the writes are write-once).
             RedisRefused: the user may not write ``<ns>:judgement:*`` (the guard's user, ``ec-guard``).
         """
-        if not records:
-            return []
-        what = (
-            f"recording {len(records)} judgements in {self.ns}:judgement:* (the semantic review logs in as "
-            "ec-guard, the one user that may write them)"
-        )
         replies = await self._set_once(
             [(judgement_key(self.ns, run_id, digest), value) for run_id, digest, value in records],
-            what,
+            f"recording {len(records)} judgements in {self.ns}:judgement:* (the semantic review logs in as "
+            "ec-guard, the one user that may write them)",
             "the recorded judgements",
         )
         return [
