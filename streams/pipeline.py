@@ -255,7 +255,9 @@ def refused_figures(station: Station) -> AuditFigures:
     return SemanticUnjudged(draft_id=None, attempt=None, verdict=None, status=None)
 
 
-def _refused_unread(station: Station, origin: Origin, refused: Rejection, exception: str) -> Outcome[None]:
+def _refused_unread(
+    station: Station, origin: Origin | None, refused: Rejection, exception: str
+) -> Outcome[None]:
     """The outcome of a record ``station`` refused before it could read its ids: one dead letter, no
     run or tool call, every figure refused (:func:`refused_figures`)."""
     return Outcome(
