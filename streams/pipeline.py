@@ -255,22 +255,29 @@ def refused_figures(station: Station) -> AuditFigures:
     return SemanticUnjudged(draft_id=None, attempt=None, verdict=None, status=None)
 
 
-def failed(
-    station: Station, record: Record, exc: BaseException, origin: Origin | None = None
+def _refused_unread(
+    station: Station, origin: Origin | None, refused: Rejection, exception: str
 ) -> Outcome[None]:
-    """The outcome of a record whose station raised unexpectedly: one INTERNAL_ERROR dead letter."""
-    origin = origin or record.coordinates
+    """The outcome of a record ``station`` refused before it could read its ids: one dead letter, no
+    run or tool call, every figure refused (:func:`refused_figures`)."""
     return Outcome(
         station=station,
         origin=origin,
         event_id=event_id(station, origin),
         run_id=None,
         tool_call_id=None,
-        rejection=internal_error(exc),
-        exception=type(exc).__name__,
+        rejection=refused,
+        exception=exception,
         audit=refused_figures(station),
         detail=None,
     )
+
+
+def failed(
+    station: Station, record: Record, exc: BaseException, origin: Origin | None = None
+) -> Outcome[None]:
+    """The outcome of a record whose station raised unexpectedly: one INTERNAL_ERROR dead letter."""
+    return _refused_unread(station, origin or record.coordinates, internal_error(exc), type(exc).__name__)
 
 
 def run_station(station: Station, record: Record, rules: StationRules) -> Step:
@@ -582,21 +589,10 @@ def project_station(record: Record, rules: StationRules) -> Outcome[Projected]:
 
 def ledger_station(record: Record, rules: StationRules) -> Outcome[None] | PendingWrite:
     """``projected`` → the entry to write once; finishing it gives the ``ledger`` event (as stored)."""
-    empty = refused_figures(Station.LEDGER)
     try:
         value = parse_object(record.value)
     except MalformedJson as exc:
-        return Outcome(
-            station=Station.LEDGER,
-            origin=record.coordinates,
-            event_id=event_id(Station.LEDGER, record.coordinates),
-            run_id=None,
-            tool_call_id=None,
-            rejection=exc.as_rejection(),
-            exception="MalformedJson",
-            audit=empty,
-            detail=None,
-        )
+        return _refused_unread(Station.LEDGER, record.coordinates, exc.as_rejection(), "MalformedJson")
     origin = read_origin(value.get("origin")) or record.coordinates
     eid = event_id(Station.LEDGER, origin)
     try:
@@ -611,7 +607,7 @@ def ledger_station(record: Record, rules: StationRules) -> Outcome[None] | Pendi
             tool_call_id=refused["tool_call_id"],
             rejection=refused,
             exception=type(exc).__name__,
-            audit=empty,
+            audit=refused_figures(Station.LEDGER),
             detail=None,
         )
 
@@ -733,17 +729,7 @@ def semantic_station(record: Record, rules: StationRules) -> Outcome[None] | Pen
     try:
         planned = semantic_plan(record.value, rules.semantic, rules.handover_keys)
     except RejectedInput as exc:
-        return Outcome(
-            station=Station.SEMANTIC,
-            origin=record.coordinates,
-            event_id=event_id(Station.SEMANTIC, record.coordinates),
-            run_id=None,
-            tool_call_id=None,
-            rejection=exc.as_rejection(),
-            exception=type(exc).__name__,
-            audit=refused_figures(Station.SEMANTIC),
-            detail=None,
-        )
+        return _refused_unread(Station.SEMANTIC, record.coordinates, exc.as_rejection(), type(exc).__name__)
     handed = planned.event
     origin = read_origin(handed["origin"]) or record.coordinates
     eid = event_id(Station.SEMANTIC, origin)

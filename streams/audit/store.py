@@ -549,42 +549,33 @@ class AuditStore(ABC):
     def stored_verdicts(self, run_id: str, draft_id: str | None = None) -> list[Verdict]:
         """The run's verdicts as the topic carried them (of one draft when ``draft_id`` is given), oldest
         first: by attempt, then by the draft record's position."""
-        if not self._has_evidence():
-            return []
-        rows = self._select(
-            "SELECT document FROM verdict_record "
-            "WHERE run_id = ? AND (CAST(? AS TEXT) IS NULL OR draft_id = ?) "
-            "ORDER BY attempt, origin_partition, origin_offset, event_id",
-            (run_id, draft_id, draft_id),
-        )
-        return [cast(Verdict, codec.loads(row["document"])) for row in rows]
+        return cast(list[Verdict], self._documents("verdict_record", EVIDENCE_VERSION, run_id, draft_id))
 
     def stored_reports(self, run_id: str, draft_id: str | None = None) -> list[ReportEvent]:
         """The run's published reports as the ``reports`` topic carried them (of one draft when
         ``draft_id`` is given), in the order of their verdicts: by attempt, then the draft's position."""
-        if not self._has_reports():
-            return []
-        rows = self._select(
-            "SELECT document FROM report_record "
-            "WHERE run_id = ? AND (CAST(? AS TEXT) IS NULL OR draft_id = ?) "
-            "ORDER BY attempt, origin_partition, origin_offset, event_id",
-            (run_id, draft_id, draft_id),
-        )
-        return [cast(ReportEvent, codec.loads(row["document"])) for row in rows]
+        return cast(list[ReportEvent], self._documents("report_record", REPORTS_VERSION, run_id, draft_id))
 
     def stored_judgements(self, run_id: str, draft_id: str | None = None) -> list[JudgementEvent]:
         """The run's semantic judgements as the ``judgements`` topic carried them (of one draft when
         ``draft_id`` is given), in the order of their drafts: by attempt, then the draft's position; none
         before schema version 5."""
-        if max(self.versions, default=0) < JUDGEMENTS_VERSION:
+        return cast(
+            list[JudgementEvent], self._documents("judgement_record", JUDGEMENTS_VERSION, run_id, draft_id)
+        )
+
+    def _documents(self, table: str, since: int, run_id: str, draft_id: str | None) -> list[Any]:
+        """The ``document`` of each row of ``table`` of the run (of one draft when ``draft_id`` is given),
+        by attempt, then the draft record's position; none before schema version ``since``."""
+        if max(self.versions, default=0) < since:
             return []
         rows = self._select(
-            "SELECT document FROM judgement_record "
+            f"SELECT document FROM {table} "  # noqa: S608 - one of this module's table names, never input
             "WHERE run_id = ? AND (CAST(? AS TEXT) IS NULL OR draft_id = ?) "
             "ORDER BY attempt, origin_partition, origin_offset, event_id",
             (run_id, draft_id, draft_id),
         )
-        return [cast(JudgementEvent, codec.loads(row["document"])) for row in rows]
+        return [codec.loads(row["document"]) for row in rows]
 
     def station_records(self, run_id: str) -> list[StationRecord]:
         """Every postprocess, project and ledger audit record of the run (not only the latest per tool

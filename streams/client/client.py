@@ -14,8 +14,9 @@ always the first one. A lookup first asks Redis and returns at once when the ent
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, NotRequired, cast
@@ -503,21 +504,19 @@ class EvidenceChainClient:
         run_id, tool_call_id = self._ids_of(raw)
         key = run_id.encode("ascii")
         timeout_s = (timeout_ms or self.timeout_ms) / 1000
-        waiter: Waiter | None = None
-        reader: PartitionReader | None = None
         passed = PassedOver(f"ledger event for {run_id}/{tool_call_id}", self.reply_grace_seconds)
         try:
             async with asyncio.timeout(timeout_s):
                 partition = await self._partition_of(Topic.RAW_HITS, key)
-                reader = await self._readers.reader(self.settings.topic(Topic.LEDGER), partition)
-                waiter = reader.add(key, passed.over(_entry_of(run_id, tool_call_id, self.trusted)))
-                # Registered first, then asked: an entry written before the waiter is in Redis.
-                held = await self.entry(run_id, tool_call_id)
-                if held is not None:
-                    outcome = await asyncio.to_thread(lookup_outcome, raw, self._rules, held.entry, None)
-                    return LedgerReply(held.entry, from_ledger=True, outcome=outcome)
-                offset = await self._send(Topic.RAW_HITS, raw, key, partition)
-                reply = await passed.reply(waiter.future)
+                match = passed.over(_entry_of(run_id, tool_call_id, self.trusted))
+                async with self._waiting(Topic.LEDGER, partition, key, match) as waiter:
+                    # Registered first, then asked: an entry written before the waiter is in Redis.
+                    held = await self.entry(run_id, tool_call_id)
+                    if held is not None:
+                        outcome = await asyncio.to_thread(lookup_outcome, raw, self._rules, held.entry, None)
+                        return LedgerReply(held.entry, from_ledger=True, outcome=outcome)
+                    offset = await self._send(Topic.RAW_HITS, raw, key, partition)
+                    reply = await passed.reply(waiter.future)
         except TimeoutError as exc:
             if passed.detail is not None:
                 raise LedgerIntegrityError(
@@ -528,9 +527,6 @@ class EvidenceChainClient:
                 f"no ledger entry for {run_id}/{tool_call_id} within {timeout_s * 1000:.0f} ms; "
                 "the workers may be behind or stopped — retrying the same record is safe"
             ) from exc
-        finally:
-            if reader is not None and waiter is not None:
-                reader.discard(waiter)
         # The topic's record key is the run; the entry must be this key's too (SPEC 3.7): the waiter
         # took only an entry that holds (another run's entry produced under this run's key, or a forged
         # one, is passed over while the genuine one may still come).
@@ -597,16 +593,14 @@ class EvidenceChainClient:
         digest = sha256_hex(raw)
         key = draft_key(raw, self._guard)
         timeout_s = (timeout_ms or self.timeout_ms) / 1000
-        waiter: Waiter | None = None
-        reader: PartitionReader | None = None
         passed = PassedOver(f"verdict for draft {digest[:12]}…", self.reply_grace_seconds)
         try:
             async with asyncio.timeout(timeout_s):
                 partition = await self._partition_of(Topic.DIAGNOSIS_DRAFTS, key)
-                reader = await self._readers.reader(self.settings.topic(Topic.VERDICTS), partition)
-                waiter = reader.add(key, passed.over(_verdict_of(digest, self.trusted)))
-                await self._send(Topic.DIAGNOSIS_DRAFTS, raw, key, partition)
-                reply = await passed.reply(waiter.future)
+                match = passed.over(_verdict_of(digest, self.trusted))
+                async with self._waiting(Topic.VERDICTS, partition, key, match) as waiter:
+                    await self._send(Topic.DIAGNOSIS_DRAFTS, raw, key, partition)
+                    reply = await passed.reply(waiter.future)
         except TimeoutError as exc:
             if passed.detail is not None:
                 raise VerdictIntegrityError(
@@ -618,9 +612,6 @@ class EvidenceChainClient:
                 f"no verdict for draft {digest[:12]}… within {timeout_s * 1000:.0f} ms; the guard may be "
                 "behind or stopped — sending the same draft again is safe"
             ) from exc
-        finally:
-            if reader is not None and waiter is not None:
-                reader.discard(waiter)
         return VerdictReply(reply.raw, reply.value)  # the waiter took only a verdict that holds
 
     async def reports(
@@ -704,6 +695,24 @@ class EvidenceChainClient:
                 raise
             return refused["run_id"], refused["tool_call_id"]
         return record["run_id"], record["tool_call_id"]
+
+    @contextlib.asynccontextmanager
+    async def _waiting(
+        self, topic: Topic, partition: int, key: bytes, match: Callable[[object], bool]
+    ) -> AsyncIterator[Waiter]:
+        """A waiter for the reply with ``key`` that ``match`` takes on one partition of ``topic``,
+        registered before the request is sent and forgotten on the way out, answered or not (nothing
+        stays behind).
+
+        Raises:
+            KafkaUnavailable, KafkaRefused: the partition's reader could not start.
+        """
+        reader = await self._readers.reader(self.settings.topic(topic), partition)
+        waiter = reader.add(key, match)
+        try:
+            yield waiter
+        finally:
+            reader.discard(waiter)
 
     async def _partition_of(self, topic: Topic, key: bytes, *, refresh: bool = False) -> int:
         """The partition the producer's own partitioner (murmur2 of the key) picks."""

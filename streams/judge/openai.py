@@ -34,12 +34,11 @@ import aiohttp
 from models.limits import SemanticSettings
 from streams import codec
 from streams.errors import ConfigurationError, JudgeDeclined, JudgeRefused, JudgeUnavailable
-from streams.redaction import redact_in, redact_url
+from streams.outbound import READ_CHUNK_BYTES, JsonApi
+from streams.redaction import redact_in
 
 MAX_BODY_BYTES = 4 * 1024 * 1024
 """A chat completion larger than this is not read (no judgement of a capped draft needs one)."""
-
-READ_CHUNK_BYTES = 64 * 1024
 
 DECLINED = frozenset({400, 413, 422})
 """What a judge answers about one case it cannot judge (over the model's context, a body too large, an
@@ -110,7 +109,7 @@ def completion_text(body: bytes) -> str:
     return content
 
 
-class OpenAIChatJudge:
+class OpenAIChatJudge(JsonApi):
     """The judge at ``EC_SEMANTIC__JUDGE_URL``; one connection pool per instance, opened on first use.
 
     Raises (at construction):
@@ -128,15 +127,10 @@ class OpenAIChatJudge:
             raise ConfigurationError("EC_SEMANTIC__JUDGE_URL must be an http:// or https:// URL")
         if not settings.judge_model:
             raise ConfigurationError("EC_SEMANTIC__JUDGE_MODEL is not set: name the model the judge runs")
-        self.url = completions_url(settings.judge_url)
-        self.shown = redact_url(self.url)
-        self.timeout = aiohttp.ClientTimeout(total=settings.timeout_seconds)
-        self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        url = completions_url(settings.judge_url)
         token = read_token(settings.judge_token_file)
+        super().__init__(url, settings.timeout_seconds, token)
         self._token = token
-        if token:
-            self._headers["Authorization"] = f"Bearer {token}"
-        self._session: aiohttp.ClientSession | None = None
 
     def __repr__(self) -> str:  # the token stays out of every repr and log line
         return f"OpenAIChatJudge(url={self.shown!r})"
@@ -177,16 +171,11 @@ class OpenAIChatJudge:
                         f"the judge at {self.shown} refused the call ({status}); check "
                         "EC_SEMANTIC__JUDGE_URL, EC_SEMANTIC__JUDGE_MODEL and EC_SEMANTIC__JUDGE_TOKEN_FILE"
                     )
-                return completion_text(await self._read_bounded(got))
+                too_large = JudgeUnavailable(f"the judge's answer is larger than {MAX_BODY_BYTES} bytes")
+                return completion_text(await self._read_capped(got, MAX_BODY_BYTES, too_large))
         except (aiohttp.ClientError, TimeoutError, OSError) as exc:
-            described = (
-                "timed out (EC_SEMANTIC__TIMEOUT_SECONDS)"
-                if isinstance(exc, TimeoutError)
-                else (f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
-            )
-            raise JudgeUnavailable(
-                f"the judge at {self.shown} did not answer: {redact_in(described, self.url)}"
-            ) from exc
+            described = self._failure(exc, "timed out (EC_SEMANTIC__TIMEOUT_SECONDS)")
+            raise JudgeUnavailable(f"the judge at {self.shown} did not answer: {described}") from exc
 
     async def _said(self, response: aiohttp.ClientResponse) -> str:
         """What an error answer says, for the log: its ``error.message`` (the OpenAI shape), or ``error``
@@ -219,24 +208,3 @@ class OpenAIChatJudge:
         if self._token:  # a server that quotes the request's headers back never puts the token in a log
             line = line.replace(self._token, "****")
         return line if len(line) <= SAID_CHARS else f"{line[: SAID_CHARS - 1]}…"
-
-    async def _read_bounded(self, response: aiohttp.ClientResponse) -> bytes:
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in response.content.iter_chunked(READ_CHUNK_BYTES):
-            size += len(chunk)
-            if size > MAX_BODY_BYTES:
-                raise JudgeUnavailable(f"the judge's answer is larger than {MAX_BODY_BYTES} bytes")
-            chunks.append(chunk)
-        return b"".join(chunks)
-
-    def _session_for_use(self) -> aiohttp.ClientSession:
-        if self._session is None or self._session.closed:
-            self._session = aiohttp.ClientSession(timeout=self.timeout, raise_for_status=False)
-        return self._session
-
-    async def close(self) -> None:
-        """Close the connection pool."""
-        if self._session is not None:
-            session, self._session = self._session, None
-            await session.close()

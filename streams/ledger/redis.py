@@ -450,6 +450,28 @@ class RedisLedgerStore:
             if not local or int(local[0]) < 1:
                 raise RedisUnavailable(f"WAITAOF: {what} was not fsynced to the AOF in time")
 
+    async def _set_once(self, items: Sequence[tuple[str, str | bytes]], what: str, durable: str) -> list[Any]:
+        """``SET <key> <value> NX GET PX <ledger TTL>`` of each item, in one pipeline ended by the
+        durability wait; what each key held before (None: this write took it), in order. No items: no
+        round trip.
+
+        Raises:
+            RedisUnavailable: the writes are not known to be durable (``durable`` names them).
+            RedisRefused: the user may not write those keys (``what`` says what was written, and by whom).
+        """
+        if not items:
+            return []
+        await self._prepare_durability()
+        with redis_errors(what, ns=self.ns):
+            async with self.client.pipeline(transaction=False) as pipe:
+                for key, value in items:
+                    pipe.set(key, value, nx=True, get=True, px=self.ttl_ms)
+                self._wait_durable(pipe)
+                replies: list[Any] = await pipe.execute()
+            self.round_trips += 1
+        self._check_durable(replies, durable)
+        return replies
+
     async def claim_reports(self, claims: Sequence[ReportClaim]) -> list[str | None]:
         """Write-once each draft's claim on its report (SPEC 4.3), in order, in one pipeline ended by the
         durability wait: ``SET <key> <owner> NX GET PX <ledger TTL>``. Returns what each triple's claim
@@ -460,22 +482,15 @@ class RedisLedgerStore:
                 taken answers its own owner: the same outcome).
             RedisRefused: the user may not write ``<ns>:report:*`` (the guard's user, ``ec-guard``).
         """
-        if not claims:
-            return []
-        await self._prepare_durability()
-        what = (
+        replies = await self._set_once(
+            [
+                (report_claim_key(self.ns, claim.run_id, claim.draft_id, claim.attempt), claim.owner)
+                for claim in claims
+            ],
             f"claiming the reports of {len(claims)} drafts in {self.ns}:report:* (the guard logs in as "
-            "ec-guard, the one user that may write them; ec-reader may not)"
+            "ec-guard, the one user that may write them; ec-reader may not)",
+            "the report claims",
         )
-        with redis_errors(what, ns=self.ns):
-            async with self.client.pipeline(transaction=False) as pipe:
-                for claim in claims:
-                    key = report_claim_key(self.ns, claim.run_id, claim.draft_id, claim.attempt)
-                    pipe.set(key, claim.owner, nx=True, get=True, px=self.ttl_ms)
-                self._wait_durable(pipe)
-                replies: list[Any] = await pipe.execute()
-            self.round_trips += 1
-        self._check_durable(replies, "the report claims")
         return [
             held if held is None or isinstance(held, str) else bytes(held).decode("utf-8", "replace")
             for held in replies
@@ -507,21 +522,12 @@ class RedisLedgerStore:
             RedisUnavailable: not known to be durable; retry them all (the writes are write-once).
             RedisRefused: the user may not write ``<ns>:judgement:*`` (the guard's user, ``ec-guard``).
         """
-        if not records:
-            return []
-        await self._prepare_durability()
-        what = (
+        replies = await self._set_once(
+            [(judgement_key(self.ns, run_id, digest), value) for run_id, digest, value in records],
             f"recording {len(records)} judgements in {self.ns}:judgement:* (the semantic review logs in as "
-            "ec-guard, the one user that may write them)"
+            "ec-guard, the one user that may write them)",
+            "the recorded judgements",
         )
-        with redis_errors(what, ns=self.ns):
-            async with self.client.pipeline(transaction=False) as pipe:
-                for run_id, digest, value in records:
-                    pipe.set(judgement_key(self.ns, run_id, digest), value, nx=True, get=True, px=self.ttl_ms)
-                self._wait_durable(pipe)
-                replies: list[Any] = await pipe.execute()
-            self.round_trips += 1
-        self._check_durable(replies, "the recorded judgements")
         return [
             value if held is None else _as_bytes(held)
             for (_, _, value), held in zip(records, replies, strict=True)

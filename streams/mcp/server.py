@@ -17,6 +17,7 @@ Nothing here judges evidence: the stations do, and the tools only carry their an
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -309,31 +310,39 @@ def build_server(
     server: MCPServer[Any] = MCPServer(
         name="evidence-chain", title="evidence-chain knowledge tools", instructions=instructions(named)
     )
-    read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-    server.add_tool(
-        tools.lookup_knowledge,
-        name="lookup_knowledge",
-        title="Look up knowledge (ledgered)",
-        description=LOOKUP_DESCRIPTION,
-        annotations=ToolAnnotations(read_only_hint=False, idempotent_hint=False, open_world_hint=True),
-        structured_output=False,
+    # the tools, in the order tools/list shows them: what each does, its title and its hints
+    offered: tuple[tuple[Callable[..., Any], str, str, str, ToolAnnotations], ...] = (
+        (
+            tools.lookup_knowledge,
+            "lookup_knowledge",
+            "Look up knowledge (ledgered)",
+            LOOKUP_DESCRIPTION,
+            ToolAnnotations(read_only_hint=False, idempotent_hint=False, open_world_hint=True),
+        ),
+        (
+            tools.check_diagnosis,
+            "check_diagnosis",
+            "Check a diagnosis draft",
+            CHECK_DESCRIPTION,
+            ToolAnnotations(read_only_hint=False, idempotent_hint=False, open_world_hint=False),
+        ),
+        (
+            tools.get_evidence,
+            "get_evidence",
+            "Read a ledger entry",
+            EVIDENCE_DESCRIPTION,
+            ToolAnnotations(read_only_hint=True, open_world_hint=False),
+        ),
     )
-    server.add_tool(
-        tools.check_diagnosis,
-        name="check_diagnosis",
-        title="Check a diagnosis draft",
-        description=CHECK_DESCRIPTION,
-        annotations=ToolAnnotations(read_only_hint=False, idempotent_hint=False, open_world_hint=False),
-        structured_output=False,
-    )
-    server.add_tool(
-        tools.get_evidence,
-        name="get_evidence",
-        title="Read a ledger entry",
-        description=EVIDENCE_DESCRIPTION,
-        annotations=read_only,
-        structured_output=False,
-    )
+    for tool, name, title, description, hints in offered:
+        server.add_tool(
+            tool,
+            name=name,
+            title=title,
+            description=description,
+            annotations=hints,
+            structured_output=False,
+        )
     _advertise_draft_schema(server)
     return server
 

@@ -106,11 +106,23 @@ JUDGEMENT_SOURCES = ("recorded", "called", "not_asked")
 """Where a draft's judgement came from (``evidence_chain_judgements_total``)."""
 
 
-class WorkerMetrics:
-    """The worker's registry; the agents record into it, ``render`` is what ``/metrics`` serves."""
+class _Registry:
+    """A process's own Prometheus registry (never the library's global one); :meth:`render` is what its
+    ``/metrics`` serves."""
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
+
+    def render(self) -> bytes:
+        """The text exposition format."""
+        return generate_latest(self.registry)
+
+
+class WorkerMetrics(_Registry):
+    """The worker's registry; the agents record into it, ``render`` is what ``/metrics`` serves."""
+
+    def __init__(self) -> None:
+        super().__init__()
         r = self.registry
         self.records = Counter(
             "evidence_chain_records",
@@ -303,16 +315,12 @@ class WorkerMetrics:
     def set_held(self, agent: Station, seconds: float) -> None:
         self.held.labels(agent).set(seconds)
 
-    def render(self) -> bytes:
-        """The text exposition format."""
-        return generate_latest(self.registry)
 
-
-class AuditSinkMetrics:
+class AuditSinkMetrics(_Registry):
     """The audit sink's registry (served on ``EC_AUDIT_SINK_PORT``)."""
 
     def __init__(self) -> None:
-        self.registry = CollectorRegistry(auto_describe=True)
+        super().__init__()
         r = self.registry
         self.records = Counter(
             "evidence_chain_audit_records",
@@ -347,19 +355,16 @@ class AuditSinkMetrics:
         self.batches.inc()
         self.batch_seconds.observe(seconds)
 
-    def render(self) -> bytes:
-        return generate_latest(self.registry)
-
 
 REQUEST_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 """Seconds to answer one gateway request: a ledger hit takes milliseconds, a pipeline round trip more."""
 
 
-class GatewayMetrics:
+class GatewayMetrics(_Registry):
     """The gateway's registry; its middleware and routes record into it, ``render`` is ``/metrics``."""
 
     def __init__(self) -> None:
-        self.registry = CollectorRegistry(auto_describe=True)
+        super().__init__()
         r = self.registry
         self.requests = Counter(
             "evidence_chain_gateway_requests",
@@ -410,7 +415,3 @@ class GatewayMetrics:
     def refused(self, door: str, reason: str) -> None:
         """One request refused at ``door`` with ``reason`` (the answer's ``error.reason``)."""
         self.door_refusals.labels(door, reason).inc()
-
-    def render(self) -> bytes:
-        """The text exposition format."""
-        return generate_latest(self.registry)

@@ -21,17 +21,15 @@ import aiohttp
 
 from streams import codec
 from streams.errors import ConfigurationError, SearchRefused, SearchUnavailable
-from streams.redaction import redact_in, redact_url
+from streams.outbound import JsonApi
 from streams.retry import RetryPolicy
 from streams.search.port import DEFAULT_MODE, Filters, SearchMode
 from streams.settings import Settings
 
 log = logging.getLogger(__name__)
 
-READ_CHUNK_BYTES = 64 * 1024
 
-
-class PyRagSearch:
+class PyRagSearch(JsonApi):
     """py-rag over HTTP; one connection pool per instance, opened on the first search.
 
     Raises (at construction):
@@ -46,20 +44,13 @@ class PyRagSearch:
             )
         if not url.startswith(("http://", "https://")):
             raise ConfigurationError("EC_PYRAG_URL must be an http:// or https:// URL")
-        self.url = url
-        self.shown = redact_url(url)
-        """The URL as every message names it: no password, no query value."""
+        token = settings.pyrag_token.get_secret_value() if settings.pyrag_token is not None else ""
+        super().__init__(url, settings.pyrag_timeout_ms / 1000, token)
         self.attempts = settings.pyrag_attempts
         self.max_answer_bytes = settings.input.max_message_bytes
-        self.timeout = aiohttp.ClientTimeout(total=settings.pyrag_timeout_ms / 1000)
         self.policy = policy or RetryPolicy(
             settings.retry_initial_backoff_ms / 1000, settings.retry_max_backoff_ms / 1000
         )
-        token = settings.pyrag_token.get_secret_value() if settings.pyrag_token is not None else ""
-        self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if token:
-            self._headers["Authorization"] = f"Bearer {token}"
-        self._session: aiohttp.ClientSession | None = None
 
     def __repr__(self) -> str:  # the token stays out of every repr and log line
         return f"PyRagSearch(url={self.shown!r}, attempts={self.attempts})"
@@ -116,7 +107,7 @@ class PyRagSearch:
                     )
                 return await self._read_bounded(response)
         except (aiohttp.ClientError, TimeoutError, OSError) as exc:
-            described = redact_in(_describe(exc), self.url)
+            described = self._failure(exc, "timed out (EC_PYRAG_TIMEOUT_MS)")
             raise SearchUnavailable(f"py-rag at {self.shown} did not answer: {described}") from exc
 
     async def _read_bounded(self, response: aiohttp.ClientResponse) -> bytes:
@@ -127,28 +118,4 @@ class PyRagSearch:
         )
         if response.content_length is not None and response.content_length > self.max_answer_bytes:
             raise SearchRefused(too_large)
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in response.content.iter_chunked(READ_CHUNK_BYTES):
-            size += len(chunk)
-            if size > self.max_answer_bytes:
-                raise SearchRefused(too_large)
-            chunks.append(chunk)
-        return b"".join(chunks)
-
-    def _session_for_use(self) -> aiohttp.ClientSession:
-        if self._session is None or self._session.closed:
-            self._session = aiohttp.ClientSession(timeout=self.timeout, raise_for_status=False)
-        return self._session
-
-    async def close(self) -> None:
-        """Close the connection pool."""
-        if self._session is not None:
-            session, self._session = self._session, None
-            await session.close()
-
-
-def _describe(exc: BaseException) -> str:
-    if isinstance(exc, TimeoutError):
-        return "timed out (EC_PYRAG_TIMEOUT_MS)"
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        return await self._read_capped(response, self.max_answer_bytes, SearchRefused(too_large))

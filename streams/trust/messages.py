@@ -66,6 +66,16 @@ def _string(name: str, value: Any) -> str | None:
     raise FieldTypeError(f"{name} must be a string or null, not {_kind(value)}")
 
 
+def _strings(source: Mapping[str, Any], *names: str, within: str = "") -> list[str | None]:
+    """The signed string fields ``names`` of ``source``, in that order (``within``: the path of
+    ``source`` in the event, for a message).
+
+    Raises:
+        FieldTypeError: one of them is not a string or null.
+    """
+    return [_string(within + name, source.get(name)) for name in names]
+
+
 def _integer(name: str, value: Any) -> int:
     if isinstance(value, int) and not isinstance(value, bool):
         return value
@@ -115,7 +125,7 @@ def entry_message(entry: LedgerEntry) -> bytes:
     Raises:
         FieldTypeError: a signed field is not a string or null.
     """
-    return netstrings((LEDGER_CONTEXT, *(_string(name, entry.get(name)) for name in ENTRY_SIGNED_FIELDS)))
+    return netstrings((LEDGER_CONTEXT, *_strings(entry, *ENTRY_SIGNED_FIELDS)))
 
 
 def verdict_message(verdict: Verdict) -> bytes:
@@ -138,9 +148,7 @@ def _verdict_fields(verdict: Verdict) -> list[str | int | None]:
     snapshot = _list("evidence_snapshot", verdict.get("evidence_snapshot"))
     violations = _list("violations", verdict.get("violations"))
     fields: list[str | int | None] = [
-        _string("run_id", verdict.get("run_id")),
-        _string("draft_id", verdict.get("draft_id")),
-        _string("draft_sha256", verdict.get("draft_sha256")),
+        *_strings(verdict, "run_id", "draft_id", "draft_sha256"),
         _integer("attempt", verdict.get("attempt")),
         _string("verdict", verdict.get("verdict")),
         _integer("violation_count", verdict.get("violation_count")),
@@ -162,7 +170,7 @@ def _item_strings(name: str, items: list[Any], keys: tuple[str, ...]) -> list[st
     for index, item in enumerate(items):
         if not isinstance(item, Mapping):
             raise FieldTypeError(f"{name}[{index}] must be an object, not {_kind(item)}")
-        out += (_string(f"{name}[{index}].{key}", item.get(key)) for key in keys)
+        out += _strings(item, *keys, within=f"{name}[{index}].")
     return out
 
 
@@ -192,10 +200,7 @@ def handover_message(event: SemanticReviewEvent) -> bytes:
     projections = _list("projections", event.get("projections"))
     fields: list[str | int | None] = [
         HANDOVER_CONTEXT,
-        _string("mode", event.get("mode")),
-        _string("report_claim", event.get("report_claim")),
-        _string("run_id", event.get("run_id")),
-        _string("draft_id", event.get("draft_id")),
+        *_strings(event, "mode", "report_claim", "run_id", "draft_id"),
         _integer("attempt", event.get("attempt")),
         _string("verdict.event_id", verdict.get("event_id")),
         *_verdict_fields(verdict),  # read field by field
@@ -228,12 +233,9 @@ def report_message(event: ReportEvent) -> bytes:
     return netstrings(
         (
             REPORT_CONTEXT,
-            _string("run_id", event.get("run_id")),
-            _string("draft_id", event.get("draft_id")),
+            *_strings(event, "run_id", "draft_id"),
             _integer("attempt", event.get("attempt")),
-            _string("verdict", event.get("verdict")),
-            _string("verdict_event_id", event.get("verdict_event_id")),
-            _string("draft_sha256", event.get("draft_sha256")),
+            *_strings(event, "verdict", "verdict_event_id", "draft_sha256"),
             digest,
         )
     )
@@ -252,16 +254,11 @@ def judgement_message(event: JudgementEvent) -> bytes:
     claims = _list("claims", event.get("claims"))
     fields: list[str | int | None] = [
         JUDGEMENT_CONTEXT,
-        _string("run_id", event.get("run_id")),
-        _string("draft_id", event.get("draft_id")),
+        *_strings(event, "run_id", "draft_id"),
         _integer("attempt", event.get("attempt")),
-        _string("draft_sha256", event.get("draft_sha256")),
-        _string("verdict_event_id", event.get("verdict_event_id")),
-        _string("mode", event.get("mode")),
-        _string("status", event.get("status")),
-        _string("digest", event.get("digest")),
-        _string("model", event.get("model")),
-        _string("prompt_version", event.get("prompt_version")),
+        *_strings(
+            event, "draft_sha256", "verdict_event_id", "mode", "status", "digest", "model", "prompt_version"
+        ),
         "" if answer is None else sha256_hex(answer.encode("utf-8", "surrogatepass")),
         len(claims),
     ]
@@ -269,12 +266,7 @@ def judgement_message(event: JudgementEvent) -> bytes:
         if not isinstance(claim, Mapping):
             raise FieldTypeError(f"claims[{index}] must be an object, not {_kind(claim)}")
         refs = _list(f"claims[{index}].evidence", claim.get("evidence"))
-        fields += (
-            _string(f"claims[{index}].path", claim.get("path")),
-            _string(f"claims[{index}].label", claim.get("label")),
-            _string(f"claims[{index}].reason", claim.get("reason")),
-            len(refs),
-        )
+        fields += (*_strings(claim, "path", "label", "reason", within=f"claims[{index}]."), len(refs))
         fields += (_string(f"claims[{index}].evidence[{i}]", ref) for i, ref in enumerate(refs))
     return netstrings(fields)
 

@@ -48,7 +48,7 @@ from aiohttp.typedefs import Handler
 from models.schemas import schema_file, topic_schema
 from models.vocab import DeadLetterReason, Topic
 from streams import codec
-from streams.client import EvidenceChainClient
+from streams.client import EvidenceChainClient, LedgerReply
 from streams.errors import (
     CheckTimeout,
     ConfigurationError,
@@ -358,16 +358,21 @@ def _json(body: bytes, status: int = 200) -> web.Response:
     return web.Response(body=body, status=status, content_type=JSON)
 
 
-async def _lookups(request: web.Request) -> web.Response:
-    state = request.app[STATE]
-    record = await _body(request, state.settings.input.max_message_bytes, "a raw-hits record")
+async def _answered(state: GatewayState, lookup: Awaitable[LedgerReply]) -> web.Response:
+    """A lookup's entry as the answer, counted by where it came from (a timeout counted, then raised)."""
     try:
-        reply = await state.client.lookup(record)
+        reply = await lookup
     except LookupTimeout:
         state.metrics.timeouts.labels("lookup").inc()
         raise
     state.metrics.lookups.labels("ledger" if reply.from_ledger else "pipeline").inc()
     return _json(codec.dumps(reply.as_answer()))
+
+
+async def _lookups(request: web.Request) -> web.Response:
+    state = request.app[STATE]
+    record = await _body(request, state.settings.input.max_message_bytes, "a raw-hits record")
+    return await _answered(state, state.client.lookup(record))
 
 
 async def _search(request: web.Request) -> web.Response:
@@ -379,16 +384,14 @@ async def _search(request: web.Request) -> web.Response:
     except SchemaViolation as exc:
         raise Refusal(Problem(400, ErrorReason.BAD_REQUEST, exc.error)) from exc
     try:
-        reply = await state.client.lookup_knowledge(
-            asked.run_id, asked.tool_call_id, asked.query, asked.filters, asked.mode
+        return await _answered(
+            state,
+            state.client.lookup_knowledge(
+                asked.run_id, asked.tool_call_id, asked.query, asked.filters, asked.mode
+            ),
         )
     except ConfigurationError as exc:
         raise Refusal(Problem(502, ErrorReason.SEARCH_UNAVAILABLE, str(exc))) from exc
-    except LookupTimeout:
-        state.metrics.timeouts.labels("lookup").inc()
-        raise
-    state.metrics.lookups.labels("ledger" if reply.from_ledger else "pipeline").inc()
-    return _json(codec.dumps(reply.as_answer()))
 
 
 async def _drafts(request: web.Request) -> web.Response:

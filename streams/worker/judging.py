@@ -132,14 +132,10 @@ class SemanticRunner(BatchRunner):
         found: dict[Key, JudgementRecord] = {}
         if keys:
             store = self._store()
-            began = time.monotonic()
-            replies = await hold(
+            replies = await self.in_redis(
                 lambda: store.recorded_judgements(keys),
-                what=f"semantic: looking up {len(keys)} recorded judgements",
-                policy=self.policy,
-                on_hold=self.on_hold,
+                f"semantic: looking up {len(keys)} recorded judgements",
             )
-            self.redis_seconds += time.monotonic() - began
             for key, reply in zip(keys, replies, strict=True):
                 if reply is None:
                     continue
@@ -279,14 +275,9 @@ class JudgedBatch(Started):
         if called:
             store = runner._store()
             items = [(run_id, digest, codec.dumps(judged)) for (run_id, digest), judged in called.items()]
-            began = time.monotonic()
-            stored = await hold(
-                lambda: store.record_judgements(items),
-                what=f"semantic: recording {len(items)} judgements",
-                policy=runner.policy,
-                on_hold=runner.on_hold,
+            stored = await runner.in_redis(
+                lambda: store.record_judgements(items), f"semantic: recording {len(items)} judgements"
             )
-            runner.redis_seconds += time.monotonic() - began
             # the record as stored: another worker's judgement of the same case, recorded first, wins;
             # a stored value that is not one (written by no station) leaves this call's own answer
             plans = {step.key: step.plan for step in self.steps if isinstance(step, PendingJudge)}

@@ -16,7 +16,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from models.ledger import LedgerEntry, WriteResult
 from models.vocab import Station
@@ -38,6 +38,8 @@ from streams.retry import HoldListener, RetryPolicy, hold
 from streams.settings import Settings
 from streams.stations.ledger_view import LedgerKey, LedgerLookup
 from streams.stations.publish import ReportClaim
+
+T = TypeVar("T")
 
 
 class Sink(Protocol):
@@ -156,12 +158,7 @@ class BatchRunner:
         if submit is None:
             return None
         acks: asyncio.Future[None] = asyncio.ensure_future(
-            await hold(
-                lambda: submit(messages),
-                what=f"{self.station}: sending {len(messages)} messages",
-                policy=self.policy,
-                on_hold=self.on_hold,
-            )
+            await self.held(lambda: submit(messages), f"{self.station}: sending {len(messages)} messages")
         )
         acks.add_done_callback(_retrieved)  # awaited by delivered(), unless a batch before it failed
         return acks
@@ -184,11 +181,9 @@ class BatchRunner:
             store = self._store()
             entries: list[LedgerEntry] = [s.entry for _, s in writes]
             results: list[WriteResult] = []  # kept across retries: only the rest is sent again
-            await hold(
+            await self.held(
                 lambda: store.write_many(entries[len(results) :], written=results),
-                what=f"ledger: writing {len(entries)} entries",
-                policy=self.policy,
-                on_hold=self.on_hold,
+                f"ledger: writing {len(entries)} entries",
             )
             for (i, step), result in zip(writes, results, strict=True):
                 out[i] = finish_write(step, result, records[i])
@@ -196,20 +191,15 @@ class BatchRunner:
             store = self._store()
 
             async def read(keys: list[LedgerKey]) -> Mapping[LedgerKey, LedgerLookup]:
-                return await hold(
-                    lambda: store.read_many(keys),
-                    what=f"guard: reading {len(keys)} ledger entries",
-                    policy=self.policy,
-                    on_hold=self.on_hold,
+                return await self.held(
+                    lambda: store.read_many(keys), f"guard: reading {len(keys)} ledger entries"
                 )
 
             async def claim(claims: list[ReportClaim]) -> list[str | None]:
                 # SPEC 4.3: one report per draft; an outage holds the batch here too, never a dead letter
-                return await hold(
+                return await self.held(
                     lambda: store.claim_reports(claims),
-                    what=f"guard: claiming the reports of {len(claims)} drafts",
-                    policy=self.policy,
-                    on_hold=self.on_hold,
+                    f"guard: claiming the reports of {len(claims)} drafts",
                 )
 
             judged = await resolve_reads(
@@ -218,6 +208,19 @@ class BatchRunner:
             for (j, _), outcome in zip(reads, judged, strict=True):
                 out[j] = outcome
         return [o for o in out if o is not None]
+
+    async def held(self, operation: Callable[[], Awaitable[T]], what: str) -> T:
+        """``operation`` held through an outage by this runner's policy, each hold told to
+        :attr:`on_hold` (:func:`streams.retry.hold`)."""
+        return await hold(operation, what=what, policy=self.policy, on_hold=self.on_hold)
+
+    async def in_redis(self, operation: Callable[[], Awaitable[T]], what: str) -> T:
+        """One Redis round trip, :meth:`held`; its wall time (holds included) counts in
+        :attr:`redis_seconds`."""
+        began = time.monotonic()
+        result = await self.held(operation, what)
+        self.redis_seconds += time.monotonic() - began
+        return result
 
     def round_trips(self) -> int:
         """Redis round trips of this runner's store so far (0 without a counting store)."""
@@ -261,12 +264,7 @@ class Started:
 
         try:
             if messages:
-                await hold(
-                    attempt,
-                    what=f"{runner.station}: sending {len(messages)} messages",
-                    policy=runner.policy,
-                    on_hold=runner.on_hold,
-                )
+                await runner.held(attempt, f"{runner.station}: sending {len(messages)} messages")
         except BaseException as exc:
             runner.tracer.end(self.spans, exc)
             raise
