@@ -214,6 +214,7 @@ class SemanticRunner(BatchRunner):
                         handed["attempt"],
                         exc,
                     )
+                    self._progressed()
                     return declined(planned)
                 except JudgeRefused:
                     self.metrics.judge_call("refused", time.monotonic() - began)
@@ -221,6 +222,7 @@ class SemanticRunner(BatchRunner):
                 finally:
                     self.metrics.judge_in_flight.set(self.pacing.in_flight - 1)
                 self.metrics.judge_call("answered", time.monotonic() - began)
+                self._progressed()
                 return judged
 
         event = planned.event
@@ -231,6 +233,11 @@ class SemanticRunner(BatchRunner):
             policy=self.policy,
             on_hold=listener,
         )
+
+    def _progressed(self) -> None:
+        """A call answered: the batch moves on (a batch of slow answers is no stall to ``/livez``)."""
+        if self.on_progress is not None:
+            self.on_progress()
 
 
 class JudgedBatch(Started):

@@ -158,6 +158,8 @@ class AgentLoop:
         (:meth:`prefetch_committed`): the generation, the partitions, the answer."""
         if runner.on_hold is None:
             runner.on_hold = self.on_hold
+        if runner.on_progress is None:
+            runner.on_progress = self.progressed
 
     def prefetch_committed(self, assigned: Iterable[Any]) -> None:
         """The group was assigned ``assigned`` (topic partitions): read its committed offsets of this
@@ -222,6 +224,10 @@ class AgentLoop:
 
     def held_seconds(self) -> float:
         return 0.0 if self.hold_started is None else self.clock() - self.hold_started
+
+    def progressed(self) -> None:
+        """The runner moved a batch on (a judge answered one of its cases): not a stall."""
+        self.last_progress = self.clock()
 
     def on_wait(self, waiting: bool) -> None:
         now = self.clock()

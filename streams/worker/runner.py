@@ -122,6 +122,9 @@ class BatchRunner:
         self.policy = config.policy
         self.clock = clock
         self.on_hold = on_hold
+        self.on_progress: Callable[[], None] | None = None
+        """Called when a batch in the making moves on without finishing (the semantic runner: each judge
+        call that answers): the agent's loop counts it as progress, so a slow batch is not a stall."""
         self.tracer = tracer or Tracer()
         self.redis_seconds = 0.0
         """Wall seconds spent in Redis round trips (holds included) so far."""

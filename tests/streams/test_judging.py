@@ -146,6 +146,25 @@ async def test_calls_overlap_across_batches_and_finish_out_of_order_while_batche
     assert log == ["record", "send", "record", "send"]  # recorded (durable) before anything is produced
 
 
+async def test_each_answer_is_progress_while_its_batch_waits_for_the_others() -> None:
+    """A slow judge (20-30 s an answer, 100 drafts a batch) keeps a batch out for minutes: each answer
+    tells the agent's loop the batch moves (``/livez`` counts no stall), before the batch finishes."""
+    log: list[str] = []
+    judge, store, sink = ScriptedJudge(hold=True), Store(log), Sink(log)
+    semantic = runner(judge, store, sink)
+    answers: list[int] = []
+    semantic.on_progress = lambda: answers.append(len(sink.messages))
+    batch = await semantic.start(handed("A: upstream 超时", "B: upstream 超时"))
+    await asyncio.sleep(0.01)
+    assert answers == []
+    judge.release("A: upstream 超时")
+    await asyncio.sleep(0.01)
+    assert answers == [0]  # one answer, nothing produced yet: the batch still waits for B
+    judge.release("B: upstream 超时")
+    await batch.delivered()
+    assert answers == [0, 0] and sink.messages
+
+
 async def test_a_recorded_judgement_decides_and_no_call_is_made() -> None:
     log: list[str] = []
     store = Store(log)

@@ -185,6 +185,14 @@ async def test_an_agent_is_stalled_only_when_it_makes_no_progress_while_it_has_w
     loop.on_hold(None)
     await loop.process([event(app, 0, RAW[0])])
     assert loop.stalled({}, 60) is None  # progress made
+    # a batch that moves on without finishing (a judge answered one of its cases) is no stall either
+    assert loop.runner.on_progress == loop.progressed
+    clock.now += 50
+    loop.runner.on_progress()
+    clock.now += 50
+    assert loop.stalled({}, 60) is None
+    clock.now += 11
+    assert "one batch for 61s" in (loop.stalled({}, 60) or "")
 
 
 def test_the_audit_sink_is_live_while_its_loop_turns_and_ready_while_assigned() -> None:
