@@ -38,6 +38,9 @@ SIGNALS = {
     "the event loop lagging": "EvidenceChainEventLoopLagging",
     "the review refusing far more drafts than usual": "EvidenceChainReviewRefusalsHigh",
     "the semantic judge failing (issue 41)": "EvidenceChainSemanticJudgeFailing",
+    "the semantic judge declining most cases (a setting, or drafts over its context)": (
+        "EvidenceChainSemanticJudgeDeclining"
+    ),
 }
 """What issue 43 asked an alert for, and the alert that answers it."""
 
