@@ -28,6 +28,8 @@ from typing import Any
 
 from mode.utils.futures import maybe_async
 
+from streams.worker.runner import retrieved
+
 
 class InlineConsumerThread:
     """Mixed in before Faust's ``AIOKafkaConsumerThread``: the same service, run on the caller's loop."""
@@ -65,7 +67,7 @@ class InlineConsumerThread:
     async def cast_thread(self, fun: Callable[..., Awaitable[Any]], *args: Any, **kwargs: Any) -> None:
         """Run ``fun`` in the background on this loop, as the thread's queue would."""
         task = asyncio.ensure_future(maybe_async(fun(*args, **kwargs)))
-        task.add_done_callback(_retrieved)
+        task.add_done_callback(retrieved)
 
     async def on_partitions_revoked(self, revoked: Any) -> None:  # pragma: no cover - run by aiokafka
         """Faust's revocation, awaited directly (the thread would queue it to the main loop)."""
@@ -76,11 +78,6 @@ class InlineConsumerThread:
         """Faust's assignment, awaited directly (the thread would queue it to the main loop)."""
         this: Any = self
         await this.consumer.on_partitions_assigned(assigned, generation_id)
-
-
-def _retrieved(task: asyncio.Future[Any]) -> None:
-    if not task.cancelled():
-        task.exception()
 
 
 @functools.cache

@@ -46,7 +46,7 @@ from streams.worker.batches import batches, to_record
 from streams.worker.commit import CommitFn, Committer
 from streams.worker.crash import crash
 from streams.worker.offsets import OffsetTracker
-from streams.worker.runner import BatchRunner, Started
+from streams.worker.runner import BatchRunner, Started, retrieved
 
 log = logging.getLogger(__name__)
 
@@ -179,7 +179,7 @@ class AgentLoop:
             self._prefetched = None
             return
         reading = asyncio.ensure_future(self.probe.committed(sorted(mine)))
-        reading.add_done_callback(_retrieved)  # a failure is read again, held, by _committed
+        reading.add_done_callback(retrieved)  # a failure is read again, held, by _committed
         self._prefetched = (self.app.consumer_generation_id, mine, reading)
 
     async def _committed(
@@ -492,9 +492,3 @@ class AgentLoop:
                     f"{first}); exiting so they are read again"
                 )
             log.info("%s: %s hold no records (first record is %d); accepted", self.station, gap, first)
-
-
-def _retrieved(future: asyncio.Future[Any]) -> None:
-    """Mark a background read's error as seen (it is read again where it is needed)."""
-    if not future.cancelled():
-        future.exception()

@@ -67,8 +67,9 @@ class SubmittingSink(Sink, Protocol):
         ...
 
 
-def _retrieved(future: asyncio.Future[Any]) -> None:
-    """Mark a future's error as seen (it is raised where the future is awaited, if it is)."""
+def retrieved(future: asyncio.Future[Any]) -> None:
+    """A done callback that marks a background future's error as seen (it is raised where the future is
+    awaited, or read again where it is needed), so asyncio never logs it as never retrieved."""
     if not future.cancelled():
         future.exception()
 
@@ -163,7 +164,7 @@ class BatchRunner:
         acks: asyncio.Future[None] = asyncio.ensure_future(
             await self.held(lambda: submit(messages), f"{self.station}: sending {len(messages)} messages")
         )
-        acks.add_done_callback(_retrieved)  # awaited by delivered(), unless a batch before it failed
+        acks.add_done_callback(retrieved)  # awaited by delivered(), unless a batch before it failed
         return acks
 
     async def _resolve(self, records: Sequence[Record], steps: list[Step]) -> list[Outcome[Any]]:
