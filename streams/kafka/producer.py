@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
 
 from aiokafka import AIOKafkaProducer
-from aiokafka.partitioner import DefaultPartitioner
+from aiokafka.partitioner import DefaultPartitioner, murmur2
 
 from models.vocab import Topic
 from streams import codec
@@ -16,6 +16,10 @@ from streams.errors import KafkaUnavailable
 from streams.kafka.config import kafka_errors, new_producer, started
 from streams.messages import Output
 from streams.settings import Settings
+
+KEY_HASHES_KEPT = 65_536
+"""Record keys whose murmur2 :class:`KafkaSink` remembers (then it starts again): a run's records share
+its key, so a batch hashes a handful of keys, not one per message (aiokafka's murmur2 is pure Python)."""
 
 RECORD_OVERHEAD_BYTES = 1024
 """Room left in a topic's ``max.message.bytes`` for the record's key and batch headers: a door (the
@@ -49,6 +53,7 @@ class KafkaSink:
         self._producer: AIOKafkaProducer | None = None
         self._partitioner = DefaultPartitioner()
         self._partitions: dict[str, list[int]] = {}
+        self._hashes: dict[bytes, int] = {}
 
     @property
     def producer(self) -> AIOKafkaProducer:
@@ -89,6 +94,18 @@ class KafkaSink:
             known = self._partitions[name] = sorted(await self.producer.partitions_for(name))
         return known
 
+    def partition_for(self, key: bytes | None, partitions: list[int]) -> int:
+        """The partition aiokafka's :class:`DefaultPartitioner` gives ``key`` (the Java client's murmur2
+        of the key; a random one without a key), each key hashed once."""
+        if key is None:
+            return int(self._partitioner(None, partitions, partitions))
+        hashed = self._hashes.get(key)
+        if hashed is None:
+            if len(self._hashes) >= KEY_HASHES_KEPT:
+                self._hashes.clear()
+            hashed = self._hashes[key] = murmur2(key) & 0x7FFFFFFF
+        return partitions[hashed % len(partitions)]
+
     async def send_all(self, messages: Sequence[Output]) -> None:
         """Send every message and wait for every acknowledgement.
 
@@ -110,11 +127,11 @@ class KafkaSink:
         what = f"producing {len(messages)} messages"
         with kafka_errors(what):
             groups: dict[tuple[str, int], list[Output]] = {}
+            known = self._partitions
             for message in messages:
                 name = self.names[message.topic]
-                partitions = await self._partitions_of(name)
-                partition = self._partitioner(message.key, partitions, partitions)
-                groups.setdefault((name, partition), []).append(message)
+                partitions = known.get(name) or await self._partitions_of(name)
+                groups.setdefault((name, self.partition_for(message.key, partitions)), []).append(message)
             futures = []
             for (name, partition), group in groups.items():
                 batch = self.producer.create_batch()

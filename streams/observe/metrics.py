@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import Counter as Tally
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -252,8 +253,10 @@ class WorkerMetrics(_Registry):
         self, agent: Station, outcomes: Sequence[Outcome[Any]], seconds: float, round_trips: int
     ) -> None:
         """One finished batch of ``agent``."""
+        counted = Tally(outcome_label(outcome) for outcome in outcomes)  # one labels() per label
+        for label, count in counted.items():
+            self.records.labels(agent, label).inc(count)
         for outcome in outcomes:
-            self.records.labels(agent, outcome_label(outcome)).inc()
             if outcome.rejection is not None:
                 self.dead_letters.labels(agent, outcome.rejection["reason"]).inc()
             judged = outcome.station == Station.GUARD or (
