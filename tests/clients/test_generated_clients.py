@@ -29,7 +29,7 @@ from streams.kafka.admin import ensure_topics
 from streams.settings import Settings
 from tests.console import CLI, REPO
 from tests.golden import GOLDEN
-from tests.integration.helpers import Worker, isolated_settings, worker_env
+from tests.integration.helpers import Worker, isolated_settings, new_prefix, worker_env
 
 CLIENTS = REPO / ".local" / "clients"
 BUILT = CLIENTS / "java-check"
@@ -52,7 +52,7 @@ def gateway(
     kafka_bootstrap: str, redis_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[str, Settings]]:
     _generated()
-    prefix = f"t-{uuid.uuid4().hex[:8]}-"
+    prefix = new_prefix()
     env = worker_env(prefix, kafka_bootstrap, redis_url)
     settings = isolated_settings(prefix, kafka_bootstrap, redis_url, gateway_timeout_ms=60_000)
     asyncio.run(ensure_topics(settings))

@@ -224,12 +224,24 @@ class Stack:
         return [codec.loads(v) for v in raw]
 
 
+ISSUED_PREFIXES: set[str] = set()
+"""Every prefix :func:`new_prefix` gave this session: its topics are deleted when the session ends
+(``kafka_endpoint``), and only those, so a session never deletes another's topics."""
+
+
+def new_prefix() -> str:
+    """A prefix of a test's own for its topics, groups and Redis keys: ``t-<8 hex>-``."""
+    prefix = f"t-{uuid.uuid4().hex[:8]}-"
+    ISSUED_PREFIXES.add(prefix)
+    return prefix
+
+
 @contextmanager
 def worker_stack(kafka: str, redis: str, logs: Path, **settings: Any) -> Iterator[Stack]:
     """A :class:`Stack` on a new prefix: its topics created first with the worker's partition count (so
     nothing published is auto-created with one), then its worker, logging to ``logs/worker.log`` and
     stopped on exit. ``settings`` are added to the client's settings (not the worker's)."""
-    prefix = f"t-{uuid.uuid4().hex[:8]}-"
+    prefix = new_prefix()
     env = worker_env(prefix, kafka, redis)
     beside = isolated_settings(prefix, kafka, redis, **settings)
     asyncio.run(ensure_topics(beside))

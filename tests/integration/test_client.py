@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from tests.integration.helpers import (
     golden_lines,
     isolated_settings,
     load_golden_ledger,
+    new_prefix,
     worker_env,
 )
 
@@ -151,7 +151,7 @@ async def test_invalid_ids_raise_at_once_and_produce_nothing(
 async def test_a_retried_lookup_after_a_timeout_returns_identical_bytes_and_one_entry(
     kafka_bootstrap: str, redis_url: str, tmp_path: Path
 ) -> None:
-    prefix = f"t-{uuid.uuid4().hex[:8]}-"
+    prefix = new_prefix()
     settings = isolated_settings(prefix, kafka_bootstrap, redis_url, gateway_timeout_ms=30_000)
     await ensure_topics(settings)
     record = codec.dumps({**codec.loads(RAW[0]), "run_id": "run-retry", "tool_call_id": "call-retry"})

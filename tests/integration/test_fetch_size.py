@@ -5,7 +5,6 @@ size, so the setting bounds what one fetch takes from a backlog, never which rec
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +12,15 @@ import pytest
 
 from streams import codec
 from streams.kafka.admin import ensure_topics
-from tests.integration.helpers import Stack, Worker, golden_lines, isolated_settings, publish, worker_env
+from tests.integration.helpers import (
+    Stack,
+    Worker,
+    golden_lines,
+    isolated_settings,
+    new_prefix,
+    publish,
+    worker_env,
+)
 
 FETCH_BYTES = 1024
 """The smallest the setting takes; every record below is several times larger on every hop."""
@@ -23,7 +30,7 @@ FETCH_BYTES = 1024
 def small_fetches(
     kafka_bootstrap: str, redis_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Stack]:
-    prefix = f"t-{uuid.uuid4().hex[:8]}-"
+    prefix = new_prefix()
     env = worker_env(prefix, kafka_bootstrap, redis_url, EC_CONSUMER_FETCH_BYTES=str(FETCH_BYTES))
     settings = isolated_settings(prefix, kafka_bootstrap, redis_url)
     asyncio.run(ensure_topics(settings))

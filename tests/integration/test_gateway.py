@@ -34,7 +34,7 @@ from streams.kafka.admin import ensure_topics
 from streams.settings import Settings
 from streams.web.gateway import create_gateway
 from tests.contracts import validate
-from tests.integration.helpers import CLI, Stack, golden_lines, load_golden_ledger
+from tests.integration.helpers import CLI, Stack, golden_lines, load_golden_ledger, new_prefix
 from tests.openapi_contract import OPENAPI, validate_answer
 
 RAW = golden_lines("pipe", "input.jsonl")
@@ -295,7 +295,7 @@ async def test_probes_metrics_and_the_document(stack: Stack, http: aiohttp.Clien
 
 
 async def test_no_entry_in_time_is_504_and_says_a_retry_is_safe(kafka_bootstrap: str, redis_url: str) -> None:
-    prefix = f"t-{uuid.uuid4().hex[:8]}-"  # no worker serves these topics
+    prefix = new_prefix()  # no worker serves these topics
     settings = Settings(
         kafka_bootstrap=kafka_bootstrap,
         redis_url=redis_url,
@@ -344,7 +344,7 @@ def test_it_refuses_every_address_without_a_token(kafka_bootstrap: str, redis_ur
 
 
 async def test_redis_down_is_503_with_retry_after_and_not_ready(kafka_bootstrap: str, redis_url: str) -> None:
-    prefix = f"t-{uuid.uuid4().hex[:8]}-"
+    prefix = new_prefix()
     settings = Settings(
         kafka_bootstrap=kafka_bootstrap,
         redis_url="redis://127.0.0.1:1/0",  # nothing listens there

@@ -21,7 +21,7 @@ from streams.client.client import intended_entry
 from streams.kafka.admin import ensure_topics
 from streams.pipeline import StationRules
 from streams.settings import Settings
-from tests.integration.helpers import Worker, golden_lines, isolated_settings, worker_env
+from tests.integration.helpers import Worker, golden_lines, isolated_settings, new_prefix, worker_env
 
 RAW = codec.loads(golden_lines("pipe", "input.jsonl")[0])
 
@@ -38,7 +38,7 @@ def record(run_id: str, tool_call_id: str, variant: int) -> bytes:
 def settings(
     kafka_bootstrap: str, redis_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Settings]:
-    prefix = f"t-{uuid.uuid4().hex[:8]}-"
+    prefix = new_prefix()
     chosen = isolated_settings(prefix, kafka_bootstrap, redis_url, gateway_timeout_ms=60_000)
     asyncio.run(ensure_topics(chosen))
     log = Path(tmp_path_factory.mktemp("worker")) / "worker.log"

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import uuid
 from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -26,7 +25,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from streams import codec
-from tests.integration.helpers import CLI, worker_env
+from tests.integration.helpers import CLI, new_prefix, worker_env
 from tests.support import MCP_ACCEPT, MCP_INITIALIZE
 
 FLOOD = 10_000
@@ -107,7 +106,7 @@ async def connects(endpoint: str, source: str) -> None:
 async def test_ten_thousand_initializes_from_one_address_lock_no_other_out(
     kafka_bootstrap: str, redis_url: str
 ) -> None:
-    env = worker_env(f"t-{uuid.uuid4().hex[:8]}-", kafka_bootstrap, redis_url)
+    env = worker_env(new_prefix(), kafka_bootstrap, redis_url)
     env.pop("EC_GATEWAY_TOKEN", None)
     async with asyncio.timeout(600), mcp_server(env) as (endpoint, pid):
         statuses, _ = await flood(endpoint, ["127.0.0.1"] * FLOOD)
@@ -120,7 +119,7 @@ async def test_ten_thousand_initializes_from_one_address_lock_no_other_out(
 async def test_sessions_pinged_from_eleven_loopback_addresses_lock_a_newcomer_out_only_while_in_use(
     kafka_bootstrap: str, redis_url: str
 ) -> None:
-    env = worker_env(f"t-{uuid.uuid4().hex[:8]}-", kafka_bootstrap, redis_url)
+    env = worker_env(new_prefix(), kafka_bootstrap, redis_url)
     env.pop("EC_GATEWAY_TOKEN", None)
     env["EC_MCP_SESSION_IN_USE_SECONDS"] = "10"
     async with asyncio.timeout(300), mcp_server(env) as (endpoint, _):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import time
-import uuid
 from collections import Counter
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from streams.kafka.admin import ensure_topics
 from streams.kafka.ranges import Range
 from streams.replay.reset import apply_reset, plan_reset
 from streams.settings import Settings
-from tests.integration.helpers import CLI, Worker, golden_lines, publish, read_topic, worker_env
+from tests.integration.helpers import CLI, Worker, golden_lines, new_prefix, publish, read_topic, worker_env
 
 RAW = golden_lines("pipe", "input.jsonl")
 KEYED = 20  # golden raw-hits records with valid ids: 15 READY + 5 FAILED entries
@@ -44,7 +43,7 @@ def ledger_outcomes(values: list[bytes]) -> Counter[str]:
 
 
 async def test_compare_reset_and_rebuild(kafka_bootstrap: str, redis_url: str, tmp_path: Path) -> None:
-    prefix = f"t-{uuid.uuid4().hex[:8]}-"
+    prefix = new_prefix()
     url = _own_db(redis_url)
     env = worker_env(prefix, kafka_bootstrap, url)
     settings = Settings(
@@ -153,7 +152,7 @@ async def test_compare_reset_and_rebuild(kafka_bootstrap: str, redis_url: str, t
 
 
 def test_replay_cli_compare_prints_a_summary(kafka_bootstrap: str, redis_url: str, tmp_path: Path) -> None:
-    prefix = f"t-{uuid.uuid4().hex[:8]}-"
+    prefix = new_prefix()
     env = worker_env(prefix, kafka_bootstrap, _own_db(redis_url))
     asyncio.run(
         ensure_topics(Settings(kafka_bootstrap=kafka_bootstrap, topic_prefix=prefix, topic_partitions=3))
@@ -176,7 +175,7 @@ async def test_rebuild_restores_the_true_remaining_lifetime(
     their origin's timestamp; an entry whose stamped expiry has passed is not restored."""
     from aiokafka import AIOKafkaProducer
 
-    prefix = f"t-{uuid.uuid4().hex[:8]}-"
+    prefix = new_prefix()
     url = _own_db(redis_url)
     env = worker_env(prefix, kafka_bootstrap, url, EC_LEDGER_TTL_SECONDS="604800")
     settings = Settings(

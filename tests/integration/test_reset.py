@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
-import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -15,7 +14,7 @@ from streams.kafka.admin import ensure_topics
 from streams.kafka.config import new_admin, started
 from streams.kafka.offsets import commit_offsets, committed_offsets
 from streams.settings import Settings
-from tests.integration.helpers import CLI, publish, worker_env
+from tests.integration.helpers import CLI, new_prefix, publish, worker_env
 
 RECORDS = [f'{{"run_id":"run-r","tool_call_id":"c{i}","response":{{}}}}'.encode() for i in range(9)]
 
@@ -23,7 +22,7 @@ RECORDS = [f'{{"run_id":"run-r","tool_call_id":"c{i}","response":{{}}}}'.encode(
 @pytest.fixture
 def group(kafka_bootstrap: str, redis_url: str) -> Iterator[tuple[Settings, dict[str, str]]]:
     """One partition of raw-hits with 9 records; the workers' group has committed offset 4 (none running)."""
-    prefix = f"t-{uuid.uuid4().hex[:8]}-"
+    prefix = new_prefix()
     env = worker_env(prefix, kafka_bootstrap, redis_url, EC_TOPIC_PARTITIONS="1")
     settings = Settings(
         kafka_bootstrap=kafka_bootstrap, topic_prefix=prefix, topic_partitions=1, app_id=env["EC_APP_ID"]

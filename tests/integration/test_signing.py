@@ -19,7 +19,7 @@ from streams.kafka.admin import ensure_topics
 from streams.ledger.keys import ledger_key
 from streams.settings import Settings
 from streams.trust import Signer, TrustedKeys, generate_key_pair
-from tests.integration.helpers import CLI, Worker, golden_lines, publish, read_topic, worker_env
+from tests.integration.helpers import CLI, Worker, golden_lines, new_prefix, publish, read_topic, worker_env
 
 RAW = golden_lines("pipe", "input.jsonl")
 
@@ -45,7 +45,7 @@ def signed(
     signer, private, public = generate_key_pair(keys, "worker", "ledger")
     # one worker runs every agent here: its key signs entries and verdicts, so it is trusted in both roles
     public.write_text(f"{signer.trusted_line('ledger')}\n{signer.trusted_line('guard')}\n", encoding="utf-8")
-    prefix = f"t-{uuid.uuid4().hex[:8]}-"
+    prefix = new_prefix()
     env = worker_env(
         prefix, kafka_bootstrap, redis_url, EC_SIGNING_KEY_FILE=str(private), EC_TRUSTED_KEYS_FILE=str(public)
     )
@@ -140,7 +140,7 @@ def test_a_worker_whose_own_key_is_not_trusted_refuses_to_start(
     own, private, _ = generate_key_pair(tmp_path, "own", "ledger")
     _, _, other = generate_key_pair(tmp_path, "other", "ledger")
     env = worker_env(
-        f"t-{uuid.uuid4().hex[:8]}-",
+        new_prefix(),
         kafka_bootstrap,
         redis_url,
         EC_SIGNING_KEY_FILE=str(private),
