@@ -47,6 +47,31 @@ def fresh_settings(label: str, partitions: int) -> Settings:
     return Settings(topic_prefix=f"{tag}-", app_id=f"{tag}-app", ns=f"{tag}-ns", topic_partitions=partitions)
 
 
+CROWDED_BROKER_TOPICS = 100
+"""More topics than this on the broker before a run, and its figures are not a clean broker's: on one
+that held 3,879 topics left by earlier test runs, the one-hop pipeline drained about a sixth slower."""
+
+
+async def broker_topics(settings: Settings) -> int:
+    """How many topics the broker holds (the benchmarks delete theirs; tests and demos may not)."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap)
+    await admin.start()
+    try:
+        return len(await admin.list_topics())
+    finally:
+        await admin.close()
+
+
+def crowded_broker(topics: int) -> str | None:
+    """What to say of a broker holding ``topics`` before a run (None: nothing to say)."""
+    if topics <= CROWDED_BROKER_TOPICS:
+        return None
+    return (
+        f"the broker holds {topics:,} topics before this run (a clean one holds a few): its figures run "
+        "slower than a clean broker's; `make clean up` starts afresh (it resets .local's data and keys)"
+    )
+
+
 def pipeline_env(settings: Settings, **extra: str) -> dict[str, str]:
     """The environment of a pipeline process for ``settings``."""
     return {

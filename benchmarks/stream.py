@@ -64,7 +64,7 @@ from streams.ledger.redis import RedisLedgerStore  # noqa: E402
 from streams.messages import Output, Record  # noqa: E402
 from streams.observe.metrics import PHASES  # noqa: E402
 from streams.pipeline import PendingWrite, StationRules, chain  # noqa: E402
-from streams.settings import Settings  # noqa: E402
+from streams.settings import Settings, load_settings  # noqa: E402
 from streams.trust import generate_key_pair, load_signer  # noqa: E402
 from streams.worker.runner import BatchRunner, RunnerConfig  # noqa: E402
 
@@ -697,6 +697,10 @@ def rate_basis(key: str) -> str:
     return "worker" if key.startswith("worker") else key
 
 
+BROKER_TOPICS: list[int] = []
+"""The broker's topic count before the run (set by :func:`main`)."""
+
+
 def machine() -> list[str]:
     cpu = next(
         (line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
@@ -711,6 +715,12 @@ def machine() -> list[str]:
         f"- Python {platform.python_version()}; Kafka {kafka[-1].stem.split('-')[-1] if kafka else '?'} "
         f"(KRaft, one broker on this machine); Redis {redis_v[2].split('=')[1] if len(redis_v) > 2 else '?'}"
         " (appendfsync always) on this machine",
+        *(
+            [f"- the broker held {BROKER_TOPICS[0]:,} topics before the run"]
+            + ([f"- **{note}**"] if (note := harness.crowded_broker(BROKER_TOPICS[0])) else [])
+            if BROKER_TOPICS
+            else []
+        ),
     ]
 
 
@@ -1136,6 +1146,9 @@ def main(argv: list[str] | None = None) -> int:
             f"{QUIX_PYTHON} is missing: run `make bench-quix-venv` (or leave quix out of --pipelines)"
         )
     logging.getLogger("aiokafka").setLevel(logging.ERROR)  # fresh topics' leader elections are noise here
+    BROKER_TOPICS[:] = [asyncio.run(harness.broker_topics(load_settings()))]
+    if (crowded := harness.crowded_broker(BROKER_TOPICS[0])) is not None:
+        console.print(f"[yellow]note:[/] {crowded}")
     text = markdown(asyncio.run(collect(args)))
     # Other benchmarks' sections (benchmarks/lookup.py's) stay: this report is rewritten, theirs is not.
     kept = harness.sections(args.out.read_text(encoding="utf-8")) if args.out.exists() else {}
