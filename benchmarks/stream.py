@@ -716,7 +716,7 @@ def machine() -> list[str]:
         f"(KRaft, one broker on this machine); Redis {redis_v[2].split('=')[1] if len(redis_v) > 2 else '?'}"
         " (appendfsync always) on this machine",
         *(
-            [f"- the broker held {BROKER_TOPICS[0]:,} topics before the run"]
+            [f"- topics on the broker before the run: {BROKER_TOPICS[0]:,}"]
             + ([f"- **{note}**"] if (note := harness.crowded_broker(BROKER_TOPICS[0])) else [])
             if BROKER_TOPICS
             else []
