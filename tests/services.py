@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -59,10 +60,24 @@ def docker_env(properties: dict[str, str]) -> dict[str, str]:
     return {"KAFKA_" + name.upper().replace(".", "_"): value for name, value in properties.items()}
 
 
+LISTEN_PORTS = range(20_000, 32_000)
+"""Where :func:`free_port` looks: below Linux's ephemeral range (32768-60999). A port the kernel handed
+out with ``bind(0)`` comes from that range, so between the probe and the server's own bind any
+outgoing connection (a Kafka client of a test running beside it) could take it: a worker once
+failed to bind its probes that way."""
+
+
 def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A port on which a server started next (another process) can listen on every address."""
+    for _ in range(200):
+        port = random.choice(LISTEN_PORTS)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind(("0.0.0.0", port))  # noqa: S104 - a probe: the worker binds all addresses
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {LISTEN_PORTS.start}-{LISTEN_PORTS.stop - 1}")
 
 
 def wait_port(
