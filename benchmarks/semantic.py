@@ -56,7 +56,6 @@ async def measure(count: int, latency: float, in_flight: int) -> dict[str, float
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
-    worker = None
     try:
         async with harness.topics(settings):
             await load_golden_ledger(settings.redis_url.get_secret_value(), settings.ns)
@@ -71,16 +70,17 @@ async def measure(count: int, latency: float, in_flight: int) -> dict[str, float
             )
             started = time.monotonic()
             worker = harness.start("semantic-worker", harness.worker_argv("guard,semantic"), env)
-            async with Watcher(settings, Topic.VERDICTS) as watcher:
-                events = await watcher.until(count, 60 + count / 5)
-            wall = time.monotonic() - started
-            async with Watcher(settings, Topic.SEMANTIC_REVIEW) as watcher:
-                handed = await watcher.until(count, 30)
-            stats = await judge_stats(port)
-            cpu = worker.cpu_seconds()
+            try:
+                async with Watcher(settings, Topic.VERDICTS) as watcher:
+                    events = await watcher.until(count, 60 + count / 5)
+                wall = time.monotonic() - started
+                async with Watcher(settings, Topic.SEMANTIC_REVIEW) as watcher:
+                    handed = await watcher.until(count, 30)
+                stats = await judge_stats(port)
+                cpu = worker.cpu_seconds()
+            finally:  # before the topics are deleted: a worker still fetching would create them again
+                worker.stop()
     finally:
-        if worker is not None:
-            worker.stop()
         judge.terminate()
         judge.wait(10)
     return {
