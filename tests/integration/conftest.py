@@ -192,10 +192,10 @@ async def delete_topics_of(bootstrap: str, prefixes: Collection[str]) -> list[st
     """Delete every topic named under one of ``prefixes`` (the workers the tests start create their
     prefix's topics and Faust's own); the names deleted."""
     starts = tuple(prefixes)
-    made = sorted(t for t in await _topics(bootstrap) if starts and t.startswith(starts))
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=60_000)
     await admin.start()
     try:
+        made = sorted(t for t in await admin.list_topics() if starts and t.startswith(starts))
         for first in range(0, len(made), 200):
             await admin.delete_topics(made[first : first + 200], timeout_ms=60_000)
     finally:
