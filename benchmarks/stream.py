@@ -39,7 +39,7 @@ import sys
 import time
 import urllib.request
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -70,7 +70,9 @@ from streams.worker.runner import BatchRunner, RunnerConfig  # noqa: E402
 
 QUIX_PYTHON = ROOT / ".local" / "bench" / "quix-venv" / "bin" / "python"
 console = Console(stderr=True)
-PROFILE_SECONDS = 6
+PROFILE_SECONDS = int(os.environ.get("EC_BENCH_PROFILE_SECONDS", "6"))
+PROFILE_RATE = int(os.environ.get("EC_BENCH_PROFILE_RATE", "100"))
+PROFILE_GIL = os.environ.get("EC_BENCH_PROFILE_GIL", "") == "1"
 FINDINGS = (ROOT / "benchmarks" / "findings.md", ROOT / "benchmarks" / "chain-findings.md")
 """Written by people and appended as is: what each change bought, which targets are missed and why;
 the station chain's own figures (``benchmarks/chain.py``, ``breakdown.py``)."""
@@ -200,6 +202,10 @@ class Run:
     """The create time (epoch ms) of the first record in each topic the pipeline wrote."""
     last_ms: int = 0
     """The create time (epoch ms) of the last ledger event."""
+    fill_busy: float = float("nan")
+    after_fill_busy: float = float("nan")
+    """Cores the pipeline used (CPU seconds ÷ wall seconds) during its fill, and from its first ledger
+    event to its last: a fill that uses as much CPU as the rest is work done, not time lost."""
 
     @property
     def fill_ms(self) -> float:
@@ -288,7 +294,9 @@ async def measured(
         if seen and "cpu0" not in marks:
             marks["cpu0"], marks["seen0"] = process.cpu_seconds(), seen
             if profile_to is not None:
-                sampler.append(flames.record(process.pid, PROFILE_SECONDS, profile_to))
+                sampler.append(
+                    flames.record(process.pid, PROFILE_SECONDS, profile_to, PROFILE_RATE, gil=PROFILE_GIL)
+                )
             if port is not None:
                 first.append(asyncio.ensure_future(asyncio.to_thread(agent_seconds, port)))
 
@@ -316,6 +324,13 @@ async def measured(
         span = max(run.last_ms - start_ms, 1) / 1000
         run.drain_rate = len(events.timestamps) / span
         run.drain_cpu_ms = trace.between(start_ms, run.last_ms) * 1000 / len(events.timestamps)
+        first_ledger = run.firsts.get(Topic.LEDGER)
+        if first_ledger is not None and first_ledger > start_ms:
+            run.fill_busy = trace.between(start_ms, first_ledger) / ((first_ledger - start_ms) / 1000)
+        if first_ledger is not None and run.last_ms > first_ledger:
+            run.after_fill_busy = trace.between(first_ledger, run.last_ms) / (
+                (run.last_ms - first_ledger) / 1000
+            )
     a, b = STEADY_WINDOW
     if f"seen{b}" in marks and marks[f"seen{b}"] > marks[f"seen{a}"] and marks[f"t{b}"] > marks[f"t{a}"]:
         steady = marks[f"seen{b}"] - marks[f"seen{a}"]
@@ -986,13 +1001,21 @@ def large_table(f: Figures) -> list[str]:
     return lines
 
 
+def _median_of(values: Iterable[float]) -> float:
+    """The median of the figures that were measured (nan when none was)."""
+    known = [v for v in values if not math.isnan(v)]
+    return statistics.median(known) if known else float("nan")
+
+
 def fill_table(p2: dict[str, list[Run]]) -> list[str]:
     """When each hop's first record came, from the pipeline's first write (medians, ms): the fill."""
     shown = (Topic.POSTPROCESSED, Topic.PROJECTED, Topic.LEDGER)
     rows = [
         f"| {PIPELINES[key].name} | "
         + " | ".join(f"{statistics.median(r.first_of(t) for r in runs):,.0f}" for t in shown)
-        + f" | {statistics.median((r.last_ms - min(r.firsts.values())) for r in runs if r.firsts):,.0f} |"
+        + f" | {statistics.median((r.last_ms - min(r.firsts.values())) for r in runs if r.firsts):,.0f}"
+        + f" | {_median_of(r.fill_busy for r in runs):.2f}"
+        + f" | {_median_of(r.after_fill_busy for r in runs):.2f} |"
         for key, runs in p2.items()
         if any(r.firsts for r in runs)
     ]
@@ -1001,10 +1024,13 @@ def fill_table(p2: dict[str, list[Run]]) -> list[str]:
     return [
         "",
         "Each topic's first record, and the last ledger event, in ms after the pipeline's first write"
-        " (medians; nan: the pipeline does not write it):",
+        " (medians; nan: the pipeline does not write it), and the cores the pipeline's process used"
+        " during the fill and after it (CPU seconds ÷ wall seconds; a fill as busy as the rest is work"
+        " done, not time lost):",
         "",
-        "| pipeline | first postprocessed | first projected | first ledger | last ledger |",
-        "| --- | --- | --- | --- | --- |",
+        "| pipeline | first postprocessed | first projected | first ledger | last ledger"
+        " | cores busy in the fill | after it |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
         *rows,
     ]
 
