@@ -2,7 +2,7 @@
 
     make bench                                                     # writes its section of BENCHMARKS.md
     .venv/bin/python benchmarks/trickle.py --rates 20,100,500 --seconds 15
-    .venv/bin/python benchmarks/trickle.py --rates 100 --profile   # + a py-spy profile of the window
+    .venv/bin/python benchmarks/trickle.py --rates 100 --profile py-spy   # + a py-spy profile of the window
     .venv/bin/python benchmarks/trickle.py --smoke --out .local/bench/smoke.md
 
 Under a backlog (``stream.py``'s P2) an agent's batches are full and their fixed cost (a fetch, a

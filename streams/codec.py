@@ -135,18 +135,33 @@ def dumps_line(value: Any) -> bytes:
     return orjson.dumps(value, option=orjson.OPT_APPEND_NEWLINE)
 
 
+def _brackets_over(raw: bytes | str, limit: int) -> bool:
+    """Whether the text holds more than ``limit`` opening brackets (``[`` and ``{``), strings included.
+
+    ``find`` jumps from one bracket to the next (memchr), and the count stops past ``limit``: a
+    record of 24 KB with 24 brackets takes a few µs here, where two ``count`` calls read every byte
+    twice (~20 µs, issue 42).
+    """
+    found = 0
+    brackets = ("[", "{") if isinstance(raw, str) else (b"[", b"{")
+    for bracket in brackets:
+        at = raw.find(bracket)  # type: ignore[arg-type]
+        while at != -1:
+            found += 1
+            if found > limit:
+                return True
+            at = raw.find(bracket, at + 1)  # type: ignore[arg-type]
+    return False
+
+
 def nested_deeper_than(raw: bytes | str, value: Any, limit: int = MAX_DEPTH) -> bool:
     """Whether ``value`` (parsed from ``raw``) nests arrays/objects more than ``limit`` levels deep.
 
     A value that deep needs more than ``limit`` opening brackets in its text, so a text with few
-    brackets (almost every real record) is answered by two byte counts; only a text with many is
+    brackets (almost every real record) is answered by looking for them; only a text with many is
     walked, containers only, without recursion.
     """
-    if isinstance(raw, str):
-        brackets = raw.count("[") + raw.count("{")
-    else:
-        brackets = raw.count(b"[") + raw.count(b"{")
-    if brackets <= limit:
+    if not _brackets_over(raw, limit):
         return False
     stack: list[tuple[Any, int]] = [(value, 1)]
     pop, push = stack.pop, stack.append

@@ -13,6 +13,7 @@ import sys
 import unicodedata
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -639,3 +640,36 @@ def test_is_blank_for_every_code_point() -> None:
 @given(text=st.text(st.one_of(st.sampled_from(" \x1c\u200b\u3164\u180e\u0600\U000e0041\ufeffa"), chars)))
 def test_is_blank_is_every_character_blank(text: str) -> None:
     assert is_blank(text) == all(_blank_by_the_spec(ch) for ch in text)
+
+
+def _depth(value: Any) -> int:
+    """The oracle: how many arrays/objects deep a parsed value nests (the top level is 1)."""
+    if isinstance(value, dict):
+        return 1 + max((_depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((_depth(v) for v in value), default=0)
+    return 0
+
+
+@PROPERTY
+@given(text=json_texts(), limit=st.integers(min_value=0, max_value=6), as_text=st.booleans())
+def test_nested_deeper_than_answers_as_the_depth_does_with_brackets_in_strings_or_not(
+    text: str, limit: int, as_text: bool
+) -> None:
+    # small limits put both sides of the bracket pre-check to work: few brackets answer without a walk
+    value = stdlib_json.loads(text)
+    raw: bytes | str = text if as_text else text.encode()
+    assert codec.nested_deeper_than(raw, value, limit) == (_depth(value) > limit)
+
+
+@pytest.mark.parametrize("brackets", ["[", "{", "[{"])
+def test_the_bracket_pre_check_counts_brackets_inside_strings_too(brackets: str) -> None:
+    # 65 brackets, all inside one string: not deep, and the value is walked to say so
+    text = '["' + brackets * 65 + '"]'
+    assert codec.nested_deeper_than(text, stdlib_json.loads(text)) is False
+    deep = "[" * 65 + "]" * 65
+    assert codec.nested_deeper_than(deep.encode(), stdlib_json.loads(deep)) is True
+    assert (
+        codec.nested_deeper_than(("[" * 64 + "]" * 64).encode(), stdlib_json.loads("[" * 64 + "]" * 64))
+        is False
+    )
