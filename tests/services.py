@@ -19,6 +19,8 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 import uuid
 from pathlib import Path
 
@@ -264,6 +266,24 @@ class Prometheus:
         )
         log.close()
         wait_port(self.port, 30, self.process)
+        self._wait_ready(60)
+
+    def _wait_ready(self, seconds: float) -> None:
+        """Until ``GET /-/ready`` answers 200: Prometheus listens before it has loaded its configuration
+        and rules, and its API answers 503 until then (a slow machine's first queries met that)."""
+        deadline = time.monotonic() + seconds
+        while True:
+            try:
+                with urllib.request.urlopen(f"{self.url}/-/ready", timeout=5) as answer:  # noqa: S310 - local
+                    if answer.status == 200:
+                        return
+            except (urllib.error.URLError, OSError):
+                pass  # 503 while starting (an HTTPError is a URLError), or not answering yet
+            if self.process is not None and self.process.poll() is not None:
+                pytest.fail(f"prometheus exited {self.process.returncode} while starting\n{self.log_tail()}")
+            if time.monotonic() > deadline:
+                pytest.fail(f"prometheus not ready within {seconds:.0f}s\n{self.log_tail()}")
+            time.sleep(0.2)
 
     def stop(self) -> None:
         if self.process is None or self.process.poll() is not None:
