@@ -305,6 +305,13 @@ class CpuTrace:
         """CPU seconds the process spent from ``first_ms`` to ``last_ms`` (epoch ms)."""
         return self.at(last_ms) - self.at(first_ms)
 
+    def cores(self, first_ms: float, last_ms: float) -> float:
+        """Cores the process kept busy from ``first_ms`` to ``last_ms``: CPU seconds ÷ wall seconds (nan
+        for an empty span)."""
+        if last_ms <= first_ms:
+            return float("nan")
+        return self.between(first_ms, last_ms) / ((last_ms - first_ms) / 1000)
+
 
 @dataclass
 class Process:

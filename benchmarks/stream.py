@@ -325,12 +325,9 @@ async def measured(
         run.drain_rate = len(events.timestamps) / span
         run.drain_cpu_ms = trace.between(start_ms, run.last_ms) * 1000 / len(events.timestamps)
         first_ledger = run.firsts.get(Topic.LEDGER)
-        if first_ledger is not None and first_ledger > start_ms:
-            run.fill_busy = trace.between(start_ms, first_ledger) / ((first_ledger - start_ms) / 1000)
-        if first_ledger is not None and run.last_ms > first_ledger:
-            run.after_fill_busy = trace.between(first_ledger, run.last_ms) / (
-                (run.last_ms - first_ledger) / 1000
-            )
+        if first_ledger is not None:
+            run.fill_busy = trace.cores(start_ms, first_ledger)
+            run.after_fill_busy = trace.cores(first_ledger, run.last_ms)
     a, b = STEADY_WINDOW
     if f"seen{b}" in marks and marks[f"seen{b}"] > marks[f"seen{a}"] and marks[f"t{b}"] > marks[f"t{a}"]:
         steady = marks[f"seen{b}"] - marks[f"seen{a}"]
