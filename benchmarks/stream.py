@@ -19,6 +19,10 @@ Figures (each the min / median / max over ``--runs`` runs; pipelines interleave 
 - scale-out: records/s with 1, 2 and 3 worker processes in one group on 6 partitions (started and
       settled in the group before the records are produced).
 
+``--profile`` samples the worker with py-spy during P2's first run: ``EC_BENCH_PROFILE_SECONDS``
+(default 6), ``EC_BENCH_PROFILE_RATE`` (Hz, default 100) and ``EC_BENCH_PROFILE_GIL=1`` (only samples
+of a thread running Python: CPU, not waits) set how.
+
 Nothing here is a timed assertion: the figures are ratios and ranges to read, measured in one run.
 """
 
