@@ -16,7 +16,7 @@ TOOLS_VENV := .local/tools-venv
 TOOLS_STAMP := $(TOOLS_VENV)/.installed-stamp
 CHECK_JSONSCHEMA_SPEC := check-jsonschema>=0.33,<1
 
-.PHONY: help venv install install-check up up-postgres up-cluster down-cluster up-sentinel down-sentinel browser netns-tools prometheus down status check lint typecheck compose-check test unit run bench clean distclean
+.PHONY: help venv install install-check up up-postgres up-cluster down-cluster up-sentinel down-sentinel browser netns-tools prometheus down status check lint typecheck compose-check test unit smoke smoke-steps run bench clean distclean
 
 help:
 	@echo 'make install    create .venv ($(PYTHON)) and pip install -e ".[dev]" (again only when pyproject.toml changes)'
@@ -38,7 +38,10 @@ help:
 	@echo 'make openapi    bundle docs/openapi.source.yaml with the models into docs/openapi.yaml (edit the source)'
 	@echo 'make clients-check generate Java and Python clients from docs/openapi.yaml and run them on a gateway'
 	@echo 'make install-check build the wheel and sdist, install the wheel (no extras) in a clean venv, run it'
-	@echo 'make test       install + up + up-postgres + browser + check + install-check + the whole pytest suite (CI)'
+	@echo 'make test       install + up + up-postgres + browser + check + install-check + the whole pytest suite,'
+	@echo '                the smoke runs of the benchmarks and the generated clients (CI); steps that leave a'
+	@echo '                core idle run beside one that does not (deploy/local/together.sh)'
+	@echo 'make smoke      the smoke runs of the benchmarks (tiny sizes: every figure and path still runs)'
 	@echo 'make unit       the tests that need no service (rules, fakes, CLI, contracts), two at a time'
 	@echo 'make run        install + up, then deploy/local/run.sh (chain and guard workers, each with its own key and Redis user)'
 	@echo 'make run-mcp    the agent loop through evidence-chain mcp only (a scripted model, a py-rag stand-in)'
@@ -177,7 +180,7 @@ $(QUIX_STAMP): pyproject.toml Makefile
 openapi-check: install
 	$(VENV)/bin/openapi-spec-validator docs/openapi.yaml docs/openapi.source.yaml
 
-.PHONY: openapi clients-check
+.PHONY: openapi clients-check clients-steps
 # docs/openapi.yaml is docs/openapi.source.yaml bundled with the models: edit the source, then run this.
 openapi: install
 	$(VENV)/bin/evidence-chain schemas --out docs/schemas --openapi docs/openapi.yaml
@@ -187,6 +190,9 @@ openapi: install
 # generated from docs/openapi.yaml, and a Java program on the first (tests/clients/java) and a script on
 # the second drive a real gateway: lookup -> the ledger's bytes, draft -> verdict, 401 without the token.
 clients-check: install up
+	$(SUB_MAKE) clients-steps
+
+clients-steps:
 	tests/clients/generate.sh
 	$(VENV_PY) -m pytest tests/clients
 
@@ -196,12 +202,13 @@ check: lint typecheck compose-check contracts-check openapi-check
 # time (they use the CPU); the integration tests on the shared broker, Redis and PostgreSQL three at a
 # time, a file per pytest worker (each test has its own topic prefix, group, namespace and database, and
 # stops only what it started; much of their time is waiting on workers and brokers).
-# The fault tests run three files at a time (they mostly wait: on session timeouts, cuts, restarts):
-# each pytest worker starts a fault broker of its own (tests/conftest.py), each test its own Redis; the
+# The fault tests run three files at a time (they wait on session timeouts, cuts and restarts, and
+# start brokers and workers again and again: on two cores they keep both about 85 % busy): each pytest
+# worker starts a fault broker of its own (tests/conftest.py), each test its own Redis; the
 # three-broker cluster and the Sentinel set are used by one file each (test_cluster.py,
 # test_sentinel.py), so never by two lanes at once. A fault test waits on its own conditions (entries
-# found, assignments seen), never on another lane's pace; the longest files go first
-# (tests/faults/conftest.py) so the lanes end together.
+# found, assignments seen), never on another lane's pace. In both service tiers the longest files go
+# first (tests/lanes.py, the order in each tier's conftest.py) so the lanes end together.
 UNIT_TESTS := tests --ignore=tests/integration --ignore=tests/faults --ignore=tests/clients --ignore=tests/install
 INTEGRATION_TESTS := tests/integration
 FAULT_TESTS := tests/faults
@@ -212,19 +219,39 @@ FAULT_TESTS := tests/faults
 unit: install prometheus
 	$(VENV_PY) -m pytest -n 2 $(UNIT_TESTS)
 
-# pytest's own exit code goes through untouched (5 = no tests collected is a failure here too).
-# Then the stream and lookup benchmarks' smoke modes (tiny sizes, every figure and path) so they cannot rot.
-test: install up up-postgres browser netns-tools prometheus check install-check bench-quix-venv
-	$(VENV_PY) -m pytest -n 2 $(UNIT_TESTS)
-	$(VENV_PY) -m pytest -n 3 --dist loadfile --durations=10 $(INTEGRATION_TESTS)
-	$(VENV_PY) -m pytest -n 3 --dist loadfile --no-loadscope-reorder --durations=10 $(FAULT_TESTS)
+TOGETHER := deploy/local/together.sh
+SUB_MAKE := $(MAKE) --no-print-directory
+
+# The benchmarks' smoke modes (tiny sizes, every figure and path) so they cannot rot; they need the stack.
+# The *-steps targets are the same without starting anything: make test runs them on its stack while
+# the integration tests run, and stack.sh up re-applies Redis's users, which the tests must not see.
+smoke: install up bench-quix-venv
+	$(SUB_MAKE) smoke-steps
+
+smoke-steps:
 	$(VENV_PY) benchmarks/stream.py --smoke --out .local/bench/smoke.md
 	$(VENV_PY) benchmarks/lookup.py --smoke --out .local/bench/smoke.md
 	$(VENV_PY) benchmarks/mcp_lookup.py --smoke --out .local/bench/smoke.md
 	$(VENV_PY) benchmarks/review_score.py --smoke
 	$(VENV_PY) benchmarks/semantic.py --smoke --out .local/bench/smoke.md
-	tests/clients/generate.sh
-	$(VENV_PY) -m pytest tests/clients
+
+# pytest's own exit code goes through untouched (5 = no tests collected is a failure here too).
+# On two cores the steps that leave a core idle run beside one that does not (deploy/local/together.sh:
+# the first command's output live, the others' logs after it): the unit tests beside the stack's start,
+# the installs (apt, pip, npm: network), the checks and the wheel's install check; the integration tests
+# (a quarter of their time waiting on workers) beside the benchmarks' smoke runs and the generated
+# clients. The fault tests run alone: they keep both cores busy. Every step runs to its end and each
+# failure is reported, then make stops.
+test: install prometheus
+	$(TOGETHER) '$(VENV_PY) -m pytest -n 2 $(UNIT_TESTS)' \
+		'$(SUB_MAKE) up up-postgres browser netns-tools' \
+		'$(SUB_MAKE) check' \
+		'$(SUB_MAKE) install-check' \
+		'$(SUB_MAKE) bench-quix-venv'
+	$(TOGETHER) '$(VENV_PY) -m pytest -n 3 --dist loadfile --no-loadscope-reorder --durations=10 $(INTEGRATION_TESTS)' \
+		'$(SUB_MAKE) smoke-steps' \
+		'$(SUB_MAKE) clients-steps'
+	$(VENV_PY) -m pytest -n 3 --dist loadfile --no-loadscope-reorder --durations=10 $(FAULT_TESTS)
 
 # The package as a user installs it: python -m build (sdist, then the wheel from it), the wheel with no
 # extras in a virtualenv of its own, then --help, pipe and verify on the golden cases with no Kafka or

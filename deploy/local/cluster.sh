@@ -115,7 +115,7 @@ cluster_node_start() {
     done
     cluster_write_config "$n"
     cluster_format "$n"
-    nohup java -Xms"$CLUSTER_HEAP" -Xmx"$CLUSTER_HEAP" -XX:+UseG1GC -XX:+ExitOnOutOfMemoryError \
+    nohup java -Xms"$CLUSTER_HEAP" -Xmx"$CLUSTER_HEAP" "${KAFKA_LIGHT_JAVA_OPTS[@]}" -XX:+ExitOnOutOfMemoryError \
         -Djava.awt.headless=true \
         -Dlog4j2.configurationFile="$KAFKA_SRC/log4j2.properties" -Dkafka.logs.dir="$home" \
         -cp "$KAFKA_LIBS/*" kafka.Kafka "$home/server.properties" \
@@ -127,7 +127,7 @@ cluster_node_start() {
 # The ids of the brokers that answer an ApiVersions request through the whole bootstrap list; none (and
 # status 0) while no broker answers yet — the tool then exits 1, which set -e would turn into an exit.
 cluster_answering() {
-    timeout 30 java -Xmx128m -XX:TieredStopAtLevel=1 \
+    timeout 30 java -Xmx128m "${KAFKA_LIGHT_JAVA_OPTS[@]}" \
         -Dlog4j2.configurationFile="$KAFKA_SRC/tools-log4j2.properties" -cp "$KAFKA_LIBS/*" \
         org.apache.kafka.tools.BrokerApiVersionsCommand --bootstrap-server "$(cluster_bootstrap)" \
         2>/dev/null | sed -n 's/.*(id: \([0-9]*\) rack.*/\1/p' | sort -un | tr '\n' ' ' || true

@@ -31,6 +31,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from tests.integration.audit_db import postgres_admin, target  # noqa: F401 - the audit tests' fixtures
 from tests.integration.helpers import ISSUED_PREFIXES, Stack, new_prefix, worker_stack
+from tests.lanes import longest_first
 from tests.services import SINGLE_NODE, docker_env
 
 HERE = Path(__file__).resolve().parent
@@ -45,6 +46,22 @@ DOCKER_START_TIMEOUT_S = 120.0
 
 Source = Literal["env", "docker", "local"]
 
+LONGEST_FIRST = (
+    # Seconds of each file on the two-core EPYC of 2026-12-07, for make test's three lanes
+    # (tests/lanes.py): collected in name order, test_mcp_sessions.py started last and ran alone.
+    "test_mcp_sessions.py",  # 138, most of it ten thousand sessions opened from one address
+    "test_security.py",  # 90
+    "test_audit_sink.py",  # 84
+    "test_delivery.py",  # 84
+    "test_semantic.py",  # 52
+    "test_serve.py",  # 45
+    "test_reset.py",  # 42
+    "test_serve_evidence.py",  # 38
+    "test_receipt_run.py",  # 37
+    "test_replay.py",  # 37
+)
+"""Files not named run after these, in their usual order."""
+
 
 @dataclass(frozen=True)
 class Endpoint:
@@ -55,10 +72,11 @@ class Endpoint:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Every test under tests/integration carries the ``integration`` marker."""
+    """Every test under tests/integration carries the ``integration`` marker; the longest files first."""
     for item in items:
         if item.path.is_relative_to(HERE):
             item.add_marker(pytest.mark.integration)
+    longest_first(items, HERE, LONGEST_FIRST)
 
 
 # --- probes -------------------------------------------------------------------------------------------
