@@ -237,12 +237,14 @@ smoke-steps:
 
 # pytest's own exit code goes through untouched (5 = no tests collected is a failure here too).
 # On two cores the steps that leave a core idle run beside one that does not (deploy/local/together.sh:
-# the first command's output live, the others' logs after it): the unit tests beside the stack's start,
+# the first command's output live, the others' logs after it): the project's install beside Debian's
+# prometheus (the unit tests need promtool); the unit tests beside the stack's start,
 # the installs (apt, pip, npm: network), the checks and the wheel's install check; the integration tests
 # (a quarter of their time waiting on workers) beside the benchmarks' smoke runs and the generated
 # clients. The fault tests run alone: they keep both cores busy. Every step runs to its end and each
 # failure is reported, then make stops.
-test: install prometheus
+test:
+	$(TOGETHER) '$(SUB_MAKE) install' '$(SUB_MAKE) prometheus'
 	$(TOGETHER) '$(VENV_PY) -m pytest -n 2 $(UNIT_TESTS)' \
 		'$(SUB_MAKE) up up-postgres browser netns-tools' \
 		'$(SUB_MAKE) check' \
