@@ -4,6 +4,9 @@ a developer's, are left alone."""
 
 from __future__ import annotations
 
+import asyncio
+import time
+
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from tests.integration.conftest import _topics, delete_topics_of
@@ -24,6 +27,15 @@ async def _admin_call(
         await admin.close()
 
 
+async def _until_listed(bootstrap: str, names: set[str], timeout_s: float = 30.0) -> None:
+    """CreateTopics returns when the controller has the topics; a broker's metadata, which
+    ``list_topics`` reads, may follow a moment later on a busy machine (CI saw it list none of three)."""
+    deadline = time.monotonic() + timeout_s
+    while not names <= (listed := await _topics(bootstrap)):
+        assert time.monotonic() < deadline, f"created topics never listed: {sorted(names - listed)}"
+        await asyncio.sleep(0.2)
+
+
 async def test_the_topics_under_a_sessions_prefixes_are_deleted_and_no_others(kafka_bootstrap: str) -> None:
     ours, also_ours = new_prefix(), new_prefix()
     made = [f"{ours}raw-hits", f"{ours}evidence-chain-__assignor-__leader", f"{also_ours}ledger"]
@@ -31,6 +43,7 @@ async def test_the_topics_under_a_sessions_prefixes_are_deleted_and_no_others(ka
     keep = f"ecdemo-{ours}raw-hits"  # a developer's topic that merely contains the prefix
     await _admin_call(kafka_bootstrap, create=[*made, theirs, keep])
     try:
+        await _until_listed(kafka_bootstrap, {*made, theirs, keep})
         assert {ours, also_ours} <= ISSUED_PREFIXES
 
         deleted = await delete_topics_of(kafka_bootstrap, {ours, also_ours})
