@@ -56,7 +56,7 @@ $(VENV_PY):
 	$(PYTHON) -m venv $(VENV)
 
 # The project's own modules are compiled to bytecode here: an editable install leaves them as source, and
-# with PYTHONDONTWRITEBYTECODE=1 (set on the CI machines) every process would compile them again,
+# with PYTHONDONTWRITEBYTECODE=1 (as on this project's build machines) every process would compile them again,
 # ~0.15 CPU-s for each of the hundreds of workers and commands the tests start.
 install: $(INSTALL_STAMP)
 	@$(VENV_PY) -m compileall -q streams models benchmarks tests deploy examples
