@@ -40,6 +40,8 @@ import flames  # noqa: E402
 import harness  # noqa: E402
 from harness import LOGS, ROOT, Watcher, fresh_settings, percentile, pipeline_env  # noqa: E402
 
+from models.vocab import Topic  # noqa: E402
+
 console = Console(stderr=True)
 SECTION = "trickle.py"
 AGENTS = ("postprocess", "project", "ledger")
@@ -58,6 +60,8 @@ class Figures:
     cpu_seconds: float = 0.0
     wall_seconds: float = 0.0
     latencies: list[float] = field(default_factory=list)
+    hops: dict[str, list[float]] = field(default_factory=dict)
+    """Per hop (the topic it ends on): each record's ms from the event before it to its event there."""
     missing: int = 0
     batches: dict[str, tuple[float, float]] = field(default_factory=dict)
     """Per agent: (records, batches) over the window."""
@@ -108,7 +112,11 @@ async def measure(rate: float, seconds: float, profile: str | None, env_extra: d
         worker = harness.start(f"worker-{label}", harness.worker_argv(), env)
         sampler: subprocess.Popen[bytes] | None = None
         try:
-            async with Watcher(settings) as watcher:
+            async with (
+                Watcher(settings) as watcher,
+                Watcher(settings, Topic.POSTPROCESSED) as postprocessed,
+                Watcher(settings, Topic.PROJECTED) as projected,
+            ):
                 primer = corpus.records(6, seed=43, start=start + 900_000)
                 await harness.preload(settings, primer)
                 await watcher.until(len(primer), 120)
@@ -128,6 +136,7 @@ async def measure(rate: float, seconds: float, profile: str | None, env_extra: d
                 cpu1, wall1 = worker.cpu_seconds(), time.monotonic()
                 after = await harness.worker_metrics(port)
                 arrived = dict(zip(watcher.events.tool_call_ids, watcher.events.timestamps, strict=True))
+                on_the_way = [await w.until(total, 30) for w in (postprocessed, projected)]
         finally:
             if sampler is not None:
                 sampler.wait(60)
@@ -135,6 +144,8 @@ async def measure(rate: float, seconds: float, profile: str | None, env_extra: d
     figures.records = len(sent)
     figures.cpu_seconds, figures.wall_seconds = cpu1 - cpu0, wall1 - wall0
     figures.latencies = [float(arrived[t] - sent[t]) for t in sent if t in arrived]
+    between = [dict(zip(e.tool_call_ids, e.timestamps, strict=True)) for e in on_the_way]
+    figures.hops = hop_latencies(sent, between, arrived)
     figures.missing = len(sent) - len(figures.latencies)
     figures.batches, figures.phases = agent_figures(before, after)
     if profile == "py-spy" and out.exists():
@@ -142,6 +153,24 @@ async def measure(rate: float, seconds: float, profile: str | None, env_extra: d
     elif profile == "perf" and out.with_suffix(".perf").exists():
         figures.profile = perf_summary(out.with_suffix(".perf"))
     return figures
+
+
+HOPS = ("postprocessed", "projected", "ledger")
+
+
+def hop_latencies(
+    sent: dict[str, int], between: list[dict[str, int]], arrived: dict[str, int]
+) -> dict[str, list[float]]:
+    """Each hop's ms per record (the create time of its event on the hop's topic − the one before it),
+    for the records seen on every topic of the way."""
+    hops: dict[str, list[float]] = {hop: [] for hop in HOPS}
+    for call, offered in sent.items():
+        times = [offered, *(seen.get(call) for seen in between), arrived.get(call)]
+        if None in times:
+            continue
+        for hop, before, after in zip(HOPS, times, times[1:], strict=False):
+            hops[hop].append(float(after - before))  # type: ignore[operator]
+    return hops
 
 
 def perf_record(pid: int, seconds: float, out: Path) -> subprocess.Popen[bytes]:
@@ -180,11 +209,13 @@ def markdown(runs: dict[float, list[Figures]], args: argparse.Namespace) -> str:
         f"after {WARMUP_SECONDS:g} s at that rate not counted; {args.runs} run(s), medians. CPU per record",
         "is the worker's CPU (`/proc`) over the window ÷ the records offered in it: every hop of each record",
         "and whatever the worker did meanwhile. Latency: ledger event time − the raw-hits record's create",
-        "time (one clock). Batches and phases from the worker's `/metrics` over the same window.",
+        "time (one clock; each record sent as offered, linger 0). Each hop's p50: its event's create time",
+        "− the one before it on the way. Batches and phases from the worker's `/metrics` over the window.",
         "",
         "| offered records/s | worker CPU ms per record | CPU ms per batch (3 agents) "
-        "| worker CPU (share of a core) | raw-hits → ledger p50 / p99 ms |",
-        "| --- | --- | --- | --- | --- |",
+        "| worker CPU (share of a core) | raw-hits → ledger p50 / p99 ms "
+        "| p50 of each hop ms: → postprocessed / → projected / → ledger |",
+        "| --- | --- | --- | --- | --- | --- |",
     ]
     for rate in rates:
         figs = runs[rate]
@@ -195,8 +226,15 @@ def markdown(runs: dict[float, list[Figures]], args: argparse.Namespace) -> str:
         missing = sum(f.missing for f in figs)
         late = f" ({missing} not arrived)" if missing else ""
         per_batch = statistics.median(f.cpu_ms_per_batch for f in figs)
+        hops = " / ".join(
+            ms(statistics.median(percentile(f.hops[hop], 0.5) for f in figs))
+            if all(f.hops.get(hop) for f in figs)
+            else "—"
+            for hop in HOPS
+        )
         lines.append(
-            f"| {rate:,.0f} | {cpu:.2f} | {per_batch:.2f} | {share:.0%} | {ms(p50)} / {ms(p99)}{late} |"
+            f"| {rate:,.0f} | {cpu:.2f} | {per_batch:.2f} | {share:.0%} "
+            f"| {ms(p50)} / {ms(p99)}{late} | {hops} |"
         )
     lines += [
         "",
@@ -281,7 +319,10 @@ def main(argv: list[str] | None = None) -> int:
             for rate, figs in runs.items()
         }
         args.json.write_bytes(orjson.dumps(raw))
-    print(text)
+    if args.smoke:
+        print(harness.smoke_line("benchmarks/trickle.py", f"{args.rates} records/s and each hop", args.out))
+    else:
+        print(text)
     return 0
 
 
