@@ -126,13 +126,13 @@ async def redis_config(settings: Settings, changes: dict[str, str]) -> AsyncIter
         await client.aclose()
 
 
-def producer(settings: Settings) -> AIOKafkaProducer:
-    """A producer for loading records quickly (1 MiB batches, acks=all)."""
+def producer(settings: Settings, linger_ms: int = 5) -> AIOKafkaProducer:
+    """A producer for loading records quickly (1 MiB batches, acks=all; ``linger_ms`` 5 by default)."""
     return AIOKafkaProducer(
         bootstrap_servers=settings.kafka_bootstrap,
         acks="all",
         max_batch_size=1 << 20,
-        linger_ms=5,
+        linger_ms=linger_ms,
         max_request_size=settings.topic_max_message_bytes + 65536,
     )
 
@@ -155,9 +155,24 @@ async def preload(settings: Settings, values: Sequence[bytes], topic: Topic = To
         await client.stop()
 
 
-async def offer(settings: Settings, values: Sequence[bytes], rate: float) -> dict[str, int]:
-    """Produce ``values`` at ``rate`` per second; returns each tool_call_id's create time (epoch ms)."""
-    client = producer(settings)
+BATCHED_LINGER_MS = 5
+"""The linger of :func:`offer` at hundreds of records a second (P4 and ``stages.py``, at a quarter and half
+of a pipeline's sustained rate): their latencies include up to this much wait in the offering process.
+Sent one a record, 600/s on the two shared cores read p50 143-581 ms against 101-168 batched (interleaved
+runs, 2026-12-07), the offering process's and the broker's extra requests taking the pipeline's CPU."""
+
+
+async def offer(
+    settings: Settings, values: Sequence[bytes], rate: float, linger_ms: int = 0
+) -> dict[str, int]:
+    """Produce ``values`` at ``rate`` per second; returns each tool_call_id's create time (epoch ms).
+
+    By default each record is sent as it is offered (linger 0), as a caller's client sends one lookup:
+    with a linger every record waits in this process after its create time (at a trickle, all of
+    it), and that wait counts in every latency measured from the create time. A rate of hundreds a
+    second can pass ``linger_ms`` to batch its sends instead: on two shared cores the offering
+    process's own requests, one a record, take CPU the pipeline under test would otherwise have."""
+    client = producer(settings, linger_ms=linger_ms)
     await client.start()
     sent: dict[str, int] = {}
     try:

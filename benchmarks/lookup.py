@@ -13,8 +13,9 @@ measures on it, one after the other, each path on records of its own:
 
 - stations in-process: ``process_raw_hits`` + the projector (``process_lookup``) on the same records —
   the floor: the CPU a lookup needs with no Kafka, no Redis and no waiting;
-- pipeline: raw-hits records produced directly, latency to the ledger event (its own timestamp, as
-  ``stream.py``'s P4 measures it, with the same ``harness.offer`` and ``Watcher``);
+- pipeline: raw-hits records produced directly, each sent as it is offered (``harness.offer``, linger
+  0, as the client sends a lookup), latency to the ledger event (its own timestamp, read by the same
+  ``Watcher`` as ``stream.py``'s P4);
 - client: ``EvidenceChainClient.lookup`` (produce, then the ledger event read from its partition);
 - gateway: ``POST /v1/lookups`` on ``evidence-chain gateway`` (a subprocess with the same settings);
 - quix: the pipeline path on the Quix Streams anchor (``anchor_quix.py``: the same stations in one

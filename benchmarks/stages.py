@@ -66,10 +66,10 @@ async def run(rate: float, seconds: float, stamps: Path) -> tuple[dict[str, tupl
                 await harness.preload(settings, warm)
                 await watcher.until(len(warm), 120)
                 ramp = corpus.records(max(1, int(rate * 2)), seed=29, start=3_100_000)
-                await harness.offer(settings, ramp, rate)
+                await harness.offer(settings, ramp, rate, harness.BATCHED_LINGER_MS)  # as P4 offers it
                 await watcher.until(len(warm) + len(ramp), 120)
                 values = corpus.records(max(10, int(rate * seconds)), seed=23, start=3_200_000)
-                sent = await harness.offer(settings, values, rate)
+                sent = await harness.offer(settings, values, rate, harness.BATCHED_LINGER_MS)
                 events = await watcher.until(len(warm) + len(ramp) + len(values), 120)
         finally:
             worker.stop()
