@@ -156,15 +156,7 @@ $(TOOLS_NODE_STAMP):
 	npm install --prefix $(TOOLS_NODE) --no-audit --no-fund --loglevel=error '$(ASYNCAPI_PARSER_SPEC)'
 	touch $@
 
-.PHONY: check-tools kafka-jars contracts-check
-# What make check installs for itself (check-jsonschema's venv, the AsyncAPI parser's npm prefix).
-check-tools: $(TOOLS_STAMP) $(TOOLS_NODE_STAMP)
-
-# The Kafka jars (Maven Central) without starting the broker; `make up` installs Maven when it is missing
-# and fetches them then, so this step never runs apt beside another step that does.
-kafka-jars:
-	@if command -v mvn >/dev/null; then $(STACK) fetch; fi
-
+.PHONY: contracts-check
 # docs/schemas/ must be what `evidence-chain schemas` writes; docs/asyncapi.yaml must parse, $refs resolved.
 contracts-check: install $(TOOLS_NODE_STAMP)
 	$(VENV)/bin/evidence-chain schemas --out docs/schemas --openapi docs/openapi.yaml --check
@@ -177,22 +169,13 @@ QUIX_STAMP := $(QUIX_VENV)/.installed-stamp
 QUIX_SPEC := quixstreams>=3.28,<4
 STATION_DEPS := 'pydantic>=2.13,<3' 'pydantic-settings>=2.6,<3' 'orjson>=3.10,<4' 'redis>=5,<9' 'text2num>=2.5,<4' 'confusable-homoglyphs>=3.2,<4'
 
-QUIX_DEPS_STAMP := $(QUIX_VENV)/.deps-stamp
-
-.PHONY: bench-quix-venv bench-quix-deps
+.PHONY: bench-quix-venv
 bench-quix-venv: $(QUIX_STAMP)
 
-# Its third-party packages apart from the repo's editable install: make test installs them beside the
-# project's own install (the two editable installs would write the same egg-info at once).
-bench-quix-deps: $(QUIX_DEPS_STAMP)
-
-$(QUIX_DEPS_STAMP): pyproject.toml Makefile
+$(QUIX_STAMP): pyproject.toml Makefile
 	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) not found: install Python 3.11" >&2; exit 1; }
 	$(PYTHON) -m venv $(QUIX_VENV)
 	$(QUIX_VENV)/bin/python -m pip install --quiet '$(QUIX_SPEC)' $(STATION_DEPS)
-	touch $@
-
-$(QUIX_STAMP): $(QUIX_DEPS_STAMP)
 	$(QUIX_VENV)/bin/python -m pip install --quiet --no-deps -e .
 	touch $@
 
@@ -260,15 +243,13 @@ smoke-steps:
 # pytest's own exit code goes through untouched (5 = no tests collected is a failure here too).
 # On two cores the steps that leave a core idle run beside one that does not (deploy/local/together.sh:
 # the first command's output live, the others' logs after it): the project's install beside Debian's
-# prometheus (the unit tests need promtool), the Kafka jars, the check tools and Quix's packages (the
-# downloads, while pip waits on the network); the unit tests beside the stack's start,
-# the other installs (apt, pip, npm: network), the checks and the wheel's install check; the integration tests
+# prometheus (the unit tests need promtool); the unit tests beside the stack's start,
+# the installs (apt, pip, npm: network), the checks and the wheel's install check; the integration tests
 # (a quarter of their time waiting on workers) beside the benchmarks' smoke runs and the generated
 # clients. The fault tests run alone: they keep both cores busy. Every step runs to its end and each
 # failure is reported, then make stops.
 test:
-	$(TOGETHER) '$(SUB_MAKE) install' '$(SUB_MAKE) prometheus' '$(SUB_MAKE) kafka-jars' \
-		'$(SUB_MAKE) check-tools' '$(SUB_MAKE) bench-quix-deps'
+	$(TOGETHER) '$(SUB_MAKE) install' '$(SUB_MAKE) prometheus'
 	$(TOGETHER) '$(VENV_PY) -m pytest -n 2 $(UNIT_TESTS)' \
 		'$(SUB_MAKE) up up-postgres browser netns-tools' \
 		'$(SUB_MAKE) check' \

@@ -4,7 +4,6 @@
 #   deploy/local/stack.sh up           start what is not running, wait until it answers (idempotent);
 #                                      PostgreSQL too when EC_STACK_POSTGRES=1; Redis's users and the
 #                                      dev signing keys are made when missing (docs/security.md)
-#   deploy/local/stack.sh fetch        only download the Kafka jars (once; `up` does it when they are missing)
 #   deploy/local/stack.sh up-postgres  start only PostgreSQL (for the audit sink's PostgreSQL backend)
 #   deploy/local/stack.sh up-cluster   start a three-broker Kafka cluster on 127.0.0.1:19092,19094,19096
 #                                      beside the single broker (min.insync.replicas=2); starts only the
@@ -40,7 +39,7 @@ source "$here/postgres.sh"
 source "$here/keys.sh"
 
 usage() {
-    sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
@@ -90,7 +89,6 @@ fi
 (($# == 1)) || usage
 case $1 in
     up) cmd_up ;;
-    fetch) kafka_fetch ;;
     up-postgres)
         mkdir -p "$LOCAL_DIR"
         postgres_up
