@@ -300,12 +300,17 @@ def lookup_outcome(
     ``written_at`` is ``(topic, partition, offset)`` of this request's own ``raw-hits`` record (None
     when it was not produced): the stored entry is this record's write when its origin is that record.
     """
-    origin = stored.get("origin")
-    where = (None, None, None) if origin is None else (origin["topic"], origin["partition"], origin["offset"])
-    if written_at is not None and where == written_at:
+    if written_here(stored, written_at):
         return LedgerOutcome.WRITTEN
     found = write_outcome(stored, intended_entry(raw, rules))
     return LedgerOutcome.CONFLICT if found == LedgerOutcome.CONFLICT else LedgerOutcome.DUPLICATE
+
+
+def written_here(stored: LedgerEntry, written_at: tuple[str, int, int] | None) -> bool:
+    """Whether the stored entry is the write of the record produced at ``written_at`` (its origin)."""
+    origin = stored.get("origin")
+    where = (None, None, None) if origin is None else (origin["topic"], origin["partition"], origin["offset"])
+    return written_at is not None and where == written_at
 
 
 def draft_key(raw: bytes, guard: EvidenceGuard) -> bytes:
@@ -513,7 +518,7 @@ class EvidenceChainClient:
                     # Registered first, then asked: an entry written before the waiter is in Redis.
                     held = await self.entry(run_id, tool_call_id)
                     if held is not None:
-                        outcome = await asyncio.to_thread(lookup_outcome, raw, self._rules, held.entry, None)
+                        outcome = await self._outcome(raw, held.entry, None)
                         return LedgerReply(held.entry, from_ledger=True, outcome=outcome)
                     offset = await self._send(Topic.RAW_HITS, raw, key, partition)
                     reply = await passed.reply(waiter.future)
@@ -532,8 +537,20 @@ class EvidenceChainClient:
         # one, is passed over while the genuine one may still come).
         entry = stored_entry(reply.value)
         written_at = (self.settings.topic(Topic.RAW_HITS), partition, offset)
-        outcome = await asyncio.to_thread(lookup_outcome, raw, self._rules, entry, written_at)
+        outcome = await self._outcome(raw, entry, written_at)
         return LedgerReply(entry, from_ledger=False, outcome=outcome)
+
+    async def _outcome(
+        self, raw: bytes, stored: LedgerEntry, written_at: tuple[str, int, int] | None
+    ) -> LedgerOutcome:
+        """:func:`lookup_outcome`: at once when the entry is this request's own write (the usual
+        answer, nothing to compute), else in a thread (it runs the stations on the record, up to
+        milliseconds for a large one, off the event loop). Handing the usual answer to a thread as well
+        put a thread switch into every lookup's latency (BENCHMARKS.md, "The gateway's answer off the
+        thread")."""
+        if written_here(stored, written_at):
+            return LedgerOutcome.WRITTEN
+        return await asyncio.to_thread(lookup_outcome, raw, self._rules, stored, written_at)
 
     async def lookup_knowledge(
         self,
