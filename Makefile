@@ -237,6 +237,7 @@ smoke-steps:
 	$(VENV_PY) benchmarks/lookup.py --smoke --out .local/bench/smoke.md
 	$(VENV_PY) benchmarks/mcp_lookup.py --smoke --out .local/bench/smoke.md
 	$(VENV_PY) benchmarks/trickle.py --smoke --out .local/bench/smoke.md
+	$(VENV_PY) benchmarks/kafka_floor.py --smoke
 	$(VENV_PY) benchmarks/review_score.py --smoke
 	$(VENV_PY) benchmarks/semantic.py --smoke --out .local/bench/smoke.md
 

@@ -9,6 +9,10 @@ Two measurements on a topic of its own, with nothing of the project in between:
 - fetch: a child process produces records one at a time every 5 ms; this process reads them with
   ``getmany``; CPU (this process) per record read (about one record per fetch).
 
+Beside the CPU, the wall time of each (medians): a produce until its acknowledgement, and a record's
+create time until ``getmany`` hands it over (one hop through the broker, nothing processed: the
+least a hop of the worker's can take on this machine).
+
 A record through the worker's three hops (postprocess, project, ledger) is fetched three times and
 produced three times, so three times their sum is what aiokafka takes per record at a trickle before
 any station, Faust or Redis work. The machine is shared: the figure is a floor to compare against, not
@@ -18,10 +22,12 @@ a fixed number.
 from __future__ import annotations
 
 import asyncio
+import statistics
 import subprocess
 import sys
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 import uvloop
@@ -52,24 +58,41 @@ uvloop.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3])))
 """
 
 
-async def produce_cost(bootstrap: str, topic: str, count: int) -> float:
+@dataclass(frozen=True)
+class Floor:
+    """What one hop costs aiokafka alone: CPU seconds and median wall milliseconds."""
+
+    produce: float
+    fetch: float
+    per_fetch: float
+    ack_ms: float
+    hop_ms: float
+
+
+async def produce_cost(bootstrap: str, topic: str, count: int) -> tuple[float, float]:
+    """CPU seconds per produced batch, and the median wall ms until its acknowledgement."""
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=0, max_batch_size=1 << 20)
     await producer.start()
     try:
         for _ in range(20):  # connections and metadata first
             await (await producer.send(topic, VALUE, partition=1))
         started = time.process_time()
+        acks: list[float] = []
         for _ in range(count):
+            sent = time.perf_counter()
             batch = producer.create_batch()
             batch.append(key=None, value=VALUE, timestamp=None)
             batch.close()
             await (await producer.send_batch(batch, topic, partition=1))
-        return (time.process_time() - started) / count
+            acks.append((time.perf_counter() - sent) * 1000)
+        return (time.process_time() - started) / count, statistics.median(acks)
     finally:
         await producer.stop()
 
 
-async def fetch_cost(bootstrap: str, topic: str, count: int) -> tuple[float, float]:
+async def fetch_cost(bootstrap: str, topic: str, count: int) -> tuple[float, float, float]:
+    """CPU seconds per record read, records per fetch, and the median ms from a record's create time
+    (stamped by the child's producer, on the same clock) until ``getmany`` returned it."""
     consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, auto_offset_reset="latest")
     await consumer.start()
     try:
@@ -79,21 +102,25 @@ async def fetch_cost(bootstrap: str, topic: str, count: int) -> tuple[float, flo
         await consumer.position(tp)
         child = subprocess.Popen([sys.executable, "-c", CHILD, bootstrap, topic, str(count)])  # noqa: ASYNC220
         got = fetches = 0
+        hops: list[float] = []
         started = time.process_time()
         while got < count:
             batch = await consumer.getmany(timeout_ms=2000)
+            now = time.time() * 1000
             fetches += 1
-            got += sum(len(records) for records in batch.values())
+            for records in batch.values():
+                got += len(records)
+                hops += [now - record.timestamp for record in records]
             if not batch and child.poll() is not None:
                 break
         spent = time.process_time() - started
         child.wait(30)
-        return spent / max(got, 1), got / max(fetches, 1)
+        return spent / max(got, 1), got / max(fetches, 1), statistics.median(hops) if hops else float("nan")
     finally:
         await consumer.stop()
 
 
-async def measure(count: int) -> tuple[float, float, float]:
+async def measure(count: int) -> Floor:
     bootstrap = Settings().kafka_bootstrap
     topic = f"floor-{uuid.uuid4().hex[:8]}"
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
@@ -101,17 +128,18 @@ async def measure(count: int) -> tuple[float, float, float]:
     try:
         await admin.create_topics([NewTopic(topic, 2, 1)])
         await asyncio.sleep(1)
-        produce = await produce_cost(bootstrap, topic, count)
-        fetch, per_fetch = await fetch_cost(bootstrap, topic, count)
+        produce, ack_ms = await produce_cost(bootstrap, topic, count)
+        fetch, per_fetch, hop_ms = await fetch_cost(bootstrap, topic, count)
     finally:
         await admin.delete_topics([topic])
         await admin.close()
-    return produce, fetch, per_fetch
+    return Floor(produce, fetch, per_fetch, ack_ms, hop_ms)
 
 
 def main(argv: list[str] | None = None) -> int:
     count = 30 if argv and "--smoke" in argv else 400
-    produce, fetch, per_fetch = uvloop.run(measure(count))
+    floor = uvloop.run(measure(count))
+    produce, fetch, per_fetch = floor.produce, floor.fetch, floor.per_fetch
     text = "\n".join(
         [
             "## aiokafka's own cost per hop at a trickle (the floor)",
@@ -119,12 +147,18 @@ def main(argv: list[str] | None = None) -> int:
             "`benchmarks/kafka_floor.py`: aiokafka alone on a topic of its own, 10 KB records, one at a",
             "time (CPU of the reading or producing process only).",
             "",
-            "| what | CPU µs |",
-            "| --- | --- |",
-            f"| produce one record as one batch, acks=all, awaited | {produce * 1e6:,.0f} |",
-            f"| fetch one record (getmany, {per_fetch:.1f} records per fetch) | {fetch * 1e6:,.0f} |",
+            "| what | CPU µs | wall ms (median) |",
+            "| --- | --- | --- |",
+            f"| produce one record as one batch, acks=all, awaited | {produce * 1e6:,.0f} "
+            f"| {floor.ack_ms:.1f} (until acknowledged) |",
+            f"| fetch one record (getmany, {per_fetch:.1f} records per fetch) | {fetch * 1e6:,.0f} "
+            f"| {floor.hop_ms:.1f} (create time → handed over: one hop) |",
             f"| three hops (3 × both): aiokafka per record through the worker "
-            f"| {3 * (produce + fetch) * 1e6:,.0f} |",
+            f"| {3 * (produce + fetch) * 1e6:,.0f} | {3 * floor.hop_ms:.1f} |",
+            "",
+            "The wall times are the broker's and the client's on this machine with nothing processed:",
+            "a lookup through the worker's three hops waits at least the last row's wall time, before any",
+            "station, Redis write or the gateway's own produce and read.",
         ]
     )
     if "--write" in (argv or []):
