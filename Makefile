@@ -212,7 +212,8 @@ check: lint typecheck compose-check contracts-check openapi-check
 # three-broker cluster and the Sentinel set are used by one file each (test_cluster.py,
 # test_sentinel.py), so never by two lanes at once. A fault test waits on its own conditions (entries
 # found, assignments seen), never on another lane's pace. In both service tiers the longest files go
-# first (tests/lanes.py, the order in each tier's conftest.py) so the lanes end together.
+# first, each handed to a lane only when it is about to run out (tests/lanes.py, the order in each
+# tier's conftest.py), so the lanes end together.
 UNIT_TESTS := tests --ignore=tests/integration --ignore=tests/faults --ignore=tests/clients --ignore=tests/install
 INTEGRATION_TESTS := tests/integration
 FAULT_TESTS := tests/faults

@@ -7,9 +7,11 @@ import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tests.lanes import JustInTime
 from tests.services import FaultKafka, FaultRedis, KafkaCluster
 
 HERE = Path(__file__).resolve().parent
@@ -23,6 +25,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if item.path.is_relative_to(FAULTS):
             item.add_marker(pytest.mark.faults)
             item.add_marker(pytest.mark.timeout(420))
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> JustInTime | None:
+    """``--dist loadfile`` hands out files just in time (``tests/lanes.py``)."""
+    return JustInTime(config, log) if config.getoption("dist", None) == "loadfile" else None
 
 
 def _needs_services(path: Path) -> bool:
