@@ -139,7 +139,6 @@ async def measure(count: int) -> Floor:
 def main(argv: list[str] | None = None) -> int:
     count = 30 if argv and "--smoke" in argv else 400
     floor = uvloop.run(measure(count))
-    produce, fetch, per_fetch = floor.produce, floor.fetch, floor.per_fetch
     text = "\n".join(
         [
             "## aiokafka's own cost per hop at a trickle (the floor)",
@@ -149,12 +148,12 @@ def main(argv: list[str] | None = None) -> int:
             "",
             "| what | CPU µs | wall ms (median) |",
             "| --- | --- | --- |",
-            f"| produce one record as one batch, acks=all, awaited | {produce * 1e6:,.0f} "
+            f"| produce one record as one batch, acks=all, awaited | {floor.produce * 1e6:,.0f} "
             f"| {floor.ack_ms:.1f} (until acknowledged) |",
-            f"| fetch one record (getmany, {per_fetch:.1f} records per fetch) | {fetch * 1e6:,.0f} "
-            f"| {floor.hop_ms:.1f} (create time → handed over: one hop) |",
+            f"| fetch one record (getmany, {floor.per_fetch:.1f} records per fetch) "
+            f"| {floor.fetch * 1e6:,.0f} | {floor.hop_ms:.1f} (create time → handed over: one hop) |",
             f"| three hops (3 × both): aiokafka per record through the worker "
-            f"| {3 * (produce + fetch) * 1e6:,.0f} | {3 * floor.hop_ms:.1f} |",
+            f"| {3 * (floor.produce + floor.fetch) * 1e6:,.0f} | {3 * floor.hop_ms:.1f} |",
             "",
             "The wall times are the broker's and the client's on this machine with nothing processed:",
             "a lookup through the worker's three hops waits at least the last row's wall time, before any",
