@@ -37,11 +37,8 @@ class JustInTime(LoadFileScheduling):  # type: ignore[misc]  # pytest-xdist ship
     files to lanes long before those lanes are free)."""
 
     def _reschedule(self, node: Any) -> None:
-        if node.shutting_down:
+        """pytest-xdist's own, entered only once the lane is down to one test (or has nothing left to
+        be handed)."""
+        if self.workqueue and not node.shutting_down and self._pending_of(self.assigned_work[node]) > 1:
             return
-        if not self.workqueue:
-            node.shutdown()
-            return
-        if self._pending_of(self.assigned_work[node]) > 1:
-            return
-        self._assign_work_unit(node)
+        super()._reschedule(node)
