@@ -32,7 +32,7 @@ from quixstreams.models.serializers import SerializationContext, Serializer
 from models.ledger import LedgerEntry, WriteResult
 from models.vocab import LedgerOutcome, Station, Topic
 from streams.ledger.keys import ledger_key, owners_key
-from streams.ledger.redis import _WRITE_ONCE, from_hash, to_hash
+from streams.ledger.redis import _WRITE_ONCE, from_hash, packed, to_hash
 from streams.messages import Headers, Output, Record
 from streams.pipeline import (
     OUTPUT_TOPIC,
@@ -93,9 +93,8 @@ class Ledger:
     def write_once(self, entry: LedgerEntry) -> WriteResult:
         """Write one entry once and wait for durability, in one round trip."""
         key = ledger_key(self.settings.ns, entry["run_id"], entry["tool_call_id"])
-        args: list[Any] = [self.settings.ledger_ttl_seconds * 1000, entry["run_id"], 0, 0]
-        for name, value in to_hash(entry).items():
-            args += [name, value]
+        fields = to_hash(entry)
+        args = [self.settings.ledger_ttl_seconds * 1000, entry["run_id"], 0, 0, packed(fields)]
         with self.client.pipeline(transaction=False) as pipe:
             self.script(
                 keys=[key, owners_key(self.settings.ns, entry["tool_call_id"])], args=args, client=pipe
@@ -108,7 +107,7 @@ class Ledger:
         outcome, flat = LedgerOutcome(replies[0][0].decode()), replies[0][1]
         stored: dict[Any, Any] = dict(zip(flat[0::2], flat[1::2], strict=True))
         if outcome == LedgerOutcome.WRITTEN:  # the script returns the stamps it added to the entry's fields
-            stored = {**to_hash(entry), **{k.decode(): v.decode() for k, v in stored.items()}}
+            stored = {**fields, **{k.decode(): v.decode() for k, v in stored.items()}}
         return WriteResult(outcome, from_hash(stored), key)
 
 
