@@ -13,6 +13,10 @@ Beside the CPU, the wall time of each (medians): a produce until its acknowledge
 create time until ``getmany`` hands it over (one hop through the broker, nothing processed: the
 least a hop of the worker's can take on this machine).
 
+Beside it, the same two measurements on librdkafka (confluent-kafka, borrowed from Quix Streams'
+venv: ``make bench-quix-venv``), in a process of its own: CPU of the whole process (librdkafka's
+threads included) and of the calling thread alone (what would hold the event loop's interpreter lock).
+
 A record through the worker's three hops (postprocess, project, ledger) is fetched three times and
 produced three times, so three times their sum is what aiokafka takes per record at a trickle before
 any station, Faust or Redis work. The machine is shared: the figure is a floor to compare against, not
@@ -30,6 +34,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+import orjson
 import uvloop
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
@@ -57,6 +62,56 @@ async def main(bootstrap, topic, n):
 uvloop.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3])))
 """
 
+QUIX_PYTHON = ROOT / ".local" / "bench" / "quix-venv" / "bin" / "python"
+RDKAFKA = """
+import json, resource, statistics, subprocess, sys, time
+from confluent_kafka import Consumer, Producer, TopicPartition
+bootstrap, topic, count, python, child = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+def process():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+value = b"x" * 10_000
+options = {"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0, "enable.idempotence": True}
+producer = Producer(options)
+done = []
+def send():
+    producer.produce(topic, value, partition=1, on_delivery=lambda error, message: done.append(error))
+    while len(done) < want:
+        producer.poll(0.05)
+want = 0
+for _ in range(20):
+    want += 1
+    send()
+cpu, thread, acks = process(), time.thread_time(), []
+for _ in range(count):
+    want += 1
+    sent = time.perf_counter()
+    send()
+    acks.append((time.perf_counter() - sent) * 1000)
+produce, produce_thread = (process() - cpu) / count, (time.thread_time() - thread) / count
+consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "floor", "enable.auto.commit": False})
+low, high = consumer.get_watermark_offsets(TopicPartition(topic, 0))
+consumer.assign([TopicPartition(topic, 0, high)])
+consumer.poll(1.0)
+feeder = subprocess.Popen([python, "-c", child, bootstrap, topic, str(count)])
+got, hops = 0, []
+cpu, thread = process(), time.thread_time()
+while got < count:
+    message = consumer.poll(2.0)
+    if message is None:
+        if feeder.poll() is not None:
+            break
+        continue
+    if message.error() is None:
+        got += 1
+        hops.append(time.time() * 1000 - message.timestamp()[1])
+fetch, fetch_thread = (process() - cpu) / max(got, 1), (time.thread_time() - thread) / max(got, 1)
+feeder.wait(30)
+consumer.close()
+ack_ms, hop_ms = statistics.median(acks), statistics.median(hops)
+print(json.dumps([produce, produce_thread, ack_ms, fetch, fetch_thread, hop_ms]))
+"""
+
 
 @dataclass(frozen=True)
 class Floor:
@@ -67,6 +122,8 @@ class Floor:
     per_fetch: float
     ack_ms: float
     hop_ms: float
+    rdkafka: list[float] | None = None
+    """librdkafka's: produce, produce (calling thread), ack ms, fetch, fetch (calling thread), hop ms."""
 
 
 async def produce_cost(bootstrap: str, topic: str, count: int) -> tuple[float, float]:
@@ -130,10 +187,40 @@ async def measure(count: int) -> Floor:
         await asyncio.sleep(1)
         produce, ack_ms = await produce_cost(bootstrap, topic, count)
         fetch, per_fetch, hop_ms = await fetch_cost(bootstrap, topic, count)
+        rdkafka = None
+        if QUIX_PYTHON.exists():
+            argv = [str(QUIX_PYTHON), "-c", RDKAFKA, bootstrap, topic, str(count), sys.executable, CHILD]
+            answer = await asyncio.to_thread(
+                subprocess.run, argv, capture_output=True, check=True, timeout=300
+            )
+            rdkafka = orjson.loads(answer.stdout.splitlines()[-1])
     finally:
         await admin.delete_topics([topic])
         await admin.close()
-    return Floor(produce, fetch, per_fetch, ack_ms, hop_ms)
+    return Floor(produce, fetch, per_fetch, ack_ms, hop_ms, rdkafka)
+
+
+def rdkafka_rows(floor: Floor) -> list[str]:
+    """librdkafka's figures: the process's CPU (its threads included), and the calling thread's."""
+    if floor.rdkafka is None:
+        return [
+            "",
+            "(librdkafka not measured: `make bench-quix-venv` installs the confluent-kafka it borrows.)",
+        ]
+    produce, produce_thread, ack_ms, fetch, fetch_thread, hop_ms = floor.rdkafka
+    return [
+        "",
+        "The same on librdkafka (confluent-kafka, a process of its own; `Producer.produce` + `poll` until",
+        "delivered, `Consumer.poll` in assign mode):",
+        "",
+        "| what | CPU µs, the process | CPU µs, the calling thread | wall ms (median) |",
+        "| --- | --- | --- | --- |",
+        f"| produce one record, acks=all, until delivered | {produce * 1e6:,.0f} "
+        f"| {produce_thread * 1e6:,.0f} | {ack_ms:.1f} |",
+        f"| fetch one record | {fetch * 1e6:,.0f} | {fetch_thread * 1e6:,.0f} | {hop_ms:.1f} |",
+        f"| three hops (3 × both) | {3 * (produce + fetch) * 1e6:,.0f} "
+        f"| {3 * (produce_thread + fetch_thread) * 1e6:,.0f} | {3 * hop_ms:.1f} |",
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -154,6 +241,7 @@ def main(argv: list[str] | None = None) -> int:
             f"| {floor.fetch * 1e6:,.0f} | {floor.hop_ms:.1f} (create time → handed over: one hop) |",
             f"| three hops (3 × both): aiokafka per record through the worker "
             f"| {3 * (floor.produce + floor.fetch) * 1e6:,.0f} | {3 * floor.hop_ms:.1f} |",
+            *rdkafka_rows(floor),
             "",
             "The wall times are the broker's and the client's on this machine with nothing processed:",
             "a lookup through the worker's three hops waits at least the last row's wall time, before any",

@@ -151,6 +151,28 @@ PIPELINES = {
         harness.worker_argv,
         {"EC_PRODUCER_COMPRESSION": "zstd"},
     ),
+    "worker-rdkafka": Pipeline(
+        "worker fetching and producing through librdkafka (benchmarks/rdkafka_worker.py; a measurement)",
+        lambda: [
+            sys.executable,
+            str(ROOT / "benchmarks" / "rdkafka_worker.py"),
+            "worker",
+            "--loglevel",
+            "warning",
+        ],
+        {"EC_RDKAFKA_FETCH": "1", "EC_RDKAFKA_PRODUCE": "1"},
+    ),
+    "worker-rdkafka-produce": Pipeline(
+        "worker producing through librdkafka, fetching through aiokafka (benchmarks/rdkafka_worker.py)",
+        lambda: [
+            sys.executable,
+            str(ROOT / "benchmarks" / "rdkafka_worker.py"),
+            "worker",
+            "--loglevel",
+            "warning",
+        ],
+        {"EC_RDKAFKA_FETCH": "0", "EC_RDKAFKA_PRODUCE": "1"},
+    ),
     "aiokafka": Pipeline(
         "plain aiokafka pipeline, default producer batch",
         lambda: [sys.executable, str(ROOT / "benchmarks" / "anchor_aiokafka.py")],
@@ -1107,7 +1129,7 @@ async def collect(args: argparse.Namespace) -> Figures:
                         figures.p3.setdefault((n, review), []).append(guarded)
                         progress.advance(task)
         if "p4" in only:
-            targets = [k for k in ("worker", "worker-thread", "quix") if k in figures.p2]
+            targets = [k for k in ("worker", "worker-thread", "worker-rdkafka", "quix") if k in figures.p2]
             shares = (0.5,) if args.latency_rate else P4_SHARES  # a fixed rate (the smoke run): once
             task = progress.add_task("P4 latency", total=args.runs * len(targets) * len(shares))
             for _ in range(args.runs):
@@ -1161,8 +1183,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true", help="sample the worker with py-spy during P2")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, one run: proves the benchmark runs")
     args = parser.parse_args(argv)
-    if args.pipelines is None:  # the smoke run skips the worker's variants: they start the same code
-        args.pipelines = "worker,aiokafka,aiokafka-3hop,quix" if args.smoke else ",".join(PIPELINES)
+    if args.pipelines is None:  # the smoke run skips the worker's variants that start the same code
+        args.pipelines = (
+            "worker,worker-rdkafka,aiokafka,aiokafka-3hop,quix" if args.smoke else ",".join(PIPELINES)
+        )
     if args.p3_citations is None:  # the smoke run: the acceptance's size, review off and on
         args.p3_citations = "5" if args.smoke else "1,5,20"
     if args.smoke:
