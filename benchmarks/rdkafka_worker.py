@@ -187,16 +187,15 @@ class Source:
     def _take(self, wanted: dict[TopicPartition, int]) -> dict[TopicPartition, list[Any]]:
         taken = {}
         self._sort()
-        if True:
-            for tp, offset in wanted.items():
-                kept = self.waiting.get(tp)
-                while kept and kept[0].offset < offset:
-                    kept.popleft()
-                if kept and kept[0].offset == offset:
-                    taken[tp] = list(kept)
-                    kept.clear()
-                    if tp in self.paused:
-                        self.commands.put(("resume", tp, 0))
+        for tp, offset in wanted.items():
+            kept = self.waiting.get(tp)
+            while kept and kept[0].offset < offset:
+                kept.popleft()
+            if kept and kept[0].offset == offset:
+                taken[tp] = list(kept)
+                kept.clear()
+                if tp in self.paused:
+                    self.commands.put(("resume", tp, 0))
         return taken
 
     def prepare(self, wanted: dict[TopicPartition, int], assigned: set[TopicPartition]) -> None:
