@@ -113,6 +113,11 @@ def signing_env() -> dict[str, str]:
     }
 
 
+def rdkafka_worker_argv() -> list[str]:
+    """The worker with librdkafka on its wire (``benchmarks/rdkafka_worker.py``; a measurement)."""
+    return [sys.executable, str(ROOT / "benchmarks" / "rdkafka_worker.py"), "worker", "--loglevel", "warning"]
+
+
 PIPELINES = {
     "worker": Pipeline("evidence-chain worker (4 agents, 1 process)", harness.worker_argv),
     "worker-signed": Pipeline(
@@ -153,24 +158,12 @@ PIPELINES = {
     ),
     "worker-rdkafka": Pipeline(
         "worker fetching and producing through librdkafka (benchmarks/rdkafka_worker.py; a measurement)",
-        lambda: [
-            sys.executable,
-            str(ROOT / "benchmarks" / "rdkafka_worker.py"),
-            "worker",
-            "--loglevel",
-            "warning",
-        ],
+        rdkafka_worker_argv,
         {"EC_RDKAFKA_FETCH": "1", "EC_RDKAFKA_PRODUCE": "1"},
     ),
     "worker-rdkafka-produce": Pipeline(
         "worker producing through librdkafka, fetching through aiokafka (benchmarks/rdkafka_worker.py)",
-        lambda: [
-            sys.executable,
-            str(ROOT / "benchmarks" / "rdkafka_worker.py"),
-            "worker",
-            "--loglevel",
-            "warning",
-        ],
+        rdkafka_worker_argv,
         {"EC_RDKAFKA_FETCH": "0", "EC_RDKAFKA_PRODUCE": "1"},
     ),
     "aiokafka": Pipeline(
