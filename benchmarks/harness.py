@@ -37,6 +37,8 @@ from streams.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 LOGS = ROOT / ".local" / "bench" / "logs"
+QUIX_PYTHON = ROOT / ".local" / "bench" / "quix-venv" / "bin" / "python"
+"""Quix Streams' venv (``make bench-quix-venv``): the Quix anchor, and the confluent-kafka others borrow."""
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
 

@@ -43,7 +43,7 @@ from aiokafka.structs import TopicPartition
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import harness  # noqa: E402
-from harness import ROOT  # noqa: E402
+from harness import QUIX_PYTHON, ROOT  # noqa: E402
 
 from streams.settings import Settings  # noqa: E402
 
@@ -62,7 +62,6 @@ async def main(bootstrap, topic, n):
 uvloop.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3])))
 """
 
-QUIX_PYTHON = ROOT / ".local" / "bench" / "quix-venv" / "bin" / "python"
 RDKAFKA = """
 import json, resource, statistics, subprocess, sys, time
 from confluent_kafka import Consumer, Producer, TopicPartition
@@ -189,7 +188,16 @@ async def measure(count: int) -> Floor:
         fetch, per_fetch, hop_ms = await fetch_cost(bootstrap, topic, count)
         rdkafka = None
         if QUIX_PYTHON.exists():
-            argv = [str(QUIX_PYTHON), "-c", RDKAFKA, bootstrap, topic, str(count), sys.executable, CHILD]
+            argv = [
+                str(QUIX_PYTHON),
+                "-c",
+                RDKAFKA,
+                bootstrap,
+                topic,
+                str(count),
+                sys.executable,
+                CHILD,
+            ]
             answer = await asyncio.to_thread(
                 subprocess.run, argv, capture_output=True, check=True, timeout=300
             )

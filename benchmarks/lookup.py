@@ -78,7 +78,6 @@ PATH_NAMES = {
     "gateway": "gateway: `POST /v1/lookups`",
     "quix": "Quix Streams anchor in place of the worker: raw-hits produced → ledger event",
 }
-QUIX_PYTHON = ROOT / ".local" / "bench" / "quix-venv" / "bin" / "python"
 
 
 @dataclass(frozen=True)
@@ -250,7 +249,7 @@ async def quix(values: Sequence[bytes], column: Column) -> Sample:
     (and the column's background load there too)."""
     label = f"lkq{column.rate:.0f}" + ("l" if column.load else "")
     async with harness.topics(fresh_settings(label, 3)) as own:
-        argv = [str(QUIX_PYTHON), str(ROOT / "benchmarks" / "anchor_quix.py")]
+        argv = [str(harness.QUIX_PYTHON), str(ROOT / "benchmarks" / "anchor_quix.py")]
         process = harness.start(f"quix-{label}", argv, pipeline_env(own, PYTHONPATH=str(ROOT)))
         stop = asyncio.Event()
         load = asyncio.create_task(background(own, column.load, stop)) if column.load else None
@@ -550,8 +549,8 @@ def main(argv: list[str] | None = None) -> int:
         # One column, the one with everything in it: every path, and the background load.
         args.runs, args.seconds, args.rates, args.load_rate = 1, 0.5, "", 20.0
     paths = [p for p in args.paths.split(",") if p]
-    if "quix" in paths and not QUIX_PYTHON.exists():
-        console.print(f"{QUIX_PYTHON} is missing (`make bench-quix-venv`): the quix row is left out")
+    if "quix" in paths and not harness.QUIX_PYTHON.exists():
+        console.print(f"{harness.QUIX_PYTHON} is missing (`make bench-quix-venv`): the quix row is left out")
         paths.remove("quix")
     unknown = [p for p in paths if p not in PATH_NAMES]
     if unknown:

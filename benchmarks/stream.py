@@ -72,7 +72,6 @@ from streams.settings import Settings, load_settings  # noqa: E402
 from streams.trust import generate_key_pair, load_signer  # noqa: E402
 from streams.worker.runner import BatchRunner, RunnerConfig  # noqa: E402
 
-QUIX_PYTHON = ROOT / ".local" / "bench" / "quix-venv" / "bin" / "python"
 console = Console(stderr=True)
 PROFILE_SECONDS = int(os.environ.get("EC_BENCH_PROFILE_SECONDS", "6"))
 PROFILE_RATE = int(os.environ.get("EC_BENCH_PROFILE_RATE", "100"))
@@ -192,7 +191,7 @@ PIPELINES = {
     ),
     "quix": Pipeline(
         "Quix Streams application (librdkafka), at-least-once",
-        lambda: [str(QUIX_PYTHON), str(ROOT / "benchmarks" / "anchor_quix.py")],
+        lambda: [str(harness.QUIX_PYTHON), str(ROOT / "benchmarks" / "anchor_quix.py")],
         {"PYTHONPATH": str(ROOT)},
     ),
 }
@@ -1187,9 +1186,9 @@ def main(argv: list[str] | None = None) -> int:
         args.latency_seconds, args.memory_records, args.timeout = 2.0, 400, 120.0
         args.latency_rate = args.latency_rate or 20.0  # 60 records can land in one millisecond
         args.large_records = 120
-    if "quix" in args.pipelines and not QUIX_PYTHON.exists():
+    if "quix" in args.pipelines and not harness.QUIX_PYTHON.exists():
         parser.error(
-            f"{QUIX_PYTHON} is missing: run `make bench-quix-venv` (or leave quix out of --pipelines)"
+            f"{harness.QUIX_PYTHON} is missing: run `make bench-quix-venv` (or leave quix out of --pipelines)"
         )
     logging.getLogger("aiokafka").setLevel(logging.ERROR)  # fresh topics' leader elections are noise here
     BROKER_TOPICS[:] = [asyncio.run(harness.broker_topics(load_settings()))]
